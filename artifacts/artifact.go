@@ -1,0 +1,304 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Kinds of output stored under one key.
+const (
+	KindFile      = "file"
+	KindDirectory = "directory"
+)
+
+// Metadata describes one stored output. It is written after the output's
+// data, so an output without metadata is incomplete and never read.
+type Metadata struct {
+	// Type is the output's declared type: Dataset, Model, Metrics, Artifact.
+	Type string `json:"type"`
+	// Kind is "file" or "directory".
+	Kind string `json:"kind"`
+	// Size is the total number of bytes.
+	Size int64 `json:"size"`
+	// SHA256 is the hex sha256 of a file's bytes; for a directory, of its
+	// manifest: one "<sha256>  <path>\n" line per file, sorted by path (the
+	// format of sha256sum).
+	SHA256 string `json:"sha256"`
+	// Producer names the run and step that wrote the output.
+	Producer Producer `json:"producer"`
+	// Created is when the output was published.
+	Created time.Time `json:"created"`
+	// Files lists a directory output's files.
+	Files []FileEntry `json:"files,omitempty"`
+}
+
+// Producer names the step that produced an output.
+type Producer struct {
+	Run    string `json:"run"`
+	Step   string `json:"step"`
+	Output string `json:"output"`
+}
+
+// FileEntry is one file of a directory output.
+type FileEntry struct {
+	// Path is slash-separated, relative to the output.
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// OutputKey is the key of a step output's data.
+func OutputKey(run, step, output string) string { return run + "/" + step + "/" + output }
+
+// MetadataKey is the key of the metadata of the output stored at key.
+func MetadataKey(key string) string { return strings.TrimSuffix(key, "/") + ".meta.json" }
+
+// LogKey is the key of a step's log.
+func LogKey(run, step string) string { return run + "/" + step + "/step.log" }
+
+// transferConcurrency bounds the files of one directory moved at once.
+const transferConcurrency = 4
+
+// Publish uploads the file or directory at local to key and then writes its
+// metadata, which it returns. meta supplies Type and Producer. The upload
+// reports to the Progress of ctx (see WithProgress).
+func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ Metadata, err error) {
+	st, err := os.Stat(local)
+	if err != nil {
+		return Metadata{}, err
+	}
+	meta.Created = time.Now().UTC()
+	if !st.IsDir() {
+		meta.Kind = KindFile
+		tr := startProgress(ctx, "upload "+s.URI(key), st.Size())
+		defer func() { tr.Done(err) }()
+		meta.Size, meta.SHA256, err = putFile(ctx, s, key, local, tr)
+		if err != nil {
+			return Metadata{}, err
+		}
+	} else {
+		meta.Kind = KindDirectory
+		var files []string
+		var total int64
+		err = filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				files = append(files, p)
+				if info, err := d.Info(); err == nil {
+					total += info.Size()
+				}
+			} else if !d.IsDir() {
+				return fmt.Errorf("%s: only regular files and directories can be stored", p)
+			}
+			return nil
+		})
+		if err != nil {
+			return Metadata{}, err
+		}
+		tr := startProgress(ctx, "upload "+s.URI(key), total)
+		defer func() { tr.Done(err) }()
+		entries := make([]FileEntry, len(files))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(transferConcurrency)
+		for i, f := range files {
+			rel, _ := filepath.Rel(local, f)
+			rel = filepath.ToSlash(rel)
+			g.Go(func() error {
+				size, sum, err := putFile(gctx, s, key+"/"+rel, f, tr)
+				entries[i] = FileEntry{Path: rel, Size: size, SHA256: sum}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return Metadata{}, err
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+		meta.Files = entries
+		meta.Size = 0
+		for _, e := range entries {
+			meta.Size += e.Size
+		}
+		meta.SHA256 = manifestSum(entries)
+	}
+	if err := WriteMetadata(ctx, s, key, meta); err != nil {
+		return Metadata{}, err
+	}
+	return meta, nil
+}
+
+func manifestSum(entries []FileEntry) string {
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%s  %s\n", e.SHA256, e.Path)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func putFile(ctx context.Context, s Store, key, local string, tr Tracker) (int64, string, error) {
+	f, err := os.Open(local)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", err
+	}
+	h := sha256.New()
+	if err := s.Put(ctx, key, countingReader{io.TeeReader(f, h), tr}, st.Size()); err != nil {
+		return 0, "", err
+	}
+	return st.Size(), hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// WriteMetadata stores meta as the metadata of the output at key.
+func WriteMetadata(ctx context.Context, s Store, key string, meta Metadata) error {
+	return PutJSON(ctx, s, MetadataKey(key), meta)
+}
+
+// ReadMetadata reads the metadata of the output stored at key. An output
+// without metadata is incomplete and gives ErrNotFound.
+func ReadMetadata(ctx context.Context, s Store, key string) (Metadata, error) {
+	var m Metadata
+	err := GetJSON(ctx, s, MetadataKey(key), &m)
+	if errors.Is(err, ErrNotFound) {
+		return m, fmt.Errorf("no complete output at %s: %w", s.URI(key), ErrNotFound)
+	}
+	return m, err
+}
+
+// Fetch downloads the output stored at key to dest (a file or a directory,
+// as it was published), verifying every byte against the recorded sha256.
+// Data is written beside dest and renamed into place once verified.
+func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err error) {
+	meta, err := ReadMetadata(ctx, s, key)
+	if err != nil {
+		return meta, err
+	}
+	tr := startProgress(ctx, "download "+s.URI(key), meta.Size)
+	defer func() { tr.Done(err) }()
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return meta, err
+	}
+	if meta.Kind != KindDirectory {
+		return meta, fetchFile(ctx, s, key, dest, meta.SHA256, tr)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return meta, err
+	}
+	defer os.RemoveAll(tmp)
+	if manifestSum(meta.Files) != meta.SHA256 {
+		return meta, fmt.Errorf("%s: metadata file list does not match its sha256", s.URI(key))
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(transferConcurrency)
+	for _, e := range meta.Files {
+		p := path.Clean("/" + e.Path)[1:]
+		if p != e.Path || p == "" {
+			return meta, fmt.Errorf("%s: metadata names an unsafe path %q", s.URI(key), e.Path)
+		}
+		g.Go(func() error {
+			return fetchFile(gctx, s, key+"/"+e.Path, filepath.Join(tmp, filepath.FromSlash(e.Path)), e.SHA256, tr)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return meta, err
+	}
+	if err := os.RemoveAll(dest); err != nil {
+		return meta, err
+	}
+	return meta, os.Rename(tmp, dest)
+}
+
+func fetchFile(ctx context.Context, s Store, key, dest, want string, tr Tracker) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	err = copyObject(ctx, s, key, countingWriter{tmp, tr}, want)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dest)
+}
+
+// ChecksumError reports data whose sha256 differs from its metadata.
+type ChecksumError struct {
+	URI       string
+	Want, Got string
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("%s is corrupt: sha256 %s, metadata says %s", e.URI, e.Got, e.Want)
+}
+
+// Copy streams the object key to w and checks its sha256 against want (when
+// want is not empty). On a mismatch the bytes were written but Copy returns a
+// *ChecksumError.
+func Copy(ctx context.Context, s Store, key string, w io.Writer, want string) error {
+	return copyObject(ctx, s, key, w, want)
+}
+
+func copyObject(ctx context.Context, s Store, key string, w io.Writer, want string) error {
+	r, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(w, h), ctxReader{ctx, r}); err != nil {
+		return fmt.Errorf("read %s: %w", s.URI(key), err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); want != "" && got != want {
+		return &ChecksumError{URI: s.URI(key), Want: want, Got: got}
+	}
+	return nil
+}
+
+// PutJSON stores v as indented JSON at key.
+func PutJSON(ctx context.Context, s Store, key string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	return s.Put(ctx, key, bytes.NewReader(b), int64(len(b)))
+}
+
+// GetJSON reads the JSON object at key into v.
+func GetJSON(ctx context.Context, s Store, key string, v any) error {
+	r, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", s.URI(key), err)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Local is a Store kept in a directory of the local file system.
+type Local struct {
+	dir string
+}
+
+// NewLocal returns a store rooted at dir, creating the directory if needed.
+func NewLocal(dir string) (*Local, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("artifact store %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	return &Local{dir: abs}, nil
+}
+
+// Dir returns the store's directory.
+func (l *Local) Dir() string { return l.dir }
+
+// Root implements Store.
+func (l *Local) Root() string { return (&url.URL{Scheme: "file", Path: l.dir}).String() }
+
+// URI implements Store.
+func (l *Local) URI(key string) string {
+	return (&url.URL{Scheme: "file", Path: path.Join(filepath.ToSlash(l.dir), key)}).String()
+}
+
+func (l *Local) path(key string) (string, error) {
+	clean := path.Clean("/" + key)
+	if key == "" || clean == "/" || strings.Contains(key, "\\") || clean[1:] != strings.TrimSuffix(key, "/") {
+		return "", fmt.Errorf("invalid object key %q", key)
+	}
+	return filepath.Join(l.dir, filepath.FromSlash(clean[1:])), nil
+}
+
+// Put implements Store: it writes to a temporary file beside the object and
+// renames it into place, so readers never see a partial object.
+func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, ctxReader{ctx, r})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", l.URI(key), err)
+	}
+	if size >= 0 && n != size {
+		return fmt.Errorf("write %s: got %d bytes, want %d", l.URI(key), n, size)
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// Get implements Store.
+func (l *Local) Get(_ context.Context, key string) (io.ReadCloser, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
+	}
+	if err == nil {
+		if st, serr := f.Stat(); serr == nil && st.IsDir() {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
+		}
+	}
+	return f, err
+}
+
+// Stat implements Store.
+func (l *Local) Stat(_ context.Context, key string) (ObjectInfo, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.IsDir()) {
+		return ObjectInfo{}, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
+	}
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return ObjectInfo{Key: key, Size: st.Size(), Modified: st.ModTime()}, nil
+}
+
+// List implements Store.
+func (l *Local) List(_ context.Context, prefix string, recursive bool) ([]ObjectInfo, error) {
+	// Walk the deepest directory that contains every key with this prefix.
+	base := prefix[:strings.LastIndex(prefix, "/")+1]
+	start := l.dir
+	if base != "" {
+		p, err := l.path(base)
+		if err != nil {
+			return nil, err
+		}
+		start = p
+	}
+	var out []ObjectInfo
+	if !recursive {
+		entries, err := os.ReadDir(start)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			key := base + e.Name()
+			if !strings.HasPrefix(key, prefix) || isTemp(e.Name()) {
+				continue
+			}
+			if e.IsDir() {
+				out = append(out, ObjectInfo{Key: key + "/", Dir: true})
+				continue
+			}
+			if info, err := e.Info(); err == nil {
+				out = append(out, ObjectInfo{Key: key, Size: info.Size(), Modified: info.ModTime()})
+			}
+		}
+		return out, nil
+	}
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(l.dir, p)
+		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != start && !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(key, prefix) || isTemp(d.Name()) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed while walking
+		}
+		out = append(out, ObjectInfo{Key: key, Size: info.Size(), Modified: info.ModTime()})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, err
+}
+
+// Delete implements Store.
+func (l *Local) Delete(_ context.Context, key string) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// isTemp reports whether name is one of Put's temporary files.
+func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") }
+
+// ctxReader stops a copy when its context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

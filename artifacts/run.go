@@ -1,0 +1,143 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run statuses.
+const (
+	StatusPending   = "Pending"
+	StatusRunning   = "Running"
+	StatusSucceeded = "Succeeded"
+	StatusFailed    = "Failed"
+	StatusCancelled = "Cancelled"
+	StatusSkipped   = "Skipped"
+)
+
+// RunKey is the key of a run's record.
+func RunKey(id string) string { return id + "/run.json" }
+
+// Run is the record of one pipeline run, stored as <run-id>/run.json. Its
+// JSON fields id, pipeline, status, started, finished and steps are stable.
+type Run struct {
+	// ID is the run id, also the Argo workflow name of a cluster run.
+	ID string `json:"id"`
+	// Pipeline is the pipeline's metadata.name.
+	Pipeline string `json:"pipeline"`
+	// Status is Running, Succeeded, Failed or Cancelled.
+	Status string `json:"status"`
+	// Started is when the run started.
+	Started time.Time `json:"started"`
+	// Finished is when the run ended; nil while it runs.
+	Finished *time.Time `json:"finished"`
+	// Source is the pipeline file the run came from.
+	Source string `json:"source,omitempty"`
+	// On is where the run ran: local or argo.
+	On string `json:"on,omitempty"`
+	// Params are the run's parameter values.
+	Params map[string]string `json:"params"`
+	// Message explains a failure or cancellation.
+	Message string `json:"message,omitempty"`
+	// Steps are the run's steps in the pipeline's order.
+	Steps []StepRecord `json:"steps"`
+}
+
+// StepRecord is the record of one step of a run.
+type StepRecord struct {
+	// Name is the step's name.
+	Name string `json:"name"`
+	// Status is Pending, Running, Succeeded, Failed, Skipped or Cancelled.
+	Status string `json:"status"`
+	// ExitCode is the exit code of the step's last attempt; nil before it ends.
+	ExitCode *int `json:"exitCode"`
+	// Cached is true when the step reused an earlier step's outputs.
+	Cached bool `json:"cached"`
+	// CachedFrom names the run whose outputs were reused.
+	CachedFrom string `json:"cachedFrom,omitempty"`
+	// Fingerprint identifies the step's work for caching.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Attempts counts the step's attempts (retries and gang restarts included).
+	Attempts int `json:"attempts,omitempty"`
+	// Started and Finished bound the step's execution.
+	Started  *time.Time `json:"started,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	// Message explains a failure or a skip.
+	Message string `json:"message,omitempty"`
+	// Outputs are the step's outputs once it succeeded.
+	Outputs []OutputRecord `json:"outputs"`
+}
+
+// OutputRecord is one output of a step: an artifact (URI, size, sha256) or a
+// parameter (Value).
+type OutputRecord struct {
+	Name   string  `json:"name"`
+	Type   string  `json:"type"`
+	URI    string  `json:"uri,omitempty"`
+	Size   int64   `json:"size,omitempty"`
+	SHA256 string  `json:"sha256,omitempty"`
+	Value  *string `json:"value,omitempty"`
+}
+
+// Step returns the record of the named step, or nil.
+func (r *Run) Step(name string) *StepRecord {
+	for i := range r.Steps {
+		if r.Steps[i].Name == name {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// WriteRun stores the run record.
+func WriteRun(ctx context.Context, s Store, r *Run) error {
+	return PutJSON(ctx, s, RunKey(r.ID), r)
+}
+
+// ReadRun reads the record of run id.
+func ReadRun(ctx context.Context, s Store, id string) (*Run, error) {
+	if id == "" || strings.ContainsAny(id, "/\\") || strings.HasPrefix(id, ".") {
+		return nil, fmt.Errorf("invalid run id %q", id)
+	}
+	var r Run
+	if err := GetJSON(ctx, s, RunKey(id), &r); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("no run %q in %s: %w", id, s.Root(), ErrNotFound)
+		}
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ListRuns returns every run record in the store, newest first.
+func ListRuns(ctx context.Context, s Store) ([]*Run, error) {
+	dirs, err := s.List(ctx, "", false)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*Run
+	for _, d := range dirs {
+		if !d.Dir || strings.HasPrefix(d.Key, ".") {
+			continue
+		}
+		r, err := ReadRun(ctx, s, strings.TrimSuffix(d.Key, "/"))
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if !runs[i].Started.Equal(runs[j].Started) {
+			return runs[i].Started.After(runs[j].Started)
+		}
+		return runs[i].ID > runs[j].ID
+	})
+	return runs, nil
+}

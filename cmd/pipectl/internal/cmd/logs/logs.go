@@ -1,0 +1,81 @@
+// Package logs is `pipectl logs RUN [STEP]`: print the logs kept with a run.
+package logs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
+
+// Options are the inputs of `pipectl logs`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+	RunID   string
+	Step    string
+}
+
+// NewCmdLogs returns `pipectl logs`; runF replaces the run function in tests.
+func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Factory: f}
+	return &cobra.Command{
+		Use:   "logs RUN [STEP]",
+		Short: "Print the logs of a run's steps (every rank's lines, prefixed)",
+		Long:  "Print the logs kept with a run, step by step, or of one step. RUN may be \"latest\".",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunID = args[0]
+			if len(args) == 2 {
+				opts.Step = args[1]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return logsRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func logsRun(ctx context.Context, opts *Options) error {
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
+	if err != nil {
+		return err
+	}
+	if opts.Step != "" && r.Step(opts.Step) == nil {
+		var names []string
+		for _, s := range r.Steps {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("run %s has no step %q (steps: %v)", r.ID, opts.Step, names)
+	}
+	for _, s := range r.Steps {
+		if opts.Step != "" && s.Name != opts.Step {
+			continue
+		}
+		err := artifacts.Copy(ctx, store, artifacts.LogKey(r.ID, s.Name), opts.IO.Out, "")
+		if errors.Is(err, artifacts.ErrNotFound) {
+			reason := s.Status
+			if s.Message != "" {
+				reason += ": " + s.Message
+			}
+			if opts.Step != "" {
+				return fmt.Errorf("step %s of run %s has no log (%s)", s.Name, r.ID, reason)
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "[%s] no log (%s)\n", s.Name, reason)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+// Package root is pipectl's top command: global flags, subcommands, and the
+// one place where errors become exit codes.
+package root
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/validate"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
+
+// NewCmdRoot returns the pipectl command with every subcommand.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipectl",
+		Short: "Run ML pipelines kept as YAML: on this machine, or on Kubernetes through Argo",
+		Long: `pipectl runs machine-learning pipelines (preprocess → distributed train → evaluate,
+or any DAG of steps) kept as YAML in git. It runs them on this machine with no cluster,
+with artifacts in a local store or S3/MinIO, and lets you browse runs and artifacts.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	cmd.SetOut(f.IOStreams.Out)
+	cmd.SetErr(f.IOStreams.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.FlagError{Err: err}
+	})
+	cmd.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "artifact store root: a directory, file:///path or s3://bucket/prefix (default $PIPECTL_ARTIFACTS, then ./.pipectl)")
+	cmd.AddCommand(
+		version.NewCmdVersion(f, nil),
+		validate.NewCmdValidate(f, nil),
+		run.NewCmdRun(f, nil),
+		runs.NewCmdRuns(f),
+		logs.NewCmdLogs(f, nil),
+		artifacts.NewCmdArtifacts(f),
+	)
+	return cmd
+}
+
+// Main runs pipectl with args and returns the process's exit code.
+func Main(args []string) int {
+	f := &cmdutil.Factory{IOStreams: cmdutil.System(), Version: version.Version}
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err != nil {
+		var ee *cmdutil.ExitError
+		if !errors.As(err, &ee) || !ee.Silent {
+			fmt.Fprintf(f.IOStreams.ErrOut, "Error: %v\n", err)
+		}
+		var fe *cmdutil.FlagError
+		if errors.As(err, &fe) {
+			fmt.Fprintf(f.IOStreams.ErrOut, "Run 'pipectl --help' for usage.\n")
+		}
+	}
+	return cmdutil.Code(err)
+}

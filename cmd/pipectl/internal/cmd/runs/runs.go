@@ -1,0 +1,167 @@
+// Package runs is `pipectl runs ls|get`: browse run records in the artifact store.
+package runs
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
+
+// NewCmdRuns returns `pipectl runs`.
+func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List and inspect runs recorded in the artifact store",
+	}
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil))
+	return cmd
+}
+
+// ListOptions are the inputs of `pipectl runs ls`.
+type ListOptions struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+	Output  string
+}
+
+// NewCmdList returns `pipectl runs ls`; runF replaces the run function in tests.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List runs, newest first",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return listRun(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// Summary is one entry of `pipectl runs ls -o json`; its fields are stable.
+type Summary struct {
+	ID       string     `json:"id"`
+	Pipeline string     `json:"pipeline"`
+	Status   string     `json:"status"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished"`
+	On       string     `json:"on,omitempty"`
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := artifacts.ListRuns(ctx, store)
+	if err != nil {
+		return err
+	}
+	out := make([]Summary, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On})
+	}
+	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
+		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", store.Root())
+		return nil
+	}
+	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
+		fmt.Fprintln(tw, "ID\tPIPELINE\tSTATUS\tSTARTED\tDURATION")
+		for _, r := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Pipeline, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), duration(&r.Started, r.Finished))
+		}
+	})
+}
+
+func duration(start, end *time.Time) string {
+	if start == nil || start.IsZero() || end == nil {
+		return "-"
+	}
+	return end.Sub(*start).Round(100 * time.Millisecond).String()
+}
+
+// GetOptions are the inputs of `pipectl runs get`.
+type GetOptions struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+	RunID   string
+	Output  string
+}
+
+// NewCmdGet returns `pipectl runs get`; runF replaces the run function in tests.
+func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "get RUN",
+		Short: "Show a run: its steps, their status, exit codes and outputs",
+		Long:  "Show a run. RUN is a run id, or \"latest\" for the newest run.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunID = args[0]
+			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return getRun(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func getRun(ctx context.Context, opts *GetOptions) error {
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
+	if err != nil {
+		return err
+	}
+	return cmdutil.Print(opts.IO.Out, opts.Output, r, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "Run:\t%s\n", r.ID)
+		fmt.Fprintf(tw, "Pipeline:\t%s\n", r.Pipeline)
+		fmt.Fprintf(tw, "Status:\t%s\n", r.Status)
+		fmt.Fprintf(tw, "Started:\t%s\n", r.Started.Local().Format(time.RFC3339))
+		fmt.Fprintf(tw, "Duration:\t%s\n", duration(&r.Started, r.Finished))
+		if r.Message != "" {
+			fmt.Fprintf(tw, "Message:\t%s\n", r.Message)
+		}
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "STEP\tSTATUS\tEXIT\tCACHED\tDURATION\tOUTPUTS")
+		for _, s := range r.Steps {
+			exit := "-"
+			if s.ExitCode != nil {
+				exit = fmt.Sprint(*s.ExitCode)
+			}
+			outs := ""
+			for i, o := range s.Outputs {
+				if i > 0 {
+					outs += ", "
+				}
+				if o.Value != nil {
+					outs += fmt.Sprintf("%s=%s", o.Name, *o.Value)
+				} else {
+					outs += fmt.Sprintf("%s (%s, %d B)", o.Name, o.Type, o.Size)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", s.Name, s.Status, exit, s.Cached, duration(s.Started, s.Finished), outs)
+		}
+	})
+}

@@ -1,0 +1,68 @@
+// Package validate is `pipectl validate FILE...`.
+package validate
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// Options are the inputs of `pipectl validate`.
+type Options struct {
+	IO    *cmdutil.IOStreams
+	Files []string
+}
+
+// NewCmdValidate returns `pipectl validate`; runF replaces the run function in tests.
+func NewCmdValidate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams}
+	return &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check pipeline files and the components they use",
+		Long: `Check pipeline files: strict YAML (unknown fields are errors), types, references
+between steps, outputs and params, cycles, and names. Every problem is reported
+as file:line:column with the field and what was expected.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return validateRun(opts)
+		},
+	}
+}
+
+func validateRun(opts *Options) error {
+	bad := 0
+	for _, file := range opts.Files {
+		p, err := pipeline.Load(file)
+		if err != nil {
+			bad++
+			for _, e := range flatten(err) {
+				fmt.Fprintln(opts.IO.ErrOut, e)
+			}
+			continue
+		}
+		fmt.Fprintf(opts.IO.Out, "%s: valid pipeline %s (%d steps)\n", file, p.Metadata.Name, len(p.Steps))
+	}
+	if bad > 0 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)), Silent: true}
+	}
+	return nil
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

@@ -1,0 +1,52 @@
+// Package version is `pipectl version`.
+package version
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
+
+// Version is set at build time with -ldflags "-X ...version.Version=v1.2.3".
+var Version = "dev"
+
+// Options are the inputs of `pipectl version`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Version string
+}
+
+// NewCmdVersion returns `pipectl version`; runF replaces the run function in tests.
+func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Version: f.Version}
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print pipectl's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return versionRun(opts)
+		},
+	}
+}
+
+func versionRun(opts *Options) error {
+	v := opts.Version
+	if v == "dev" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+					v = "dev-" + s.Value[:12]
+				}
+			}
+		}
+	}
+	_, err := fmt.Fprintf(opts.IO.Out, "pipectl %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}

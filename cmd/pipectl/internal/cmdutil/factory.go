@@ -1,0 +1,50 @@
+package cmdutil
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// Factory builds the dependencies commands share, lazily: a command that
+// does not touch the artifact store never opens it.
+type Factory struct {
+	IOStreams *IOStreams
+	// Version is pipectl's version.
+	Version string
+	// ArtifactsRoot is the --artifacts flag (empty: $PIPECTL_ARTIFACTS, then the default).
+	ArtifactsRoot string
+	// StoreOptions are the store flags (S3 endpoint and credentials).
+	StoreOptions artifacts.Options
+	// Getenv reads the environment (os.Getenv by default).
+	Getenv func(string) string
+
+	once  sync.Once
+	store artifacts.Store
+	err   error
+}
+
+// Root returns the artifact store root in effect.
+func (f *Factory) Root() string {
+	if f.ArtifactsRoot != "" {
+		return f.ArtifactsRoot
+	}
+	getenv := f.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if r := getenv(artifacts.EnvRoot); r != "" {
+		return r
+	}
+	return artifacts.DefaultRoot
+}
+
+// Store opens the artifact store once.
+func (f *Factory) Store(ctx context.Context) (artifacts.Store, error) {
+	f.once.Do(func() {
+		f.store, f.err = artifacts.Open(ctx, f.Root(), f.StoreOptions)
+	})
+	return f.store, f.err
+}

@@ -1,0 +1,56 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// Output formats for -o.
+const (
+	FormatTable = "table"
+	FormatJSON  = "json"
+	FormatYAML  = "yaml"
+)
+
+// AddOutputFlag registers -o/--output on cmd.
+func AddOutputFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: table, json or yaml")
+}
+
+// CheckFormat validates an -o value.
+func CheckFormat(f string) error {
+	switch f {
+	case FormatTable, FormatJSON, FormatYAML, "":
+		return nil
+	}
+	return FlagErrorf("-o %s: expected table, json or yaml", f)
+}
+
+// Print writes v as JSON or YAML, or calls table for the table format.
+func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) error {
+	switch format {
+	case FormatJSON:
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case FormatYAML:
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	default:
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		table(tw)
+		return tw.Flush()
+	}
+}

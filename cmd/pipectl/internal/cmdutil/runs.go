@@ -1,0 +1,23 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// ReadRun reads run id from the store; "latest" names the newest run.
+func ReadRun(ctx context.Context, s artifacts.Store, id string) (*artifacts.Run, error) {
+	if id != "latest" {
+		return artifacts.ReadRun(ctx, s, id)
+	}
+	runs, err := artifacts.ListRuns(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no runs in %s", s.Root())
+	}
+	return runs[0], nil
+}

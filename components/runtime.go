@@ -1,0 +1,210 @@
+package components
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// Invocation is one execution of a component: everything the runtime needs
+// to fetch inputs, build argv, and publish outputs. It is what `pipectl exec`
+// receives in a pod, and what the local runner builds for each step.
+type Invocation struct {
+	// Component is the program and its declared inputs and outputs.
+	Component *Component `json:"component"`
+	// Run and Step name the run and step the outputs belong to.
+	Run  string `json:"run"`
+	Step string `json:"step"`
+	// Params are the values of input parameters, canonical. Inputs left out
+	// take their default.
+	Params map[string]string `json:"params,omitempty"`
+	// Inputs are the store URIs of input artifacts, by input name.
+	Inputs map[string]string `json:"inputs,omitempty"`
+	// Env adds NAME=value pairs to the program's environment.
+	Env []string `json:"env,omitempty"`
+}
+
+// OutputKey is the store key of an output of the invocation.
+func (inv *Invocation) OutputKey(name string) string { return artifacts.OutputKey(inv.Run, inv.Step, name) }
+
+// Workspace is an invocation's local directory: inputs/<name> holds fetched
+// input artifacts; outputs/<name> is where rank 0 (or the only process)
+// writes outputs; ranks/<n>/<name> are throw-away output paths for the other ranks.
+type Workspace struct {
+	Dir string
+}
+
+// InputPath is where input artifact name is materialised.
+func (w Workspace) InputPath(name string) string { return filepath.Join(w.Dir, "inputs", name) }
+
+// OutputDir is where the outputs of rank (0 publishes) are written.
+func (w Workspace) OutputDir(rank int) string {
+	if rank == 0 {
+		return filepath.Join(w.Dir, "outputs")
+	}
+	return filepath.Join(w.Dir, "ranks", fmt.Sprint(rank))
+}
+
+// Runtime executes invocations against an artifact store.
+type Runtime struct {
+	Store artifacts.Store
+}
+
+// Prepare checks the invocation, fetches its input artifacts into ws and
+// resolves every input parameter (defaults included).
+func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Values, error) {
+	c := inv.Component
+	v := Values{
+		Params:     map[string]string{},
+		InputPaths: map[string]string{},
+		InputURIs:  map[string]string{},
+	}
+	for name := range inv.Params {
+		if in, ok := c.Input(name); !ok || IsArtifact(in.Type) {
+			return v, fmt.Errorf("component %s has no input parameter %q", c.Metadata.Name, name)
+		}
+	}
+	for name := range inv.Inputs {
+		if in, ok := c.Input(name); !ok || !IsArtifact(in.Type) {
+			return v, fmt.Errorf("component %s has no input artifact %q", c.Metadata.Name, name)
+		}
+	}
+	params, err := c.ParamValues(inv.Params)
+	if err != nil {
+		return v, err
+	}
+	v.Params = params
+	for _, in := range c.Inputs {
+		if !IsArtifact(in.Type) {
+			continue
+		}
+		uri, ok := inv.Inputs[in.Name]
+		if !ok {
+			if in.Required() {
+				return v, fmt.Errorf("input artifact %q (%s) has no value", in.Name, in.Type)
+			}
+			continue
+		}
+		key, err := artifacts.SplitURI(rt.Store, uri)
+		if err != nil {
+			return v, fmt.Errorf("input %q: %w", in.Name, err)
+		}
+		dest := ws.InputPath(in.Name)
+		if _, err := artifacts.Fetch(ctx, rt.Store, key, dest); err != nil {
+			return v, fmt.Errorf("input %q: %w", in.Name, err)
+		}
+		v.InputPaths[in.Name], v.InputURIs[in.Name] = dest, uri
+	}
+	return v, nil
+}
+
+// ParamValues returns the canonical value of every input parameter: given
+// values type-checked, defaults for the others. An optional input without a
+// default is left out; a required one is an error.
+func (c *Component) ParamValues(given map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, in := range c.Inputs {
+		if IsArtifact(in.Type) {
+			continue
+		}
+		val, ok := given[in.Name]
+		switch {
+		case ok:
+			canon, err := ParseValue(in.Type, val)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %v", in.Name, err)
+			}
+			out[in.Name] = canon
+		case in.HasDefault():
+			canon, err := NodeValue(in.Type, &in.Default)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: default: %v", in.Name, err)
+			}
+			out[in.Name] = canon
+		case in.Required():
+			return nil, fmt.Errorf("input parameter %q (%s) has no value", in.Name, in.Type)
+		}
+	}
+	return out, nil
+}
+
+// ForRank returns v with output paths under the rank's output directory,
+// created empty (a previous attempt's files are removed).
+func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (Values, error) {
+	dir := ws.OutputDir(rank)
+	if err := os.RemoveAll(dir); err != nil {
+		return v, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return v, err
+	}
+	v.OutputPaths = map[string]string{}
+	v.OutputURIs = map[string]string{}
+	for _, out := range inv.Component.Outputs {
+		v.OutputPaths[out.Name] = filepath.Join(dir, out.Name)
+		if IsArtifact(out.Type) {
+			v.OutputURIs[out.Name] = rt.Store.URI(inv.OutputKey(out.Name))
+		}
+	}
+	return v, nil
+}
+
+// MissingOutputError names the declared outputs a program never wrote.
+type MissingOutputError struct {
+	Outputs []string
+}
+
+func (e *MissingOutputError) Error() string {
+	return fmt.Sprintf("the program exited 0 but never wrote its declared output(s) %s", strings.Join(e.Outputs, ", "))
+}
+
+// Publish stores the outputs rank 0 wrote in ws: artifacts with their
+// metadata, parameters read, type-checked and recorded by value.
+func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) ([]artifacts.OutputRecord, error) {
+	c := inv.Component
+	dir := ws.OutputDir(0)
+	var missing []string
+	for _, out := range c.Outputs {
+		if _, err := os.Stat(filepath.Join(dir, out.Name)); err != nil {
+			missing = append(missing, out.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &MissingOutputError{Outputs: missing}
+	}
+	var records []artifacts.OutputRecord
+	var errs []error
+	for _, out := range c.Outputs {
+		local := filepath.Join(dir, out.Name)
+		if !IsArtifact(out.Type) {
+			b, err := os.ReadFile(local)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
+				continue
+			}
+			val, err := ParseValue(out.Type, strings.TrimRight(string(b), "\r\n"))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("output parameter %q: %v", out.Name, err))
+				continue
+			}
+			records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, Value: &val})
+			continue
+		}
+		key := inv.OutputKey(out.Name)
+		meta, err := artifacts.Publish(ctx, rt.Store, key, local, artifacts.Metadata{
+			Type:     out.Type,
+			Producer: artifacts.Producer{Run: inv.Run, Step: inv.Step, Output: out.Name},
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("publish output %q: %w", out.Name, err))
+			continue
+		}
+		records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: rt.Store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
+	}
+	return records, errors.Join(errs...)
+}

@@ -1,0 +1,320 @@
+package yamlfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is one problem in a spec file.
+type Error struct {
+	// File is the file's path as given by the user.
+	File string
+	// Line and Column are 1-based; 0 when unknown.
+	Line, Column int
+	// Field is the dotted path of the field, e.g. steps[1].inputs.epochs.
+	Field string
+	// Msg says what is wrong and what was expected.
+	Msg string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// File is a parsed YAML document.
+type File struct {
+	// Path is the file's path as given by the user.
+	Path string
+	// Root is the document's top node (a mapping for a valid spec).
+	Root *yaml.Node
+}
+
+// Read parses the YAML file at path.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// Parse parses data as the YAML document of the file named path.
+func Parse(path string, data []byte) (*File, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		msg := err.Error()
+		line := 0
+		if m := lineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		if errors.Is(err, io.EOF) {
+			msg = "the file is empty"
+		}
+		return nil, &Error{File: path, Line: line, Column: boolInt(line > 0), Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{File: path, Line: root.Line, Column: root.Column, Msg: "expected a mapping with apiVersion and kind at the top of the file"}
+	}
+	return &File{Path: path, Root: root}, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Errorf returns an error located at node n (nil n means the file itself).
+func (f *File) Errorf(n *yaml.Node, field, format string, args ...any) *Error {
+	e := &Error{File: f.Path, Field: field, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	return e
+}
+
+// Lookup returns the value node at path below n (string keys for mappings,
+// int indices for sequences) and the key node naming it (nil for indices).
+// When the path does not exist it returns the deepest node that does, with
+// ok false.
+func Lookup(n *yaml.Node, path ...any) (value, key *yaml.Node, ok bool) {
+	value = n
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			if value.Kind != yaml.MappingNode {
+				return value, key, false
+			}
+			found := false
+			for i := 0; i+1 < len(value.Content); i += 2 {
+				if value.Content[i].Value == p {
+					key, value, found = value.Content[i], value.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return value, key, false
+			}
+		case int:
+			if value.Kind != yaml.SequenceNode || p < 0 || p >= len(value.Content) {
+				return value, key, false
+			}
+			key, value = nil, value.Content[p]
+		}
+	}
+	return value, key, true
+}
+
+// Decode checks n strictly against the type of out and decodes it. Every
+// problem is returned, joined, each located in f. field is the dotted path
+// of n used in messages ("" for the top).
+func (f *File) Decode(n *yaml.Node, field string, out any) error {
+	var errs []error
+	f.check(n, reflect.TypeOf(out).Elem(), field, &errs)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if err := n.Decode(out); err != nil {
+		return f.decodeError(err, field)
+	}
+	return nil
+}
+
+var nodeType = reflect.TypeOf(yaml.Node{})
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+func (f *File) check(n *yaml.Node, t reflect.Type, field string, errs *[]error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if t == nodeType {
+		return
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			msg := err.Error()
+			if m := lineRE.FindStringSubmatch(msg); m != nil {
+				msg = m[2]
+			}
+			*errs = append(*errs, f.Errorf(n, field, "%s", msg))
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+				*errs = append(*errs, f.Errorf(n, field, "expected a mapping, got %s", describe(n)))
+			}
+			return
+		}
+		fields := structFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			sf, ok := fields[k.Value]
+			if !ok {
+				*errs = append(*errs, f.Errorf(k, join(field, k.Value), "unknown field %q (expected one of: %s)", k.Value, strings.Join(sortedKeys(fields), ", ")))
+				continue
+			}
+			f.check(v, sf.Type, join(field, k.Value), errs)
+		}
+	case reflect.Slice:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			*errs = append(*errs, f.Errorf(n, field, "expected a list, got %s", describe(n)))
+			return
+		}
+		for i, c := range n.Content {
+			f.check(c, t.Elem(), fmt.Sprintf("%s[%d]", field, i), errs)
+		}
+	case reflect.Map:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			*errs = append(*errs, f.Errorf(n, field, "expected a mapping, got %s", describe(n)))
+			return
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if seen[k] {
+				*errs = append(*errs, f.Errorf(n.Content[i], join(field, k), "duplicate key %q", k))
+			}
+			seen[k] = true
+			f.check(n.Content[i+1], t.Elem(), join(field, k), errs)
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			*errs = append(*errs, f.Errorf(n, field, "expected a %s, got %s", scalarName(t), describe(n)))
+			return
+		}
+		if n.Tag == "!!null" {
+			return
+		}
+		var v = reflect.New(t)
+		if err := n.Decode(v.Interface()); err != nil {
+			*errs = append(*errs, f.Errorf(n, field, "expected a %s, got %q", scalarName(t), n.Value))
+		}
+	}
+}
+
+func scalarName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean (true or false)"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "whole number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	default:
+		return "string"
+	}
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return fmt.Sprintf("%q", n.Value)
+	}
+}
+
+func join(field, k string) string {
+	if field == "" {
+		return k
+	}
+	return field + "." + k
+}
+
+func structFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, v := range structFields(sf.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(sf.Name)
+		}
+		out[name] = sf
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// decodeError turns yaml.v3's "line N: ..." decode errors into located ones.
+func (f *File) decodeError(err error, field string) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return &Error{File: f.Path, Field: field, Msg: err.Error()}
+	}
+	var errs []error
+	for _, m := range te.Errors {
+		e := &Error{File: f.Path, Field: field, Msg: m}
+		if sub := lineRE.FindStringSubmatch(m); sub != nil {
+			e.Line, _ = strconv.Atoi(sub[1])
+			e.Column = 1
+			e.Msg = sub[2]
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}

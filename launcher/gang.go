@@ -1,0 +1,169 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// Gang runs the ranks of a distributed step as local processes: Nodes ×
+// ProcsPerNode rank processes wired with the rank environment, or, when the
+// command is torchrun, one process per node that spawns its local ranks.
+// When any process fails, the others are stopped; the whole gang then
+// restarts, up to MaxRestarts times.
+type Gang struct {
+	// Nodes and ProcsPerNode shape the gang.
+	Nodes, ProcsPerNode int
+	// MaxRestarts bounds the restarts after a failed attempt.
+	MaxRestarts int
+	// Argv returns the argv of the process of node node, local rank local
+	// (local is -1 for a torchrun process that spawns the whole node). The
+	// process of global rank 0 is the one that publishes outputs.
+	Argv func(node, local int) ([]string, error)
+	// Dir and Env are every process's working directory and base environment.
+	Dir string
+	Env []string
+	// Output returns where the process of rank (global rank; node*P for a
+	// torchrun node process) writes its stdout and stderr.
+	Output func(rank int) io.Writer
+	// Port is MASTER_PORT; 0 picks a free loopback port for each attempt.
+	Port int
+	// GracePeriod is the time between SIGTERM and SIGKILL when the gang is stopped.
+	GracePeriod time.Duration
+	// Logf reports gang events (a rank failed, a restart).
+	Logf func(format string, args ...any)
+}
+
+// RankError says which rank failed a gang attempt and how.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *RankError) Unwrap() error { return e.Err }
+
+// Run runs the gang until it succeeds, fails more than MaxRestarts times,
+// or ctx ends. It returns the number of attempts made and nil, the
+// *RankError of the last failed attempt, or ctx's error.
+func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
+	logf := g.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	for attempt := 1; ; attempt++ {
+		err := g.attempt(ctx)
+		if err == nil || ctx.Err() != nil || attempt > g.MaxRestarts {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return attempt, err
+		}
+		logf("gang attempt %d failed (%v); restarting all %d ranks (restart %d of %d)", attempt, err, g.Nodes*g.procs(), attempt, g.MaxRestarts)
+	}
+}
+
+func (g *Gang) procs() int {
+	if g.ProcsPerNode < 1 {
+		return 1
+	}
+	return g.ProcsPerNode
+}
+
+type rankResult struct {
+	rank int
+	err  error
+}
+
+// attempt starts every process and waits for all to succeed or for the first failure.
+func (g *Gang) attempt(ctx context.Context) error {
+	port := g.Port
+	if port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return err
+		}
+		port = p
+	}
+	topo := Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port}
+	torchrun := false
+	if argv, err := g.Argv(0, 0); err == nil {
+		torchrun = IsTorchrun(argv)
+	}
+	var running []*Running
+	var ranks []int
+	results := make(chan rankResult, g.Nodes*g.procs())
+	stopAll := func() {
+		for _, r := range running {
+			go r.Stop(g.grace())
+		}
+		for _, r := range running {
+			<-r.Done()
+		}
+	}
+	start := func(rank, node, local int, env []string) error {
+		argv, err := g.Argv(node, local)
+		if err != nil {
+			return err
+		}
+		out := g.Output(rank)
+		r, err := Start(Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
+		if err != nil {
+			return &RankError{Rank: rank, Err: err}
+		}
+		running = append(running, r)
+		ranks = append(ranks, rank)
+		go func() {
+			<-r.Done()
+			results <- rankResult{rank: rank, err: r.Err()}
+		}()
+		return nil
+	}
+	for node := 0; node < g.Nodes; node++ {
+		if torchrun {
+			if err := start(node*topo.ProcsPerNode, node, -1, topo.NodeEnv(node)); err != nil {
+				stopAll()
+				return err
+			}
+			continue
+		}
+		for local := 0; local < topo.ProcsPerNode; local++ {
+			if err := start(node*topo.ProcsPerNode+local, node, local, topo.RankEnv(node, local)); err != nil {
+				stopAll()
+				return err
+			}
+		}
+	}
+	for left := len(running); left > 0; left-- {
+		select {
+		case res := <-results:
+			if res.err != nil {
+				stopAll()
+				return &RankError{Rank: res.rank, Err: res.err}
+			}
+		case <-ctx.Done():
+			stopAll()
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (g *Gang) grace() time.Duration {
+	if g.GracePeriod > 0 {
+		return g.GracePeriod
+	}
+	return DefaultGracePeriod
+}
+
+// FreePort returns a TCP port free on loopback right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

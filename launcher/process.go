@@ -1,0 +1,153 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// DefaultGracePeriod is how long a stopped process gets between SIGTERM and SIGKILL.
+const DefaultGracePeriod = 5 * time.Second
+
+// Process describes one program to run.
+type Process struct {
+	// Argv is the program and its arguments: no shell is involved.
+	Argv []string
+	// Dir is the working directory ("" for the current one).
+	Dir string
+	// Env is the full environment.
+	Env []string
+	// Stdout and Stderr receive the program's output.
+	Stdout, Stderr io.Writer
+}
+
+// ExitError reports a program that did not exit 0.
+type ExitError struct {
+	// Code is the exit code, or 128+signal for a program killed by a signal.
+	Code int
+	// Signal is set when the program was killed by a signal.
+	Signal syscall.Signal
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return fmt.Sprintf("killed by signal %d (%s)", int(e.Signal), e.Signal)
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+// ExitCode returns the exit code err carries: 0 for nil, the code of an
+// *ExitError, 1 for any other error.
+func ExitCode(err error) int {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	default:
+		return 1
+	}
+}
+
+// Running is a started process in its own process group.
+type Running struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start starts p in a new process group, so that stopping it stops every
+// process it started too.
+func Start(p Process) (*Running, error) {
+	if len(p.Argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.Dir
+	cmd.Env = p.Env
+	cmd.Stdout = p.Stdout
+	cmd.Stderr = p.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
+	}
+	r := &Running{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		var xe *exec.ExitError
+		if errors.As(err, &xe) {
+			ws := xe.Sys().(syscall.WaitStatus)
+			if ws.Signaled() {
+				err = &ExitError{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
+			} else {
+				err = &ExitError{Code: ws.ExitStatus()}
+			}
+		}
+		r.err = err
+		// Whatever the leader did, leave nothing of its group behind.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// Pid returns the process id (also its process group id).
+func (r *Running) Pid() int { return r.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Err is the process's result once Done is closed: nil or an *ExitError.
+func (r *Running) Err() error { return r.err }
+
+// Signal sends sig to the process group.
+func (r *Running) Signal(sig syscall.Signal) {
+	_ = syscall.Kill(-r.cmd.Process.Pid, sig)
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after grace, and
+// waits until the process has exited.
+func (r *Running) Stop(grace time.Duration) {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	r.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		r.Signal(syscall.SIGKILL)
+		<-r.done
+	}
+}
+
+// Run starts p and waits for it. When ctx ends first, the process group is
+// stopped (SIGTERM, then SIGKILL after grace) and ctx's error is returned.
+func Run(ctx context.Context, p Process, grace time.Duration) error {
+	r, err := Start(p)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-r.Done():
+		return r.Err()
+	case <-ctx.Done():
+		r.Stop(grace)
+		return ctx.Err()
+	}
+}
+
+// Environ returns the current environment with extra appended (later
+// entries win when the program reads its environment).
+func Environ(extra ...string) []string {
+	return append(os.Environ(), extra...)
+}

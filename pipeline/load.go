@@ -1,0 +1,531 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// Load reads, decodes and validates the pipeline file at path, with the
+// components it names. Every problem found is returned, joined; each is a
+// *yamlfile.Error naming file, line, column and field.
+func Load(path string) (*Pipeline, error) {
+	f, err := yamlfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return decode(f)
+}
+
+// Parse is Load for a pipeline held in memory; path names it in messages
+// and anchors relative component paths.
+func Parse(path string, data []byte) (*Pipeline, error) {
+	f, err := yamlfile.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return decode(f)
+}
+
+func decode(f *yamlfile.File) (*Pipeline, error) {
+	p := &Pipeline{Source: f.Path}
+	if err := f.Decode(f.Root, "", p); err != nil {
+		return nil, err
+	}
+	if n, _, ok := yamlfile.Lookup(f.Root, "params"); ok && n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			p.ParamOrder = append(p.ParamOrder, n.Content[i].Value)
+		}
+	}
+	v := &validator{f: f, p: p, loaded: map[string]*components.Component{}}
+	v.validate()
+	if len(v.errs) > 0 {
+		return nil, errors.Join(v.errs...)
+	}
+	return p, nil
+}
+
+// validator collects every problem of a pipeline.
+type validator struct {
+	f      *yamlfile.File
+	p      *Pipeline
+	errs   []error
+	loaded map[string]*components.Component
+}
+
+// at reports a problem at the key (or value) found at path.
+func (v *validator) at(path []any, format string, args ...any) {
+	n, k, _ := yamlfile.Lookup(v.f.Root, path...)
+	if k != nil {
+		n = k
+	}
+	v.errs = append(v.errs, v.f.Errorf(n, components.FieldPath(path...), format, args...))
+}
+
+// atValue reports a problem at the value found at path.
+func (v *validator) atValue(path []any, format string, args ...any) {
+	n, _, _ := yamlfile.Lookup(v.f.Root, path...)
+	v.errs = append(v.errs, v.f.Errorf(n, components.FieldPath(path...), format, args...))
+}
+
+func p(path ...any) []any { return path }
+
+func (v *validator) validate() {
+	pl := v.p
+	if pl.APIVersion != components.APIVersion {
+		v.atValue(p("apiVersion"), "expected apiVersion %s, got %q", components.APIVersion, pl.APIVersion)
+	}
+	if pl.Kind != "Pipeline" {
+		v.atValue(p("kind"), "expected kind Pipeline, got %q", pl.Kind)
+	}
+	if pl.Metadata.Name == "" {
+		v.at(p("metadata"), "missing: every pipeline needs metadata.name")
+	} else if want := components.ValidDNSLabel(pl.Metadata.Name); want != "" {
+		v.atValue(p("metadata", "name"), "invalid name %q: expected %s", pl.Metadata.Name, want)
+	}
+	for _, name := range pl.ParamOrder {
+		prm := pl.Params[name]
+		if want := components.ValidIdent(name); want != "" {
+			v.at(p("params", name), "invalid parameter name %q: expected %s", name, want)
+		}
+		if !components.IsParam(prm.Type) {
+			v.atValue(p("params", name, "type"), "unknown parameter type %q (expected one of: %s)", prm.Type, strings.Join(components.ParamTypes, ", "))
+			continue
+		}
+		if prm.Default.Kind != 0 {
+			if _, err := components.NodeValue(prm.Type, &prm.Default); err != nil {
+				v.atValue(p("params", name, "default"), "invalid default: %v", err)
+			}
+		}
+	}
+	if len(pl.Steps) == 0 {
+		v.at(p("steps"), "missing: a pipeline needs at least one step")
+	}
+	index := map[string]int{}
+	for i := range pl.Steps {
+		s := &pl.Steps[i]
+		switch {
+		case s.Name == "":
+			v.at(p("steps", i), "missing: every step needs a name")
+		case components.ValidDNSLabel(s.Name) != "":
+			v.atValue(p("steps", i, "name"), "invalid step name %q: expected %s (step names become Kubernetes names)", s.Name, components.ValidDNSLabel(s.Name))
+		}
+		if j, dup := index[s.Name]; dup && s.Name != "" {
+			v.atValue(p("steps", i, "name"), "duplicate step name %q (also steps[%d])", s.Name, j)
+		} else {
+			index[s.Name] = i
+		}
+		s.Resolved = v.component(i)
+	}
+	for i := range pl.Steps {
+		v.step(i, index)
+	}
+	if len(v.errs) == 0 {
+		v.cycles()
+	}
+}
+
+// component resolves steps[i].component.
+func (v *validator) component(i int) *components.Component {
+	n := &v.p.Steps[i].Component
+	switch {
+	case n.Kind == 0:
+		v.at(p("steps", i), "missing: component (a path to a component file, or an inline component)")
+		return nil
+	case n.Kind == yaml.ScalarNode:
+		if n.Value == "" {
+			v.atValue(p("steps", i, "component"), "expected a path to a component file")
+			return nil
+		}
+		path := n.Value
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(v.f.Path), path)
+		}
+		if c, ok := v.loaded[path]; ok {
+			return c
+		}
+		if _, err := os.Stat(path); err != nil {
+			v.atValue(p("steps", i, "component"), "cannot read component file %s: %v", path, unwrapPathErr(err))
+			v.loaded[path] = nil
+			return nil
+		}
+		c, err := components.Load(path)
+		if err != nil {
+			v.errs = append(v.errs, err)
+		}
+		v.loaded[path] = c
+		return c
+	default:
+		c, err := components.Decode(v.f, n, components.FieldPath("steps", i, "component"))
+		if err != nil {
+			v.errs = append(v.errs, err)
+			return nil
+		}
+		return c
+	}
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// step validates one step's inputs, references and options.
+func (v *validator) step(i int, index map[string]int) {
+	s := &v.p.Steps[i]
+	c := s.Resolved
+	names := make([]string, 0, len(s.Inputs))
+	for name := range s.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		node := s.Inputs[name]
+		path := p("steps", i, "inputs", name)
+		if c == nil {
+			continue
+		}
+		in, ok := c.Input(name)
+		if !ok {
+			v.at(path, "component %s has no input %q (inputs: %s)", c.Metadata.Name, name, ioNames(c.Inputs))
+			continue
+		}
+		b, refs, err := bindingOf(&node, in.Type)
+		if err != nil {
+			v.atValue(path, "%v", err)
+			continue
+		}
+		v.checkRefs(path, refs, index, i)
+		switch {
+		case b.Param != "":
+			if prm, ok := v.p.Params[b.Param]; ok && !components.Assignable(prm.Type, in.Type) {
+				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
+			}
+		case b.Step != "":
+			if out, ok := v.output(b.Step, b.Output); ok && !components.Assignable(out.Type, in.Type) {
+				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, out.Type, name, in.Type)
+			}
+		case components.IsArtifact(in.Type):
+			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
+		default:
+			if len(refs) == 0 {
+				if _, err := components.NodeValue(in.Type, &node); err != nil {
+					v.atValue(path, "input %q: %v", name, err)
+				}
+			}
+		}
+	}
+	if c != nil {
+		for _, in := range c.Inputs {
+			if _, given := s.Inputs[in.Name]; !given && in.Required() {
+				v.at(p("steps", i), "step %q does not give component %s its required input %q (%s)", s.Name, c.Metadata.Name, in.Name, in.Type)
+			}
+		}
+	}
+	for j, a := range s.After {
+		if _, ok := index[a]; !ok {
+			v.atValue(p("steps", i, "after", j), "unknown step %q (steps: %s)", a, v.stepNames())
+		} else if a == s.Name {
+			v.atValue(p("steps", i, "after", j), "a step cannot run after itself")
+		}
+	}
+	if s.When != "" {
+		_, refs, err := ParseCondition(s.When)
+		if err != nil {
+			v.atValue(p("steps", i, "when"), "%v", err)
+		} else {
+			v.checkRefs(p("steps", i, "when"), refs, index, i)
+		}
+	}
+	if s.Retries < 0 {
+		v.atValue(p("steps", i, "retries"), "expected 0 or more, got %d", s.Retries)
+	}
+	for j, e := range s.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "= ") {
+			v.atValue(p("steps", i, "env", j, "name"), "invalid environment variable name %q", e.Name)
+		}
+	}
+	if d := s.Distributed; d != nil {
+		if d.Nodes < 1 {
+			v.atValue(p("steps", i, "distributed", "nodes"), "expected 1 or more nodes, got %d", d.Nodes)
+		}
+		if d.ProcsPerNode < 0 {
+			v.atValue(p("steps", i, "distributed", "procsPerNode"), "expected 1 or more, got %d", d.ProcsPerNode)
+		}
+		if d.MaxRestarts < 0 {
+			v.atValue(p("steps", i, "distributed", "maxRestarts"), "expected 0 or more, got %d", d.MaxRestarts)
+		}
+		if d.Port < 0 || d.Port > 65535 {
+			v.atValue(p("steps", i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
+		}
+		if d.Resources != nil && s.Resources != nil {
+			v.at(p("steps", i, "distributed", "resources"), "set resources on the step or under distributed, not both")
+		}
+		if g := d.Gang; g != nil {
+			if g.Kueue != nil && g.PodGroup != nil {
+				v.at(p("steps", i, "distributed", "gang"), "choose one of kueue and podGroup")
+			}
+			if g.Kueue != nil && g.Kueue.Queue == "" {
+				v.at(p("steps", i, "distributed", "gang", "kueue"), "missing: queue (the LocalQueue's name)")
+			}
+			if g.PodGroup != nil && g.PodGroup.Scheduler != "coscheduling" && g.PodGroup.Scheduler != "volcano" {
+				v.atValue(p("steps", i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
+			}
+		}
+	}
+}
+
+// bindingOf reads a step input value node.
+func bindingOf(n *yaml.Node, inType string) (Binding, []ref, error) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		return parseBinding(n.Value)
+	}
+	val, err := components.NodeValue(inType, n)
+	if err != nil {
+		return Binding{}, nil, err
+	}
+	return Binding{Literal: val}, nil, nil
+}
+
+// checkRefs reports references to unknown params, steps and outputs.
+func (v *validator) checkRefs(path []any, refs []ref, index map[string]int, self int) {
+	for _, r := range refs {
+		if r.param != "" {
+			if _, ok := v.p.Params[r.param]; !ok {
+				v.atValue(path, "unknown parameter %q (params: %s)", r.param, v.paramNames())
+			}
+			continue
+		}
+		j, ok := index[r.step]
+		switch {
+		case !ok:
+			v.atValue(path, "unknown step %q (steps: %s)", r.step, v.stepNames())
+			continue
+		case j == self:
+			v.atValue(path, "step %q cannot use its own output %q", r.step, r.output)
+			continue
+		}
+		if c := v.p.Steps[j].Resolved; c != nil {
+			if _, ok := c.Output(r.output); !ok {
+				v.atValue(path, "step %q (component %s) has no output %q (outputs: %s)", r.step, c.Metadata.Name, r.output, ioNames(c.Outputs))
+			}
+		}
+	}
+}
+
+func (v *validator) output(step, name string) (components.IO, bool) {
+	for _, s := range v.p.Steps {
+		if s.Name == step && s.Resolved != nil {
+			return s.Resolved.Output(name)
+		}
+	}
+	return components.IO{}, false
+}
+
+func (v *validator) stepNames() string {
+	var n []string
+	for _, s := range v.p.Steps {
+		n = append(n, s.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func (v *validator) paramNames() string {
+	if len(v.p.ParamOrder) == 0 {
+		return "none declared"
+	}
+	return strings.Join(v.p.ParamOrder, ", ")
+}
+
+func ioNames(ios []components.IO) string {
+	if len(ios) == 0 {
+		return "none"
+	}
+	var n []string
+	for _, io := range ios {
+		n = append(n, io.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// cycles reports each dependency cycle once, naming its steps in order.
+func (v *validator) cycles() {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		color[name] = grey
+		stack = append(stack, name)
+		for _, d := range v.p.Deps(name) {
+			switch color[d] {
+			case grey:
+				start := 0
+				for k, s := range stack {
+					if s == d {
+						start = k
+					}
+				}
+				cycle := append(append([]string{}, stack[start:]...), d)
+				i := v.p.index(d)
+				v.at(p("steps", i), "dependency cycle: %s", strings.Join(cycle, " → "))
+				return true
+			case white:
+				if visit(d) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[name] = black
+		return false
+	}
+	for _, s := range v.p.Steps {
+		if color[s.Name] == white {
+			stack = stack[:0]
+			if visit(s.Name) {
+				return
+			}
+		}
+	}
+}
+
+// index returns the position of the named step, or -1.
+func (pl *Pipeline) index(name string) int {
+	for i, s := range pl.Steps {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Step returns the named step, or nil.
+func (pl *Pipeline) Step(name string) *Step {
+	if i := pl.index(name); i >= 0 {
+		return &pl.Steps[i]
+	}
+	return nil
+}
+
+// Bindings returns the parsed inputs of a step of a loaded pipeline, by input name.
+func (s *Step) Bindings() map[string]Binding {
+	out := map[string]Binding{}
+	for name, n := range s.Inputs {
+		t := components.TypeString
+		if s.Resolved != nil {
+			if in, ok := s.Resolved.Input(name); ok {
+				t = in.Type
+			}
+		}
+		b, _, err := bindingOf(&n, t)
+		if err == nil {
+			out[name] = b
+		}
+	}
+	return out
+}
+
+// Deps returns the steps the named step depends on, sorted: those whose
+// outputs it uses (in inputs or when) and those it names in after.
+func (pl *Pipeline) Deps(name string) []string {
+	s := pl.Step(name)
+	if s == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, a := range s.After {
+		set[a] = true
+	}
+	for _, b := range s.Bindings() {
+		if b.Step != "" {
+			set[b.Step] = true
+		}
+	}
+	if s.When != "" {
+		if c, _, err := ParseCondition(s.When); err == nil {
+			for _, b := range []Binding{c.Left, c.Right} {
+				if b.Step != "" {
+					set[b.Step] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for d := range set {
+		if pl.index(d) >= 0 {
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveParams returns every parameter's value: overrides (name=value
+// strings, type-checked) over defaults. A required parameter without a value
+// or an unknown name is an error.
+func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]string, error) {
+	var errs []error
+	out := map[string]string{}
+	for name, raw := range overrides {
+		prm, ok := pl.Params[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("-p %s: pipeline %s has no parameter %q (params: %s)", name, pl.Metadata.Name, name, strings.Join(pl.ParamOrder, ", ")))
+			continue
+		}
+		v, err := components.ParseValue(prm.Type, raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("-p %s: %v", name, err))
+			continue
+		}
+		out[name] = v
+	}
+	for _, name := range pl.ParamOrder {
+		if _, ok := out[name]; ok {
+			continue
+		}
+		prm := pl.Params[name]
+		if prm.Default.Kind == 0 {
+			if _, bad := overrides[name]; !bad {
+				errs = append(errs, fmt.Errorf("parameter %q (%s) has no default: give it with -p %s=VALUE", name, prm.Type, name))
+			}
+			continue
+		}
+		v, err := components.NodeValue(prm.Type, &prm.Default)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parameter %q: %v", name, err))
+			continue
+		}
+		out[name] = v
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return out, errors.Join(errs...)
+}
+
+// ParseOverrides turns -p name=value flags into a map.
+func ParseOverrides(flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-p %q: expected name=value", f)
+		}
+		out[name] = value
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// cacheKey is the store key of a fingerprint's cache entry.
+func cacheKey(fp string) string { return ".cache/" + fp + ".json" }
+
+// cacheEntry records which step of which run produced a fingerprint's outputs.
+type cacheEntry struct {
+	Run     string                   `json:"run"`
+	Step    string                   `json:"step"`
+	Created time.Time                `json:"created"`
+	Outputs []artifacts.OutputRecord `json:"outputs"`
+}
+
+// fingerprint identifies a step's work: the component spec (image
+// included), the files its command names in the component's directory, the
+// resolved parameter values, the input artifacts' sha256 and the gang shape.
+func fingerprint(inv *components.Invocation, inputSums map[string]string, s *pipeline.Step) (string, error) {
+	params, err := inv.Component.ParamValues(inv.Params)
+	if err != nil {
+		return "", err
+	}
+	files := map[string]string{}
+	for _, arg := range append(append([]string{}, inv.Component.Command...), inv.Component.Args...) {
+		if arg == "" || filepath.IsAbs(arg) || inv.Component.Dir == "" {
+			continue
+		}
+		p := filepath.Join(inv.Component.Dir, inv.Component.WorkingDir, arg)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // not a file: an ordinary argument
+		}
+		sum := sha256.Sum256(b)
+		files[arg] = hex.EncodeToString(sum[:])
+	}
+	doc := struct {
+		Component *components.Component `json:"component"`
+		Files     map[string]string     `json:"files"`
+		Params    map[string]string     `json:"params"`
+		Inputs    map[string]string     `json:"inputs"`
+		Env       []string              `json:"env"`
+		Nodes     int                   `json:"nodes,omitempty"`
+		Procs     int                   `json:"procs,omitempty"`
+	}{inv.Component, files, params, inputSums, inv.Env, 0, 0}
+	if d := s.Distributed; d != nil {
+		doc.Nodes, doc.Procs = d.Nodes, d.Procs()
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// lookupCache returns the cache entry of fp when every artifact it names is
+// still complete in the store with the same sha256.
+func lookupCache(ctx context.Context, s artifacts.Store, fp string) (cacheEntry, bool) {
+	var e cacheEntry
+	if err := artifacts.GetJSON(ctx, s, cacheKey(fp), &e); err != nil {
+		return e, false
+	}
+	for _, o := range e.Outputs {
+		if o.URI == "" {
+			continue
+		}
+		key, err := artifacts.SplitURI(s, o.URI)
+		if err != nil {
+			return e, false
+		}
+		meta, err := artifacts.ReadMetadata(ctx, s, key)
+		if err != nil || meta.SHA256 != o.SHA256 {
+			return e, false
+		}
+	}
+	return e, true
+}
+
+func storeCache(ctx context.Context, s artifacts.Store, fp string, e cacheEntry) error {
+	e.Created = time.Now().UTC()
+	return artifacts.PutJSON(ctx, s, cacheKey(fp), e)
+}

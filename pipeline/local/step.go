@@ -1,0 +1,324 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// logTail is how many log lines of a failed step the summary shows.
+const logTail = 15
+
+// runStep runs one step to its end and records it.
+func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
+	start := e.r.now()
+	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Started = &start })
+	fail := func(code int, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		e.finish(ctx, s.Name, artifacts.StatusFailed, &code, msg)
+		e.r.statusf("%-12s failed: %s\n", s.Name, msg)
+	}
+	if s.When != "" {
+		ok, err := e.condition(s)
+		if err != nil {
+			fail(1, "when: %v", err)
+			return
+		}
+		if !ok {
+			e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, fmt.Sprintf("condition %q is false", s.When))
+			e.r.statusf("%-12s skipped: condition %q is false\n", s.Name, s.When)
+			return
+		}
+	}
+	inv, inputSums, err := e.invocation(s)
+	if err != nil {
+		fail(1, "%v", err)
+		return
+	}
+	fp, err := fingerprint(inv, inputSums, s)
+	if err != nil {
+		fail(1, "fingerprint: %v", err)
+		return
+	}
+	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
+	if !e.r.NoCache && s.CacheEnabled() {
+		if hit, ok := lookupCache(ctx, e.r.Store, fp); ok {
+			end := e.r.now()
+			code := 0
+			e.update(ctx, s.Name, func(r *artifacts.StepRecord) {
+				r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = artifacts.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
+				r.Message = "outputs reused from run " + hit.Run
+			})
+			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", s.Name, hit.Step, hit.Run)
+			return
+		}
+	}
+
+	dir := e.workDir(s.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fail(1, "%v", err)
+		return
+	}
+	logFile, err := os.Create(filepath.Join(dir, "step.log"))
+	if err != nil {
+		fail(1, "%v", err)
+		return
+	}
+	t := &tail{n: logTail}
+	e.mu.Lock()
+	e.tails[s.Name] = t
+	e.mu.Unlock()
+	var writers []*lineWriter
+	output := func(prefix string) io.Writer {
+		w := &lineWriter{mu: &e.logMu, prefix: prefix, sinks: []io.Writer{logFile}, tail: t}
+		if e.r.Logs != nil {
+			w.sinks = append(w.sinks, e.r.Logs)
+		}
+		writers = append(writers, w)
+		return w
+	}
+	stepLog := output("[" + s.Name + "] ")
+
+	attempts, records, runErr := e.attempts(ctx, s, inv, components.Workspace{Dir: dir}, output, stepLog)
+	for _, w := range writers {
+		w.Flush()
+	}
+	logFile.Close()
+	if err := uploadLog(context.WithoutCancel(ctx), e.r.Store, e.run.ID, s.Name, logFile.Name()); err != nil {
+		e.r.statusf("warning: cannot store the log of step %s: %v\n", s.Name, err)
+	}
+	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
+	code := launcher.ExitCode(runErr)
+	took := e.r.now().Sub(start).Round(time.Millisecond)
+	switch {
+	case runErr == nil:
+		e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Outputs = records })
+		e.finish(ctx, s.Name, artifacts.StatusSucceeded, &code, "")
+		e.r.statusf("%-12s succeeded in %s\n", s.Name, took)
+		if s.CacheEnabled() {
+			if err := storeCache(context.WithoutCancel(ctx), e.r.Store, fp, cacheEntry{Run: e.run.ID, Step: s.Name, Outputs: records}); err != nil {
+				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", s.Name, err)
+			}
+		}
+	case ctx.Err() != nil:
+		e.finish(ctx, s.Name, artifacts.StatusCancelled, &code, "run cancelled")
+		e.r.statusf("%-12s cancelled\n", s.Name)
+	default:
+		fail(code, "%v", runErr)
+	}
+}
+
+// attempts runs the step up to 1+retries times; a distributed step's gang
+// restarts happen within one attempt.
+func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *components.Invocation, ws components.Workspace, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
+	rt := &components.Runtime{Store: e.r.Store}
+	values, err := rt.Prepare(ctx, inv, ws)
+	if err != nil {
+		return 0, nil, err
+	}
+	env := append(launcher.Environ(inv.Env...), "PIPECTL_RUN_ID="+e.run.ID, "PIPECTL_STEP="+s.Name)
+	dir := inv.Component.Dir
+	if inv.Component.WorkingDir != "" {
+		dir = filepath.Join(dir, inv.Component.WorkingDir)
+	}
+	total := 0
+	var lastErr error
+	for try := 0; try <= s.Retries; try++ {
+		if try > 0 {
+			fmt.Fprintf(stepLog, "pipectl: attempt %d failed (%v); retrying (%d of %d)\n", try, lastErr, try, s.Retries)
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if s.Timeout.Duration > 0 {
+			actx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
+		}
+		n, err := e.attempt(actx, s, inv, rt, ws, values, dir, env, output, stepLog)
+		cancel()
+		total += n
+		if err == nil {
+			records, perr := rt.Publish(ctx, inv, ws)
+			if perr == nil {
+				return total, records, nil
+			}
+			err = perr
+		}
+		if ctx.Err() != nil {
+			return total, nil, ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil && s.Timeout.Duration > 0 {
+			err = fmt.Errorf("timed out after %s: %w", s.Timeout.Duration, &launcher.ExitError{Code: 124})
+		}
+		lastErr = err
+	}
+	return total, nil, lastErr
+}
+
+// attempt runs the step's program once: one process, or the gang of a
+// distributed step (with its own restarts). It returns the processes' runs.
+func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, dir string, env []string, output func(string) io.Writer, stepLog io.Writer) (int, error) {
+	argvFor := func(rank int) ([]string, []string, error) {
+		v, err := rt.ForRank(inv, ws, values, rank)
+		if err != nil {
+			return nil, nil, err
+		}
+		argv, err := inv.Component.Argv(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		cenv, err := inv.Component.Environ(v)
+		return argv, cenv, err
+	}
+	d := s.Distributed
+	if d == nil {
+		argv, cenv, err := argvFor(0)
+		if err != nil {
+			return 0, err
+		}
+		return 1, launcher.Run(ctx, launcher.Process{Argv: argv, Dir: dir, Env: append(env, cenv...), Stdout: stepLog, Stderr: stepLog}, e.r.GracePeriod)
+	}
+	procs := d.Procs()
+	// The component env is resolved for rank 0; per-rank output paths in
+	// env values would all name rank 0's, which only rank 0 publishes anyway.
+	_, cenv, err := argvFor(0)
+	if err != nil {
+		return 0, err
+	}
+	outs := map[int]io.Writer{}
+	g := &launcher.Gang{
+		Nodes: d.Nodes, ProcsPerNode: procs, MaxRestarts: d.MaxRestarts,
+		Dir: dir, GracePeriod: e.r.GracePeriod,
+		Argv: func(node, local int) ([]string, error) {
+			argv, _, err := argvFor(node*procs + max(local, 0))
+			return argv, err
+		},
+		Output: func(rank int) io.Writer {
+			if w, ok := outs[rank]; ok {
+				return w
+			}
+			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", s.Name, rank))
+			return outs[rank]
+		},
+		Logf: func(format string, args ...any) { fmt.Fprintf(stepLog, "pipectl: "+format+"\n", args...) },
+	}
+	g.Env = append(env, cenv...)
+	fmt.Fprintf(stepLog, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", d.Nodes*procs, d.Nodes, procs)
+	return g.Run(ctx)
+}
+
+// invocation builds the step's invocation from params and upstream outputs,
+// with the sha256 of each input artifact.
+func (e *execution) invocation(s *pipeline.Step) (*components.Invocation, map[string]string, error) {
+	inv := &components.Invocation{
+		Component: s.Resolved, Run: e.run.ID, Step: s.Name,
+		Params: map[string]string{}, Inputs: map[string]string{},
+	}
+	sums := map[string]string{}
+	for _, env := range s.Env {
+		v, err := pipeline.Interpolate(env.Value, e.params)
+		if err != nil {
+			return nil, nil, fmt.Errorf("env %s: %v", env.Name, err)
+		}
+		inv.Env = append(inv.Env, env.Name+"="+v)
+	}
+	binds := s.Bindings()
+	names := make([]string, 0, len(binds))
+	for n := range binds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b := binds[name]
+		in, _ := s.Resolved.Input(name)
+		if b.Step != "" {
+			out, ok := e.output(b.Step, b.Output)
+			if !ok {
+				return nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
+			}
+			if components.IsArtifact(in.Type) {
+				inv.Inputs[name], sums[name] = out.URI, out.SHA256
+			} else {
+				inv.Params[name] = *out.Value
+			}
+			continue
+		}
+		v, err := e.value(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("input %q: %v", name, err)
+		}
+		inv.Params[name] = v
+	}
+	return inv, sums, nil
+}
+
+// value resolves a literal or parameter binding (or an upstream output
+// parameter) to its text.
+func (e *execution) value(b pipeline.Binding) (string, error) {
+	switch {
+	case b.Param != "":
+		v, ok := e.params[b.Param]
+		if !ok {
+			return "", fmt.Errorf("parameter %q has no value", b.Param)
+		}
+		return v, nil
+	case b.Step != "":
+		out, ok := e.output(b.Step, b.Output)
+		if !ok || out.Value == nil {
+			return "", fmt.Errorf("step %s has no output parameter %q", b.Step, b.Output)
+		}
+		return *out.Value, nil
+	default:
+		return pipeline.Interpolate(b.Literal, e.params)
+	}
+}
+
+// output returns an output record of a finished step.
+func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, o := range e.run.Step(step).Outputs {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return artifacts.OutputRecord{}, false
+}
+
+// condition evaluates a step's when.
+func (e *execution) condition(s *pipeline.Step) (bool, error) {
+	c, _, err := pipeline.ParseCondition(s.When)
+	if err != nil {
+		return false, err
+	}
+	var verr error
+	ok := c.Eval(func(b pipeline.Binding) string {
+		v, err := e.value(b)
+		if err != nil && verr == nil {
+			verr = err
+		}
+		return strings.TrimSpace(v)
+	})
+	return ok, verr
+}
+
+func uploadLog(ctx context.Context, s artifacts.Store, run, step, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, artifacts.LogKey(run, step), f, st.Size())
+}

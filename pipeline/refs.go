@@ -1,0 +1,156 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Binding is the value a step gives one component input: a literal (which
+// may embed {{params.NAME}}), a whole parameter, or a step's output.
+type Binding struct {
+	// Literal is the value's text when it is not a whole reference.
+	Literal string
+	// Param names the pipeline parameter the value is.
+	Param string
+	// Step and Output name the step output the value is.
+	Step, Output string
+}
+
+// IsRef reports whether the binding is a whole reference.
+func (b Binding) IsRef() bool { return b.Param != "" || b.Step != "" }
+
+func (b Binding) String() string {
+	switch {
+	case b.Param != "":
+		return "{{params." + b.Param + "}}"
+	case b.Step != "":
+		return "{{steps." + b.Step + ".outputs." + b.Output + "}}"
+	default:
+		return b.Literal
+	}
+}
+
+// ref is one {{...}} reference in pipeline text.
+type ref struct {
+	param        string
+	step, output string
+}
+
+// parseRefs splits s into text and references.
+func parseRefs(s string) (texts []string, refs []ref, err error) {
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			return append(texts, s), refs, nil
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			return nil, nil, fmt.Errorf("unclosed reference in %q (want {{params.NAME}} or {{steps.STEP.outputs.OUTPUT}})", s)
+		}
+		texts = append(texts, s[:i])
+		body := strings.TrimSpace(s[i+2 : i+j])
+		parts := strings.Split(body, ".")
+		switch {
+		case len(parts) == 2 && parts[0] == "params" && parts[1] != "":
+			refs = append(refs, ref{param: parts[1]})
+		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs" && parts[1] != "" && parts[3] != "":
+			refs = append(refs, ref{step: parts[1], output: parts[3]})
+		default:
+			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want {{params.NAME}} or {{steps.STEP.outputs.OUTPUT}})", body)
+		}
+		s = s[i+j+2:]
+	}
+}
+
+// parseBinding reads one step input value.
+func parseBinding(s string) (Binding, []ref, error) {
+	texts, refs, err := parseRefs(s)
+	if err != nil {
+		return Binding{}, nil, err
+	}
+	if len(refs) == 1 && texts[0] == "" && texts[1] == "" {
+		r := refs[0]
+		return Binding{Param: r.param, Step: r.step, Output: r.output}, refs, nil
+	}
+	for _, r := range refs {
+		if r.step != "" {
+			return Binding{}, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
+		}
+	}
+	return Binding{Literal: s}, refs, nil
+}
+
+// Interpolate replaces the {{params.NAME}} references of a literal with the
+// parameter values. Values are inserted as they are and never parsed again.
+func Interpolate(s string, params map[string]string) (string, error) {
+	texts, refs, err := parseRefs(s)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, t := range texts {
+		b.WriteString(t)
+		if i < len(refs) {
+			v, ok := params[refs[i].param]
+			if !ok || refs[i].param == "" {
+				return "", fmt.Errorf("no value for {{params.%s}}", refs[i].param)
+			}
+			b.WriteString(v)
+		}
+	}
+	return b.String(), nil
+}
+
+// Condition is a parsed `when`: Left Op Right, where each side is a literal
+// or a whole reference; a bare reference means "== true".
+type Condition struct {
+	Left, Right Binding
+	// Op is "==" or "!=".
+	Op string
+}
+
+// ParseCondition parses a step's when.
+func ParseCondition(s string) (Condition, []ref, error) {
+	var c Condition
+	var left, right string
+	switch {
+	case strings.Contains(s, "=="):
+		left, right, _ = strings.Cut(s, "==")
+		c.Op = "=="
+	case strings.Contains(s, "!="):
+		left, right, _ = strings.Cut(s, "!=")
+		c.Op = "!="
+	default:
+		left, right, c.Op = s, "true", "=="
+	}
+	var refs []ref
+	for i, side := range []string{left, right} {
+		side = strings.Trim(strings.TrimSpace(side), `'"`)
+		b, r, err := parseBinding(side)
+		if err != nil {
+			return c, nil, fmt.Errorf("invalid condition %q: %v", s, err)
+		}
+		if !b.IsRef() && len(r) > 0 {
+			return c, nil, fmt.Errorf("invalid condition %q: each side must be a whole reference or a literal", s)
+		}
+		if side == "" {
+			return c, nil, fmt.Errorf("invalid condition %q: expected LEFT == RIGHT or LEFT != RIGHT", s)
+		}
+		refs = append(refs, r...)
+		if i == 0 {
+			c.Left = b
+		} else {
+			c.Right = b
+		}
+	}
+	return c, refs, nil
+}
+
+// Eval evaluates the condition once each side's value is known.
+func (c Condition) Eval(value func(Binding) string) bool {
+	eq := value(c.Left) == value(c.Right)
+	if c.Op == "!=" {
+		return !eq
+	}
+	return eq
+}

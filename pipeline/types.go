@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+)
+
+// Pipeline is a DAG of steps, each running a component.
+type Pipeline struct {
+	APIVersion string              `yaml:"apiVersion"`
+	Kind       string              `yaml:"kind"`
+	Metadata   components.Metadata `yaml:"metadata"`
+	// Params are the run's parameters, by name.
+	Params map[string]Param `yaml:"params,omitempty"`
+	// Steps run in dependency order.
+	Steps []Step `yaml:"steps"`
+
+	// Source is the file the pipeline came from; set by the loader.
+	Source string `yaml:"-"`
+	// ParamOrder lists the params in file order; set by the loader.
+	ParamOrder []string `yaml:"-"`
+}
+
+// Param is one typed pipeline parameter.
+type Param struct {
+	// Type is string, int, float, bool or json.
+	Type string `yaml:"type"`
+	// Default is the value used when the run gives none; without it the
+	// parameter is required.
+	Default yaml.Node `yaml:"default,omitempty"`
+	// Description is free text.
+	Description string `yaml:"description,omitempty"`
+}
+
+// Step is one node of the DAG.
+type Step struct {
+	// Name is a DNS-1123 label, unique in the pipeline.
+	Name string `yaml:"name"`
+	// Component is a path to a component file (relative to the pipeline
+	// file) or an inline component.
+	Component yaml.Node `yaml:"component"`
+	// Inputs give the component's inputs their values: a literal, a
+	// reference "{{params.NAME}}" or "{{steps.STEP.outputs.OUTPUT}}"; a
+	// string literal may embed "{{params.NAME}}".
+	Inputs map[string]yaml.Node `yaml:"inputs,omitempty"`
+	// After lists steps that must finish first, beyond those whose outputs
+	// the step uses.
+	After []string `yaml:"after,omitempty"`
+	// When runs the step only if the condition holds, e.g.
+	// "{{params.evaluate}} == true"; otherwise the step is skipped.
+	When string `yaml:"when,omitempty"`
+	// Retries is how many times a failed step is tried again.
+	Retries int `yaml:"retries,omitempty"`
+	// Timeout bounds one attempt, e.g. 30m.
+	Timeout Duration `yaml:"timeout,omitempty"`
+	// Cache: false turns off output reuse for this step.
+	Cache *bool `yaml:"cache,omitempty"`
+	// Env adds environment variables to the step's program.
+	Env []components.EnvVar `yaml:"env,omitempty"`
+	// Resources, NodeSelector and Tolerations shape the step's pods on Kubernetes.
+	Resources    *Resources        `yaml:"resources,omitempty"`
+	NodeSelector map[string]string `yaml:"nodeSelector,omitempty"`
+	Tolerations  []Toleration      `yaml:"tolerations,omitempty"`
+	// Distributed makes the step a gang of rank processes.
+	Distributed *Distributed `yaml:"distributed,omitempty"`
+
+	// Resolved is the step's component; set by the loader.
+	Resolved *components.Component `yaml:"-"`
+}
+
+// Resources are requests (and equal limits) for a pod or each rank.
+type Resources struct {
+	CPU    string `yaml:"cpu,omitempty"`
+	Memory string `yaml:"memory,omitempty"`
+	// GPU is the number of GPUs (nvidia.com/gpu unless GPUResource says otherwise).
+	GPU int `yaml:"gpu,omitempty"`
+	// GPUResource is the extended resource name for GPUs.
+	GPUResource string `yaml:"gpuResource,omitempty"`
+	// Extra are other extended resources, by name.
+	Extra map[string]string `yaml:"extra,omitempty"`
+}
+
+// Toleration is a Kubernetes toleration.
+type Toleration struct {
+	Key      string `yaml:"key,omitempty"`
+	Operator string `yaml:"operator,omitempty"`
+	Value    string `yaml:"value,omitempty"`
+	Effect   string `yaml:"effect,omitempty"`
+}
+
+// Distributed describes a gang of ranks: Nodes × ProcsPerNode processes.
+type Distributed struct {
+	// Nodes is the number of nodes (pods on Kubernetes).
+	Nodes int `yaml:"nodes"`
+	// ProcsPerNode is the number of rank processes per node (default 1).
+	ProcsPerNode int `yaml:"procsPerNode,omitempty"`
+	// MaxRestarts is how often the whole gang is restarted after a rank fails.
+	MaxRestarts int `yaml:"maxRestarts,omitempty"`
+	// StartupTimeout bounds the time until every rank runs (Kubernetes).
+	StartupTimeout Duration `yaml:"startupTimeout,omitempty"`
+	// Port is the rendezvous port (MASTER_PORT) on Kubernetes; a free port locally.
+	Port int `yaml:"port,omitempty"`
+	// Resources, NodeSelector, Tolerations, Affinity and PriorityClass shape each rank's pod.
+	Resources     *Resources        `yaml:"resources,omitempty"`
+	NodeSelector  map[string]string `yaml:"nodeSelector,omitempty"`
+	Tolerations   []Toleration      `yaml:"tolerations,omitempty"`
+	Affinity      yaml.Node         `yaml:"affinity,omitempty"`
+	PriorityClass string            `yaml:"priorityClass,omitempty"`
+	// Gang selects gang scheduling on Kubernetes.
+	Gang *Gang `yaml:"gang,omitempty"`
+}
+
+// Gang selects how all ranks are admitted together on Kubernetes.
+type Gang struct {
+	Kueue    *KueueGang    `yaml:"kueue,omitempty"`
+	PodGroup *PodGroupGang `yaml:"podGroup,omitempty"`
+}
+
+// KueueGang admits the gang through a Kueue LocalQueue.
+type KueueGang struct {
+	Queue string `yaml:"queue"`
+}
+
+// PodGroupGang schedules the gang as a PodGroup.
+type PodGroupGang struct {
+	// Scheduler is coscheduling or volcano.
+	Scheduler string `yaml:"scheduler"`
+	// Timeout is the PodGroup's schedule timeout.
+	Timeout Duration `yaml:"timeout,omitempty"`
+}
+
+// Procs returns the number of processes per node (at least 1).
+func (d *Distributed) Procs() int {
+	if d.ProcsPerNode < 1 {
+		return 1
+	}
+	return d.ProcsPerNode
+}
+
+// Duration is a time.Duration written as "90s", "10m" or "1h30m".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 || n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: expected a duration such as 90s, 10m or 1h30m, got %q", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// CacheEnabled reports whether the step may reuse earlier outputs.
+func (s *Step) CacheEnabled() bool { return s.Cache == nil || *s.Cache }

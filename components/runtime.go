@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 )
@@ -207,4 +209,39 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 		records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: rt.Store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
 	return records, errors.Join(errs...)
+}
+
+// ExecOptions say where and how an invocation's program runs.
+type ExecOptions struct {
+	// Dir is the working directory ("" for the current one).
+	Dir string
+	// Env is the base environment; the component's env is appended.
+	Env []string
+	// Stdout and Stderr receive the program's output.
+	Stdout, Stderr io.Writer
+	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
+	GracePeriod time.Duration
+}
+
+// RunOnce runs the program once as the only process (rank 0) of a prepared
+// invocation and, when it exits 0, publishes its outputs. This is the path
+// of `pipectl exec` in a pod and of every non-distributed local step.
+func (rt *Runtime) RunOnce(ctx context.Context, inv *Invocation, ws Workspace, v Values, o ExecOptions) ([]artifacts.OutputRecord, error) {
+	rv, err := rt.ForRank(inv, ws, v, 0)
+	if err != nil {
+		return nil, err
+	}
+	argv, err := inv.Component.Argv(rv)
+	if err != nil {
+		return nil, err
+	}
+	env, err := inv.Component.Environ(rv)
+	if err != nil {
+		return nil, err
+	}
+	p := Process{Argv: argv, Dir: o.Dir, Env: append(append([]string{}, o.Env...), env...), Stdout: o.Stdout, Stderr: o.Stderr}
+	if err := Run(ctx, p, o.GracePeriod); err != nil {
+		return nil, err
+	}
+	return rt.Publish(ctx, inv, ws)
 }

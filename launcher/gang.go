@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // Gang runs the ranks of a distributed step as local processes: Nodes ×
@@ -92,7 +94,7 @@ func (g *Gang) attempt(ctx context.Context) error {
 	if argv, err := g.Argv(0, 0); err == nil {
 		torchrun = IsTorchrun(argv)
 	}
-	var running []*Running
+	var running []*components.Running
 	var ranks []int
 	results := make(chan rankResult, g.Nodes*g.procs())
 	stopAll := func() {
@@ -109,7 +111,7 @@ func (g *Gang) attempt(ctx context.Context) error {
 			return err
 		}
 		out := g.Output(rank)
-		r, err := Start(Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
+		r, err := components.Start(components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
 		if err != nil {
 			return &RankError{Rank: rank, Err: err}
 		}
@@ -155,7 +157,7 @@ func (g *Gang) grace() time.Duration {
 	if g.GracePeriod > 0 {
 		return g.GracePeriod
 	}
-	return DefaultGracePeriod
+	return components.DefaultGracePeriod
 }
 
 // FreePort returns a TCP port free on loopback right now.

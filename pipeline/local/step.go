@@ -99,7 +99,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		e.r.statusf("warning: cannot store the log of step %s: %v\n", s.Name, err)
 	}
 	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
-	code := launcher.ExitCode(runErr)
+	code := components.ExitCode(runErr)
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:
@@ -127,7 +127,7 @@ func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *compone
 	if err != nil {
 		return 0, nil, err
 	}
-	env := append(launcher.Environ(inv.Env...), "PIPECTL_RUN_ID="+e.run.ID, "PIPECTL_STEP="+s.Name)
+	env := append(components.Environ(inv.Env...), "PIPECTL_RUN_ID="+e.run.ID, "PIPECTL_STEP="+s.Name)
 	dir := inv.Component.Dir
 	if inv.Component.WorkingDir != "" {
 		dir = filepath.Join(dir, inv.Component.WorkingDir)
@@ -142,30 +142,33 @@ func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *compone
 		if s.Timeout.Duration > 0 {
 			actx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
 		}
-		n, err := e.attempt(actx, s, inv, rt, ws, values, dir, env, output, stepLog)
+		n, records, err := e.attempt(actx, s, inv, rt, ws, values, dir, env, output, stepLog)
+		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		total += n
 		if err == nil {
-			records, perr := rt.Publish(ctx, inv, ws)
-			if perr == nil {
-				return total, records, nil
-			}
-			err = perr
+			return total, records, nil
 		}
 		if ctx.Err() != nil {
 			return total, nil, ctx.Err()
 		}
-		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil && s.Timeout.Duration > 0 {
-			err = fmt.Errorf("timed out after %s: %w", s.Timeout.Duration, &launcher.ExitError{Code: 124})
+		if timedOut {
+			err = fmt.Errorf("timed out after %s: %w", s.Timeout.Duration, &components.ExitError{Code: 124})
 		}
 		lastErr = err
 	}
 	return total, nil, lastErr
 }
 
-// attempt runs the step's program once: one process, or the gang of a
-// distributed step (with its own restarts). It returns the processes' runs.
-func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, dir string, env []string, output func(string) io.Writer, stepLog io.Writer) (int, error) {
+// attempt runs the step's program once and publishes its outputs: one
+// process, or the gang of a distributed step (with its own restarts). It
+// returns the number of gang attempts made.
+func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, dir string, env []string, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
+	d := s.Distributed
+	if d == nil {
+		records, err := rt.RunOnce(ctx, inv, ws, values, components.ExecOptions{Dir: dir, Env: env, Stdout: stepLog, Stderr: stepLog, GracePeriod: e.r.GracePeriod})
+		return 1, records, err
+	}
 	argvFor := func(rank int) ([]string, []string, error) {
 		v, err := rt.ForRank(inv, ws, values, rank)
 		if err != nil {
@@ -178,20 +181,12 @@ func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *componen
 		cenv, err := inv.Component.Environ(v)
 		return argv, cenv, err
 	}
-	d := s.Distributed
-	if d == nil {
-		argv, cenv, err := argvFor(0)
-		if err != nil {
-			return 0, err
-		}
-		return 1, launcher.Run(ctx, launcher.Process{Argv: argv, Dir: dir, Env: append(env, cenv...), Stdout: stepLog, Stderr: stepLog}, e.r.GracePeriod)
-	}
 	procs := d.Procs()
 	// The component env is resolved for rank 0; per-rank output paths in
 	// env values would all name rank 0's, which only rank 0 publishes anyway.
 	_, cenv, err := argvFor(0)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	outs := map[int]io.Writer{}
 	g := &launcher.Gang{
@@ -212,7 +207,12 @@ func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *componen
 	}
 	g.Env = append(env, cenv...)
 	fmt.Fprintf(stepLog, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", d.Nodes*procs, d.Nodes, procs)
-	return g.Run(ctx)
+	n, err := g.Run(ctx)
+	if err != nil {
+		return n, nil, err
+	}
+	records, err := rt.Publish(ctx, inv, ws)
+	return n, records, err
 }
 
 // invocation builds the step's invocation from params and upstream outputs,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -71,10 +72,47 @@ func Start(p Process) (*Running, error) {
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
-	cmd.Stdout = p.Stdout
-	cmd.Stderr = p.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Output goes through pipes we own, not exec's: exec's Wait would also
+	// wait for every process that inherited the pipe (a rank's background
+	// child), while we kill the whole group as soon as the leader exits.
+	var copies sync.WaitGroup
+	var closeAfterStart []*os.File
+	pipe := func(w io.Writer) (*os.File, error) {
+		if w == nil {
+			return nil, nil
+		}
+		if f, ok := w.(*os.File); ok {
+			return f, nil
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		closeAfterStart = append(closeAfterStart, pw)
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			defer pr.Close()
+			_, _ = io.Copy(w, pr)
+		}()
+		return pw, nil
+	}
+	var err error
+	if cmd.Stdout, err = pipe(p.Stdout); err != nil {
+		return nil, err
+	}
+	if p.Stderr == p.Stdout {
+		cmd.Stderr = cmd.Stdout
+	} else if cmd.Stderr, err = pipe(p.Stderr); err != nil {
+		return nil, err
+	}
+	err = cmd.Start()
+	for _, f := range closeAfterStart {
+		f.Close()
+	}
+	if err != nil {
+		copies.Wait()
 		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
 	}
 	r := &Running{cmd: cmd, done: make(chan struct{})}
@@ -90,8 +128,10 @@ func Start(p Process) (*Running, error) {
 			}
 		}
 		r.err = err
-		// Whatever the leader did, leave nothing of its group behind.
+		// Whatever the leader did, leave nothing of its group behind; then
+		// the pipes close and the last output is copied.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		copies.Wait()
 		close(r.done)
 	}()
 	return r, nil

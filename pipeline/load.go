@@ -37,8 +37,14 @@ func Parse(path string, data []byte) (*Pipeline, error) {
 
 func decode(f *yamlfile.File) (*Pipeline, error) {
 	p := &Pipeline{Source: f.Path}
-	if err := f.Decode(f.Root, "", p); err != nil {
-		return nil, err
+	decodeErr := f.Decode(f.Root, "", p)
+	if decodeErr != nil {
+		// Report what the semantic checks find too, when the file decodes
+		// leniently (unknown fields, say); otherwise the decode errors alone.
+		p = &Pipeline{Source: f.Path}
+		if f.Root.Decode(p) != nil {
+			return nil, decodeErr
+		}
 	}
 	if n, _, ok := yamlfile.Lookup(f.Root, "params"); ok && n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
@@ -47,8 +53,8 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 	}
 	v := &validator{f: f, p: p, loaded: map[string]*components.Component{}}
 	v.validate()
-	if len(v.errs) > 0 {
-		return nil, errors.Join(v.errs...)
+	if decodeErr != nil || len(v.errs) > 0 {
+		return nil, errors.Join(append([]error{decodeErr}, v.errs...)...)
 	}
 	return p, nil
 }
@@ -383,7 +389,7 @@ func (v *validator) cycles() {
 				}
 				cycle := append(append([]string{}, stack[start:]...), d)
 				i := v.p.index(d)
-				v.at(p("steps", i), "dependency cycle: %s", strings.Join(cycle, " → "))
+				v.at(p("steps", i), "dependency cycle: %s (each step waits for the next)", strings.Join(cycle, " → "))
 				return true
 			case white:
 				if visit(d) {

@@ -1,0 +1,95 @@
+package components
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestArgvResolvesPlaceholdersOnce(t *testing.T) {
+	c, err := Load("testdata/echo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := c.ParamValues(map[string]string{"msg": "{{inputs.n}} stays literal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Values{
+		Params:      params,
+		InputPaths:  map[string]string{"data": "/w/inputs/data"},
+		InputURIs:   map[string]string{"data": "file:///s/r/s/data"},
+		OutputPaths: map[string]string{"out": "/w/outputs/out", "score": "/w/outputs/score"},
+	}
+	argv, err := c.Argv(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// extra is optional and absent: its element is dropped.
+	want := []string{"prog", "--msg={{inputs.n}} stays literal", "2", `{"a":[1,2]}`, "/w/inputs/data", "/w/outputs/out", "/w/outputs/score"}
+	if diff := cmp.Diff(want, argv); diff != "" {
+		t.Errorf("Argv (-want +got):\n%s", diff)
+	}
+	env, err := c.Environ(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"DATA_URI=file:///s/r/s/data"}, env); diff != "" {
+		t.Errorf("Environ (-want +got):\n%s", diff)
+	}
+	if _, err := c.ParamValues(map[string]string{"msg": "x", "n": "two"}); err == nil || !strings.Contains(err.Error(), `input "n": expected a whole number (int), got "two"`) {
+		t.Errorf("ParamValues with a bad int: %v", err)
+	}
+	if _, err := c.ParamValues(nil); err == nil || !strings.Contains(err.Error(), `input parameter "msg" (string) has no value`) {
+		t.Errorf("ParamValues without msg: %v", err)
+	}
+}
+
+func TestKFPUnsupportedPlaceholder(t *testing.T) {
+	_, err := Load("testdata/kfp-if.yaml")
+	if err == nil || !strings.Contains(err.Error(), `testdata/kfp-if.yaml:7:21: implementation.container.command[1]: KFP placeholder "if" is not supported`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParseValue(t *testing.T) {
+	tests := []struct{ typ, in, want, err string }{
+		{TypeInt, " 42", "42", ""},
+		{TypeInt, "4.2", "", "expected a whole number"},
+		{TypeFloat, "1e-2", "0.01", ""},
+		{TypeFloat, "NaN", "", "expected a number"},
+		{TypeBool, "True", "true", ""},
+		{TypeBool, "yes", "", "expected true or false"},
+		{TypeJSON, `{"b": 1,  "a": [true]}`, `{"a":[true],"b":1}`, ""},
+		{TypeJSON, `{`, "", "expected JSON"},
+		{TypeString, "{{x}}", "{{x}}", ""},
+	}
+	for _, tt := range tests {
+		got, err := ParseValue(tt.typ, tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseValue(%s, %q) err = %v, want %q", tt.typ, tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseValue(%s, %q) = %q, %v; want %q", tt.typ, tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestAssignable(t *testing.T) {
+	for _, tt := range []struct {
+		from, to string
+		want     bool
+	}{
+		{TypeDataset, TypeDataset, true}, {TypeDataset, TypeArtifact, true}, {TypeArtifact, TypeModel, true},
+		{TypeDataset, TypeModel, false}, {TypeInt, TypeFloat, true}, {TypeFloat, TypeInt, false},
+		{TypeBool, TypeString, true}, {TypeDataset, TypeString, false}, {TypeString, TypeInt, false},
+	} {
+		if got := Assignable(tt.from, tt.to); got != tt.want {
+			t.Errorf("Assignable(%s, %s) = %v", tt.from, tt.to, got)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package components
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// Environment variables every step's program gets, locally and in a pod.
+const (
+	EnvRunID = "PIPECTL_RUN_ID"
+	EnvStep  = "PIPECTL_STEP"
+)
+
+// ExecRequest is one `pipectl exec`: a component, how the step wires it,
+// and the run-time values.
+type ExecRequest struct {
+	Component *ExecComponent
+	Step      *ExecStep
+	Values    ExecValues
+	// Argv, when set, replaces the component's command and args (placeholders
+	// are resolved in it all the same).
+	Argv []string
+	// WorkDir holds the fetched inputs and the outputs; it must exist.
+	WorkDir string
+	// OutputParams, when set, is the directory where each output parameter's
+	// value is written, in the encoding of EncodeValue, as a file named after
+	// the output (where Argo reads output parameters from).
+	OutputParams string
+	// Env is the base environment of the program (os.Environ() when nil).
+	Env []string
+	// Stdout and Stderr receive the program's output.
+	Stdout, Stderr io.Writer
+	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
+	GracePeriod time.Duration
+}
+
+// Exec runs one invocation the way the local runner runs a step (Prepare,
+// then RunOnce) and writes the output parameters for the workflow engine.
+// The error is an *ExitError when the program failed, a
+// *MissingOutputError when it did not write a declared output.
+func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
+	c, err := req.Component.Component()
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Argv) > 0 {
+		c.Command, c.Args = req.Argv, nil
+		for _, s := range c.Command {
+			if err := c.checkRefs(s); err != nil {
+				return nil, fmt.Errorf("command: %v", err)
+			}
+		}
+	}
+	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
+	if err != nil {
+		return nil, err
+	}
+	ws := Workspace{Dir: req.WorkDir}
+	values, err := rt.Prepare(ctx, inv, ws)
+	if err != nil {
+		return nil, err
+	}
+	base := req.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
+	records, err := rt.RunOnce(ctx, inv, ws, values, ExecOptions{
+		Dir: c.WorkingDir, Env: env, Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.OutputParams != "" {
+		if err := WriteOutputParams(req.OutputParams, records); err != nil {
+			return records, err
+		}
+	}
+	return records, nil
+}
+
+// WriteOutputParams writes the value of every parameter output in records
+// to dir/<name>, encoded with EncodeValue, with no trailing newline.
+func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, r := range records {
+		if r.Value == nil {
+			continue
+		}
+		tmp, err := os.CreateTemp(dir, "."+r.Name+".tmp-*")
+		if err != nil {
+			return err
+		}
+		_, err = tmp.WriteString(EncodeValue(*r.Value))
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), filepath.Join(dir, r.Name))
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("output parameter %q: %w", r.Name, err)
+		}
+	}
+	return nil
+}

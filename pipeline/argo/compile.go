@@ -1,0 +1,596 @@
+package argo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// Label keys set on compiled workflows and their pods.
+const (
+	// LabelPipeline is the pipeline's metadata.name.
+	LabelPipeline = "pipectl.dev/pipeline"
+	// LabelRun is the run id: the workflow's name.
+	LabelRun = "pipectl.dev/run"
+)
+
+// Paths and names inside the pods of a compiled workflow.
+const (
+	// Binary is where the pipectl binary is, in the pipectl image and, once
+	// the init container copied it, in every step container.
+	Binary = "/pipectl/pipectl"
+	// VolumeName is the emptyDir shared by the init and main containers.
+	VolumeName = "pipectl"
+	// MountPath is where step containers mount the volume.
+	MountPath = "/pipectl"
+	// InstallPath is where the init container mounts the volume.
+	InstallPath = "/pipectl-install"
+	// WorkDir is exec's work directory (inputs and outputs) in a step pod.
+	WorkDir = MountPath + "/work"
+	// OutputParamsDir is where exec writes output parameters for Argo.
+	OutputParamsDir = MountPath + "/outputs"
+	// LauncherMountPath is where the launcher pod mounts the volume.
+	LauncherMountPath = "/var/run/pipectl"
+	// EntryTemplate is the name of the DAG template.
+	EntryTemplate = "main"
+	// StepInput is the template input carrying the encoded components.ExecStep.
+	StepInput = "step"
+	// UpstreamInputPrefix starts the template inputs carrying upstream
+	// output parameters: "in-" + the component input they feed.
+	UpstreamInputPrefix = "in-"
+	// DefaultLauncherServiceAccount runs launcher pods unless Options say otherwise.
+	DefaultLauncherServiceAccount = "pipectl-launcher"
+	// DefaultGPUResource is the extended resource GPUs are requested as.
+	DefaultGPUResource = "nvidia.com/gpu"
+)
+
+// Environment variables of step and rank containers.
+const (
+	EnvAccessKey = "AWS_ACCESS_KEY_ID"
+	EnvSecretKey = "AWS_SECRET_ACCESS_KEY"
+	EnvEndpoint  = "AWS_ENDPOINT_URL_S3"
+	EnvRegion    = "AWS_REGION"
+	EnvPodName   = "POD_NAME"
+	EnvPodUID    = "POD_UID"
+	EnvPodNS     = "POD_NAMESPACE"
+)
+
+// Options are the compiler's settings: what the cluster looks like.
+type Options struct {
+	// Image is the pipectl image the init containers and launcher pods run.
+	Image string
+	// Artifacts is the artifact store root the pods use.
+	Artifacts string
+	// AllowNonS3 accepts an Artifacts root that is not s3:// (it works only
+	// when every pod sees the same path).
+	AllowNonS3 bool
+	// Namespace is the workflow's namespace ("" leaves it to kubectl).
+	Namespace string
+	// ServiceAccount runs the step pods ("" for the namespace's default).
+	ServiceAccount string
+	// LauncherServiceAccount runs the launcher pods of distributed steps
+	// (default DefaultLauncherServiceAccount).
+	LauncherServiceAccount string
+	// S3Secret names a Secret with keys AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY, given to the pods by reference.
+	S3Secret string
+	// S3Endpoint and S3Region become AWS_ENDPOINT_URL_S3 and AWS_REGION.
+	S3Endpoint, S3Region string
+	// Params are name=value defaults for the workflow arguments, type-checked
+	// against the pipeline's params.
+	Params map[string]string
+}
+
+// Compile turns a loaded pipeline into an Argo Workflow. It reads nothing
+// but its arguments and changes neither.
+func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	args, err := arguments(p, opts.Params)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true}}
+	c.taskNames()
+	var errs []error
+	var tasks []wfv1.DAGTask
+	for i := range p.Steps {
+		t, err := c.step(&p.Steps[i])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("step %s: %w", p.Steps[i].Name, err))
+			continue
+		}
+		tasks = append(tasks, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	name := p.Metadata.Name
+	labels := map[string]string{}
+	for k, v := range p.Metadata.Labels {
+		labels[k] = v
+	}
+	labels[LabelPipeline] = name
+	if err := checkLabels(labels); err != nil {
+		return nil, fmt.Errorf("metadata.labels: %w", err)
+	}
+	wf := &wfv1.Workflow{
+		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow"},
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: name + "-",
+			Namespace:    opts.Namespace,
+			Labels:       labels,
+		},
+		Spec: wfv1.WorkflowSpec{
+			Entrypoint:         EntryTemplate,
+			Arguments:          args,
+			ServiceAccountName: opts.ServiceAccount,
+			Volumes:            []corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			PodMetadata: &wfv1.Metadata{Labels: map[string]string{
+				LabelPipeline: name,
+				LabelRun:      "{{workflow.name}}",
+			}},
+			WorkflowMetadata: &wfv1.WorkflowMetadata{LabelsFrom: map[string]wfv1.LabelValueFrom{
+				LabelRun: {Expression: "workflow.name"},
+			}},
+			Templates: append([]wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks}}}, c.templates...),
+		},
+	}
+	return wf, nil
+}
+
+func checkOptions(o *Options) error {
+	var errs []error
+	if o.Image == "" {
+		errs = append(errs, errors.New("no pipectl image (want --image)"))
+	}
+	switch {
+	case o.Artifacts == "":
+		errs = append(errs, errors.New("no artifact store for the pods (want --artifacts s3://bucket/prefix)"))
+	case !strings.HasPrefix(o.Artifacts, "s3://") && !o.AllowNonS3:
+		errs = append(errs, fmt.Errorf("artifact store %q is not s3://: pods on different nodes would not share it (want --artifacts s3://bucket/prefix, or --allow-non-s3 if every pod mounts that path)", o.Artifacts))
+	}
+	for _, f := range []struct{ flag, v string }{
+		{"--image", o.Image}, {"--artifacts", o.Artifacts}, {"--s3-endpoint", o.S3Endpoint}, {"--s3-region", o.S3Region},
+	} {
+		if strings.Contains(f.v, "{{") || strings.Contains(f.v, "$") {
+			errs = append(errs, fmt.Errorf("%s %q: must not contain {{ or $ (Argo and Kubernetes would expand them)", f.flag, f.v))
+		}
+	}
+	for _, f := range []struct{ flag, v string }{
+		{"--namespace", o.Namespace}, {"--service-account", o.ServiceAccount},
+		{"--launcher-service-account", o.LauncherServiceAccount}, {"--s3-secret", o.S3Secret},
+	} {
+		if f.v == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(f.v); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s %q: %s", f.flag, f.v, strings.Join(msgs, "; ")))
+		}
+	}
+	if o.LauncherServiceAccount == "" {
+		o.LauncherServiceAccount = DefaultLauncherServiceAccount
+	}
+	return errors.Join(errs...)
+}
+
+func checkLabels(labels map[string]string) error {
+	var errs []error
+	for _, k := range sortedKeys(labels) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("label key %q: %s", k, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsValidLabelValue(labels[k]); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("label %s value %q: %s", k, labels[k], strings.Join(msgs, "; ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// arguments returns the workflow arguments: every param, with its value
+// when it has one (a param without a default needs one at submit).
+func arguments(p *pipeline.Pipeline, overrides map[string]string) (wfv1.Arguments, error) {
+	// Type-check the overrides and resolve defaults, leaving params without
+	// any value to be given at submit.
+	q := *p
+	q.ParamOrder = nil
+	for _, name := range p.ParamOrder {
+		if _, given := overrides[name]; given || p.Params[name].Default.Kind != 0 {
+			q.ParamOrder = append(q.ParamOrder, name)
+		}
+	}
+	values, err := q.ResolveParams(overrides)
+	if err != nil {
+		return wfv1.Arguments{}, err
+	}
+	var args wfv1.Arguments
+	for _, name := range p.ParamOrder {
+		prm := wfv1.Parameter{Name: name}
+		if v, ok := values[name]; ok {
+			prm.Value = wfv1.AnyStringPtr(components.EncodeValue(v))
+		}
+		if d := p.Params[name].Description; d != "" && components.EncodeValue(d) == d {
+			prm.Description = wfv1.AnyStringPtr(d)
+		}
+		args.Parameters = append(args.Parameters, prm)
+	}
+	return args, nil
+}
+
+// compiler holds the state of one Compile.
+type compiler struct {
+	p    *pipeline.Pipeline
+	opts Options
+	// tasks maps step names to task names.
+	tasks map[string]string
+	// templates are the leaf templates, in order of first use.
+	templates []wfv1.Template
+	// keys maps a template's key to its index in templates.
+	keys map[string]int
+	// names are the template names in use.
+	names map[string]bool
+}
+
+// taskNames names the DAG tasks: the step names, with "step-" before a name
+// that starts with a digit.
+func (c *compiler) taskNames() {
+	c.tasks = map[string]string{}
+	used := map[string]bool{}
+	for _, s := range c.p.Steps {
+		used[s.Name] = true
+	}
+	for _, s := range c.p.Steps {
+		name := s.Name
+		if name != "" && name[0] >= '0' && name[0] <= '9' {
+			name = unique("step-"+name, used)
+			used[name] = true
+		}
+		c.tasks[s.Name] = name
+	}
+}
+
+// unique returns base, or base-2, base-3... whichever is not in used.
+func unique(base string, used map[string]bool) string {
+	if !used[base] {
+		return base
+	}
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s-%d", base, i); !used[n] {
+			return n
+		}
+	}
+}
+
+// step compiles one step into its task, adding its template if new.
+func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
+	comp := s.Resolved
+	if comp == nil {
+		return wfv1.DAGTask{}, errors.New("component not loaded")
+	}
+	es, upstream, params, err := c.execStep(s)
+	if err != nil {
+		return wfv1.DAGTask{}, err
+	}
+	stepArg, err := components.EncodeSpec(es)
+	if err != nil {
+		return wfv1.DAGTask{}, err
+	}
+	tmpl, err := c.template(s, upstream, params)
+	if err != nil {
+		return wfv1.DAGTask{}, err
+	}
+	task := wfv1.DAGTask{Name: c.tasks[s.Name], Template: tmpl}
+	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: StepInput, Value: wfv1.AnyStringPtr(stepArg)})
+	for _, in := range sortedKeys(upstream) {
+		ref := upstream[in]
+		task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{
+			Name:  UpstreamInputPrefix + in,
+			Value: wfv1.AnyStringPtr(fmt.Sprintf("{{tasks.%s.outputs.parameters.%s}}", c.tasks[ref.Step], ref.Output)),
+		})
+	}
+	var deps []string
+	for _, d := range c.p.Deps(s.Name) {
+		deps = append(deps, c.tasks[d]+".Succeeded")
+	}
+	task.Depends = strings.Join(deps, " && ")
+	if s.When != "" {
+		w, err := c.when(s.When)
+		if err != nil {
+			return wfv1.DAGTask{}, fmt.Errorf("when: %w", err)
+		}
+		task.When = w
+	}
+	return task, nil
+}
+
+// execStep builds the step's wiring for exec, the upstream output
+// parameters it reads (by input) and the pipeline params it reads.
+func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]components.OutputRef, []string, error) {
+	comp := s.Resolved
+	es := &components.ExecStep{Version: components.ExecSpecVersion, Step: s.Name, Params: map[string]components.Text{}, Inputs: map[string]components.OutputRef{}}
+	upstream := map[string]components.OutputRef{}
+	params := map[string]bool{}
+	binds := s.Bindings()
+	for _, name := range sortedKeys(binds) {
+		b := binds[name]
+		in, ok := comp.Input(name)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
+		}
+		switch {
+		case b.Step != "":
+			up := c.p.Step(b.Step)
+			if up == nil || up.Resolved == nil {
+				return nil, nil, nil, fmt.Errorf("input %q: unknown step %q", name, b.Step)
+			}
+			out, ok := up.Resolved.Output(b.Output)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
+			}
+			ref := components.OutputRef{Step: b.Step, Output: b.Output}
+			switch {
+			case components.IsArtifact(in.Type) && components.IsArtifact(out.Type):
+				es.Inputs[name] = ref
+			case !components.IsArtifact(in.Type) && !components.IsArtifact(out.Type):
+				es.Params[name] = components.Text{{Upstream: name}}
+				upstream[name] = ref
+			default:
+				return nil, nil, nil, fmt.Errorf("input %q (%s) cannot take output %q of step %s (%s)", name, in.Type, b.Output, b.Step, out.Type)
+			}
+		case b.Param != "":
+			es.Params[name] = components.Text{{Param: b.Param}}
+			params[b.Param] = true
+		default:
+			t, refs, err := interpolation(b.Literal)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("input %q: %v", name, err)
+			}
+			es.Params[name] = t
+			for _, r := range refs {
+				params[r] = true
+			}
+		}
+	}
+	for _, e := range s.Env {
+		t, refs, err := interpolation(e.Value)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("env %s: %v", e.Name, err)
+		}
+		es.Env = append(es.Env, components.EnvText{Name: e.Name, Value: t})
+		for _, r := range refs {
+			params[r] = true
+		}
+	}
+	for r := range params {
+		if _, ok := c.p.Params[r]; !ok {
+			return nil, nil, nil, fmt.Errorf("unknown parameter %q", r)
+		}
+	}
+	return es, upstream, sortedKeys(params), nil
+}
+
+// interpolation splits a literal holding {{params.NAME}} references into
+// parts, the way pipeline.Interpolate reads it.
+func interpolation(s string) (components.Text, []string, error) {
+	var t components.Text
+	var refs []string
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			if s != "" || len(t) == 0 {
+				t = append(t, components.Part{Lit: s})
+			}
+			return t, refs, nil
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			return nil, nil, fmt.Errorf("unclosed reference in %q (want {{params.NAME}})", s)
+		}
+		if i > 0 {
+			t = append(t, components.Part{Lit: s[:i]})
+		}
+		name, ok := strings.CutPrefix(strings.TrimSpace(s[i+2:i+j]), "params.")
+		if !ok || name == "" || strings.Contains(name, ".") {
+			return nil, nil, fmt.Errorf("unknown reference %s (want {{params.NAME}})", s[i:i+j+2])
+		}
+		t = append(t, components.Part{Param: name})
+		refs = append(refs, name)
+		s = s[i+j+2:]
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// templateKey identifies a leaf template: steps with equal keys share one.
+type templateKey struct {
+	Component string    `json:"component"`
+	Image     string    `json:"image"`
+	Pod       *podShape `json:"pod,omitempty"`
+	Launch    string    `json:"launch,omitempty"`
+	Retries   int       `json:"retries,omitempty"`
+	Timeout   int64     `json:"timeout,omitempty"`
+	Params    []string  `json:"params,omitempty"`
+	Upstream  []string  `json:"upstream,omitempty"`
+}
+
+// template returns the name of the step's template, adding it if new.
+func (c *compiler) template(s *pipeline.Step, upstream map[string]components.OutputRef, params []string) (string, error) {
+	comp := s.Resolved
+	if comp.Image == "" {
+		return "", fmt.Errorf("component %s has no image: set image: in its spec to run it on a cluster", comp.Metadata.Name)
+	}
+	if msg := imageProblem(comp.Image); msg != "" {
+		return "", fmt.Errorf("component %s: image %q: %s", comp.Metadata.Name, comp.Image, msg)
+	}
+	ec, err := components.ExecComponentOf(comp)
+	if err != nil {
+		return "", err
+	}
+	compArg, err := components.EncodeSpec(ec)
+	if err != nil {
+		return "", err
+	}
+	key := templateKey{Component: compArg, Image: comp.Image, Retries: s.Retries, Params: params, Upstream: sortedKeys(upstream)}
+	if s.Timeout.Duration > 0 {
+		key.Timeout = int64((s.Timeout.Duration + 999_999_999) / 1_000_000_000)
+	}
+	var launch *LaunchSpec
+	if s.Distributed != nil {
+		launch, err = c.launchSpec(s)
+		if err != nil {
+			return "", err
+		}
+		if key.Launch, err = components.EncodeSpec(launch); err != nil {
+			return "", err
+		}
+	} else {
+		shape, err := podShapeOf(s.Resources, s.NodeSelector, s.Tolerations)
+		if err != nil {
+			return "", err
+		}
+		key.Pod = shape
+	}
+	kb, err := json.Marshal(key)
+	if err != nil {
+		return "", err
+	}
+	if i, ok := c.keys[string(kb)]; ok {
+		return c.templates[i].Name, nil
+	}
+	base := comp.Metadata.Name
+	if launch != nil {
+		base += "-launcher"
+	}
+	name := unique(base, c.names)
+	c.names[name] = true
+	t := wfv1.Template{Name: name}
+	t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: StepInput})
+	for _, in := range key.Upstream {
+		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: UpstreamInputPrefix + in})
+	}
+	outDir := OutputParamsDir
+	if launch != nil {
+		outDir = LauncherMountPath + "/outputs"
+	}
+	for _, out := range comp.Outputs {
+		if !components.IsArtifact(out.Type) {
+			t.Outputs.Parameters = append(t.Outputs.Parameters, wfv1.Parameter{Name: out.Name, ValueFrom: &wfv1.ValueFrom{Path: outDir + "/" + out.Name}})
+		}
+	}
+	if s.Retries > 0 {
+		t.RetryStrategy = &wfv1.RetryStrategy{Limit: ptr(intstr.FromInt32(int32(s.Retries)))}
+	}
+	if key.Timeout > 0 {
+		t.ActiveDeadlineSeconds = ptr(intstr.FromInt(int(key.Timeout)))
+	}
+	flags := c.execFlags(launch != nil, params, key.Upstream)
+	if launch != nil {
+		c.launcherPod(&t, flags, compArg, key.Launch)
+	} else {
+		c.stepPod(&t, comp.Image, key.Pod, flags, compArg)
+	}
+	c.keys[string(kb)] = len(c.templates)
+	c.templates = append(c.templates, t)
+	return name, nil
+}
+
+// execFlags are the flags exec (and launch) get, but --component.
+func (c *compiler) execFlags(launcher bool, params, upstream []string) []string {
+	work, outs := WorkDir, OutputParamsDir
+	if launcher {
+		work, outs = LauncherMountPath+"/work", LauncherMountPath+"/outputs"
+	}
+	flags := []string{
+		"--run={{workflow.name}}",
+		"--work=" + work,
+		"--output-params=" + outs,
+		"--step={{inputs.parameters." + StepInput + "}}",
+	}
+	for _, p := range params {
+		flags = append(flags, "--param="+p+"={{workflow.parameters."+p+"}}")
+	}
+	for _, in := range upstream {
+		flags = append(flags, "--upstream="+in+"={{inputs.parameters."+UpstreamInputPrefix+in+"}}")
+	}
+	return flags
+}
+
+// stepPod fills in the pod of a step's template.
+func (c *compiler) stepPod(t *wfv1.Template, image string, shape *podShape, flags []string, compArg string) {
+	mount := []corev1.VolumeMount{{Name: VolumeName, MountPath: MountPath}}
+	t.InitContainers = []wfv1.UserContainer{{Container: corev1.Container{
+		Name:         "pipectl",
+		Image:        c.opts.Image,
+		Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
+		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
+	}}}
+	t.Container = &corev1.Container{
+		Image:        image,
+		Command:      []string{Binary, "exec"},
+		Args:         append(flags, "--component="+compArg),
+		Env:          c.storeEnv(),
+		Resources:    shape.Resources,
+		VolumeMounts: mount,
+	}
+	t.NodeSelector = shape.NodeSelector
+	t.Tolerations = shape.Tolerations
+}
+
+// launcherPod fills in the pod of a distributed step's template.
+func (c *compiler) launcherPod(t *wfv1.Template, flags []string, compArg, launchArg string) {
+	env := c.storeEnv()
+	for _, f := range []struct{ name, path string }{
+		{EnvPodName, "metadata.name"}, {EnvPodNS, "metadata.namespace"}, {EnvPodUID, "metadata.uid"},
+	} {
+		env = append(env, corev1.EnvVar{Name: f.name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: f.path}}})
+	}
+	t.ServiceAccountName = c.opts.LauncherServiceAccount
+	t.Container = &corev1.Container{
+		Image:        c.opts.Image,
+		Command:      []string{Binary, "launch"},
+		Args:         append(flags, "--component="+compArg, "--distributed="+launchArg),
+		Env:          env,
+		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: LauncherMountPath}},
+	}
+}
+
+// storeEnv is the environment that selects and opens the artifact store.
+func (c *compiler) storeEnv() []corev1.EnvVar {
+	env := []corev1.EnvVar{{Name: artifacts.EnvRoot, Value: c.opts.Artifacts}}
+	if c.opts.S3Secret != "" {
+		for _, k := range []string{EnvAccessKey, EnvSecretKey} {
+			env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: c.opts.S3Secret}, Key: k,
+			}}})
+		}
+	}
+	if c.opts.S3Endpoint != "" {
+		env = append(env, corev1.EnvVar{Name: EnvEndpoint, Value: c.opts.S3Endpoint})
+	}
+	if c.opts.S3Region != "" {
+		env = append(env, corev1.EnvVar{Name: EnvRegion, Value: c.opts.S3Region})
+	}
+	return env
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,93 @@
+// Package argo compiles a pipeline to an Argo Workflow (argoproj.io/v1alpha1).
+//
+// Compile is pure: no environment, no files, no clock; the same pipeline and
+// options give the same Workflow, and Marshal gives the same bytes.
+//
+// # Shape
+//
+// The workflow has generateName "<pipeline>-"; its name is the run id
+// ({{workflow.name}}), so every artifact URI is known in advance:
+// <artifacts>/<run-id>/<step>/<output> (see package artifacts). Argo passes
+// only small parameters between steps and needs no artifact repository.
+//
+//   - spec.arguments.parameters: the pipeline's params, in file order, with
+//     their defaults (or the -p values given to the compiler) in the value
+//     encoding below; overridable at submit with `argo submit -p`.
+//
+//   - template "main": a DAG with one task per step, named after the step
+//     ("step-" is put before a name that starts with a digit, which Argo's
+//     enhanced depends does not allow). A task depends on the steps whose
+//     outputs it uses, those it names in after and those in its when, with
+//     "a.Succeeded && b.Succeeded": as locally, a step runs only when all
+//     its dependencies succeeded. when becomes an Argo when (see below).
+//
+//   - one template per distinct component and pod shape (image, resources,
+//     nodeSelector, tolerations, retries, timeout and the inputs fed by
+//     upstream output parameters), named after the component; steps that
+//     share a component and a pod shape share it. Its pod:
+//     an init container "pipectl" (the pipectl image, Options.Image) runs
+//     `/pipectl/pipectl exec --install /pipectl-install/pipectl`, copying the
+//     binary into the emptyDir volume "pipectl"; the main container runs
+//     the component's image with that volume at /pipectl, as
+//
+//     /pipectl/pipectl exec --run={{workflow.name}} --work=/pipectl/work \
+//     --output-params=/pipectl/outputs --step={{inputs.parameters.step}} \
+//     [--param=P={{workflow.parameters.P}}]... \
+//     [--upstream=I={{inputs.parameters.in-I}}]... --component=B64
+//
+//     Output parameters of the component are Argo output parameters read
+//     from /pipectl/outputs/<name>. retries becomes retryStrategy.limit,
+//     timeout activeDeadlineSeconds (per attempt, as locally), resources
+//     requests and equal limits (gpu as nvidia.com/gpu or gpuResource, with
+//     a matching NoSchedule toleration added), nodeSelector and tolerations
+//     the pod's. The env has PIPECTL_ARTIFACTS (Options.Artifacts), and for
+//     S3 AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from the Secret
+//     Options.S3Secret by reference, AWS_ENDPOINT_URL_S3 and AWS_REGION.
+//
+//   - a distributed step is a launcher pod running the pipectl image itself
+//     (the binary is at /pipectl/pipectl in that image too) under
+//     Options.LauncherServiceAccount, with POD_NAME, POD_UID and
+//     POD_NAMESPACE from the downward API (to own the JobSet it creates):
+//
+//     /pipectl/pipectl launch <the same flags as exec> --distributed=B64
+//
+//     with --work and --output-params under /var/run/pipectl. B64 is
+//     base64(JSON(LaunchSpec)): the rank pods' image, topology, resources,
+//     placement, gang and restart settings and env. Each rank pod runs
+//     `pipectl exec` with the flags the launcher got, minus --distributed.
+//
+// Pods are labelled pipectl.dev/pipeline=<name> and
+// pipectl.dev/run={{workflow.name}}; the Workflow object gets the run label
+// from spec.workflowMetadata.labelsFrom (its name is not known before).
+//
+// # Nothing the user wrote is evaluated by Argo
+//
+// Argo evaluates {{...}} (and {{=expr}}) in templates, the workflow spec and,
+// again, in values it has substituted; Kubernetes expands $(VAR) in args and
+// env. Component commands hold pipectl placeholders ({{inputs.epochs}}) and
+// values may hold anything. So:
+//
+//   - the component (--component) and the step's wiring (--step: literals,
+//     which params and upstream outputs feed which inputs, env) travel as
+//     base64(JSON) (components.ExecComponent, components.ExecStep);
+//
+//   - only Argo's own references travel in the clear: {{workflow.name}},
+//     {{workflow.parameters.P}}, {{inputs.parameters.X}},
+//     {{tasks.T.outputs.parameters.O}};
+//
+//   - every value Argo carries (workflow arguments, output parameters) is in
+//     the value encoding of components.EncodeValue: the text itself, or
+//     "pipectl-b64:" + base64 when it contains "{{" or "$" (or is not UTF-8,
+//     or starts with that prefix); exec decodes. A value given with `argo
+//     submit -p` may be plain text or so encoded.
+//
+//   - when becomes an expression tag whose operands are variables, never
+//     text spliced into the expression: for `{{params.p}} == 'x y'`
+//
+//     {{=trim(hasPrefix(workflow.parameters['p'], 'pipectl-b64:') ? sprig.b64dec(workflow.parameters['p'][12:]) : workflow.parameters['p']) == 'x y'}}
+//
+//     (literals other than plain words are written as sprig.b64dec('...')).
+//     Both sides are compared as trimmed strings, as the local runner does.
+//
+// Not compiled: cache (every step of a cluster run runs).
+package argo

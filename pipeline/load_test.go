@@ -1,0 +1,210 @@
+package pipeline
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+func TestLoadValid(t *testing.T) {
+	p, err := Load("testdata/valid.yaml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if diff := cmp.Diff([]string{"epochs", "tag", "flag"}, p.ParamOrder); diff != "" {
+		t.Errorf("ParamOrder (-want +got):\n%s", diff)
+	}
+	var names []string
+	for _, s := range p.Steps {
+		names = append(names, s.Name+"="+s.Resolved.Metadata.Name)
+	}
+	if diff := cmp.Diff([]string{"data=make-data", "fit=fit", "kfp=train-model", "inline=echo"}, names); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	wantDeps := map[string][]string{"data": {}, "fit": {"data"}, "kfp": {"data"}, "inline": {"fit"}}
+	for step, want := range wantDeps {
+		if diff := cmp.Diff(want, p.Deps(step)); diff != "" {
+			t.Errorf("Deps(%s) (-want +got):\n%s", step, diff)
+		}
+	}
+	fit := p.Step("fit").Bindings()
+	want := map[string]Binding{
+		"data":   {Step: "data", Output: "data"},
+		"epochs": {Param: "epochs"},
+		"note":   {Literal: "run-{{params.tag}}"},
+	}
+	if diff := cmp.Diff(want, fit); diff != "" {
+		t.Errorf("fit bindings (-want +got):\n%s", diff)
+	}
+	if got := p.Step("kfp").Timeout.Duration.String(); got != "1m30s" {
+		t.Errorf("kfp timeout = %s, want 1m30s", got)
+	}
+	if d := p.Step("inline").Distributed; d == nil || d.Nodes != 2 || d.Procs() != 2 || d.MaxRestarts != 1 {
+		t.Errorf("inline distributed = %+v", d)
+	}
+}
+
+func TestLoadKFPComponent(t *testing.T) {
+	p, err := Load("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Step("kfp").Resolved
+	var ios []string
+	for _, in := range c.Inputs {
+		ios = append(ios, "in:"+in.Name+":"+in.Type)
+	}
+	for _, out := range c.Outputs {
+		ios = append(ios, "out:"+out.Name+":"+out.Type)
+	}
+	wantIO := []string{"in:training_data:Dataset", "in:epochs:int", "in:learning_rate:float", "out:model:Model", "out:final_loss:float"}
+	if diff := cmp.Diff(wantIO, ios); diff != "" {
+		t.Errorf("KFP inputs/outputs (-want +got):\n%s", diff)
+	}
+	wantArgs := []string{"--data", "{{inputs.training_data.path}}", "--epochs={{inputs.epochs}}", "--lr", "{{inputs.learning_rate}}", "--model", "{{outputs.model.path}}", "--loss", "{{outputs.final_loss.path}}"}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("KFP args (-want +got):\n%s", diff)
+	}
+	if c.Image != "example/train:1" || c.Dir != filepath.Join("testdata", "components") {
+		t.Errorf("image %q dir %q", c.Image, c.Dir)
+	}
+}
+
+// TestLoadInvalid checks one file per kind of problem: the message and the
+// position of each error.
+func TestLoadInvalid(t *testing.T) {
+	tests := []struct {
+		file string
+		// want lists "line:col field: message fragment" for each error, in order.
+		want []string
+	}{
+		{"unknown-field", []string{`8:5 steps[0].retires: unknown field "retires" (expected one of: after, cache, component,`}},
+		{"unknown-step", []string{`9:13 steps[0].inputs.data: unknown step "nope" (steps: fit)`}},
+		{"unknown-output", []string{`11:13 steps[1].inputs.data: step "data" (component make-data) has no output "dataset" (outputs: data, count)`}},
+		{"unknown-param", []string{`11:13 steps[0].inputs.rows: unknown parameter "rowz" (params: epochs)`}},
+		{"cycle", []string{`6:5 steps[0]: dependency cycle: a → c → b → a`}},
+		{"type-mismatch", []string{`12:15 steps[1].inputs.epochs: type mismatch: output "data" of step "data" is Dataset, input "epochs" expects int`}},
+		{"missing-input", []string{`8:5 steps[1]: step "fit" does not give component fit its required input "epochs" (int)`}},
+		{"duplicate-step", []string{`8:11 steps[1].name: duplicate step name "data" (also steps[0])`}},
+		{"bad-name", []string{`6:11 steps[0].name: invalid step name "Make_Data": expected a DNS-1123 label`}},
+		{"bad-yaml", []string{`3:1 invalid YAML: did not find expected '-' indicator`}},
+		{"bad-literal", []string{`9:13 steps[0].inputs.rows: input "rows": expected a whole number (int), got "ten"`}},
+		{"bad-default", []string{`6:30 params.rows.default: invalid default: expected a whole number (int), got "many"`}},
+		{"missing-component", []string{`7:16 steps[0].component: cannot read component file`}},
+		{"bad-placeholder", []string{`13:23 steps[0].component.command[1]: {{inputs.mesage}} names no input (inputs: msg)`}},
+		{"artifact-literal", []string{`9:13 steps[0].inputs.data: input "data" is an artifact (Dataset): expected a step output`}},
+		{"several", []string{
+			`8:5 steps[0].retires: unknown field "retires"`,
+			`1:13 apiVersion: expected apiVersion pipectl.dev/v1alpha1, got "pipectl.dev/v1alpha2"`,
+			`14:7 steps[1].inputs.bogus: component fit has no input "bogus" (inputs: data, epochs, note)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "invalid", tt.file+".yaml")
+			_, err := Load(path)
+			if err == nil {
+				t.Fatal("Load succeeded, want errors")
+			}
+			got := flatten(err)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(got), len(tt.want), err)
+			}
+			for i, e := range got {
+				var ye *yamlfile.Error
+				if !errors.As(e, &ye) {
+					t.Fatalf("error %d is %T, want *yamlfile.Error: %v", i, e, e)
+				}
+				if ye.File != path {
+					t.Errorf("error %d names file %q, want %q", i, ye.File, path)
+				}
+				loc := strings.TrimPrefix(ye.Error(), path+":")
+				loc = strings.Replace(loc, ": ", " ", 1)
+				if !strings.HasPrefix(loc, tt.want[i]) {
+					t.Errorf("error %d =\n  %s\nwant prefix\n  %s", i, loc, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func TestResolveParams(t *testing.T) {
+	p, err := Load("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ResolveParams(map[string]string{"epochs": " 7", "tag": "{{literal}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"epochs": "7", "tag": "{{literal}}", "flag": "true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ResolveParams (-want +got):\n%s", diff)
+	}
+	_, err = p.ResolveParams(map[string]string{"epochs": "many", "nope": "1"})
+	if err == nil {
+		t.Fatal("want errors for a bad value and an unknown name")
+	}
+	for _, frag := range []string{`-p epochs: expected a whole number (int), got "many"`, `-p nope: pipeline valid has no parameter "nope" (params: epochs, tag, flag)`} {
+		if !strings.Contains(err.Error(), frag) {
+			t.Errorf("error %q lacks %q", err, frag)
+		}
+	}
+}
+
+func TestInterpolateNeverReparses(t *testing.T) {
+	got, err := Interpolate("a-{{params.x}}-b", map[string]string{"x": "{{params.y}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "a-{{params.y}}-b" {
+		t.Errorf("Interpolate = %q", got)
+	}
+}
+
+func TestCondition(t *testing.T) {
+	tests := []struct {
+		when   string
+		values map[string]string
+		want   bool
+	}{
+		{"{{params.flag}} == true", map[string]string{"flag": "true"}, true},
+		{"{{params.flag}}", map[string]string{"flag": "false"}, false},
+		{"{{params.mode}} != 'fast'", map[string]string{"mode": "fast"}, false},
+		{"{{params.mode}} != fast", map[string]string{"mode": "slow"}, true},
+	}
+	for _, tt := range tests {
+		c, _, err := ParseCondition(tt.when)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.when, err)
+		}
+		got := c.Eval(func(b Binding) string {
+			if b.Param != "" {
+				return tt.values[b.Param]
+			}
+			return b.Literal
+		})
+		if got != tt.want {
+			t.Errorf("%s with %v = %v, want %v", tt.when, tt.values, got, tt.want)
+		}
+	}
+	if _, _, err := ParseCondition("{{steps.a.outputs.b}} == {{nope}}"); err == nil {
+		t.Error("want an error for an unknown reference")
+	}
+}

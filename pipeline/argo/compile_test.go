@@ -2,6 +2,7 @@ package argo
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,9 +10,11 @@ import (
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	argotemplate "github.com/argoproj/argo-workflows/v3/util/template"
 	"github.com/argoproj/argo-workflows/v3/workflow/validate"
 	"github.com/google/go-cmp/cmp"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -93,5 +96,124 @@ func TestDeterministic(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Fatalf("compile %d gave different bytes:\n%s", i, cmp.Diff(string(a), string(b)))
 		}
+	}
+}
+
+// evalWhen evaluates a compiled when as the Argo controller does before its
+// govaluate step: the expression tag with the DAG's scope.
+func evalWhen(t *testing.T, when string, scope map[string]any) string {
+	t.Helper()
+	b, _ := json.Marshal(when)
+	s, err := argotemplate.Replace(string(b), scope, false)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	var out string
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestWhenCannotBeBrokenByValues(t *testing.T) {
+	wf, _ := compileFile(t, "testdata/when.yaml", testOptions())
+	when := map[string]string{}
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		when[task.Name] = task.When
+	}
+	odd := `it''s "quoted" & odd`
+	for _, tc := range []struct {
+		task  string
+		scope map[string]string
+		want  string
+	}{
+		{"on-param", map[string]string{"workflow.parameters.evaluate": "true"}, "true"},
+		{"on-param", map[string]string{"workflow.parameters.evaluate": " true\n"}, "true"},
+		{"on-param", map[string]string{"workflow.parameters.evaluate": "false"}, "false"},
+		{"on-param", map[string]string{"workflow.parameters.evaluate": "' || true || '"}, "false"},
+		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": "true"}, "true"},
+		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": components.EncodeValue("true")}, "true"},
+		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": `") == "true" || ("`}, "false"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": odd}, "false"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": components.EncodeValue(odd)}, "false"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": components.EncodeValue("{{workflow.name}}")}, "true"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": "fast"}, "true"},
+	} {
+		scope := map[string]any{}
+		for k, v := range tc.scope {
+			scope[k] = v
+		}
+		if got := evalWhen(t, when[tc.task], scope); got != tc.want {
+			t.Errorf("%s with %q: when gave %q, want %q (%s)", tc.task, tc.scope, got, tc.want, when[tc.task])
+		}
+	}
+}
+
+func TestSharedTemplates(t *testing.T) {
+	wf, _ := compileFile(t, "testdata/fanout.yaml", testOptions())
+	uses := map[string][]string{}
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		uses[task.Template] = append(uses[task.Template], task.Name)
+	}
+	if got := uses["work"]; len(got) != 3 {
+		t.Errorf("template work runs %v, want the three shards", got)
+	}
+	if len(wf.Spec.Templates) != 5 {
+		t.Errorf("%d templates, want 5 (main, split, work, work-2 without upstream params, merge)", len(wf.Spec.Templates))
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	p, err := pipeline.Load("testdata/fanout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		mod  func(*Options)
+		want string
+	}{
+		"no image":      {func(o *Options) { o.Image = "" }, "no pipectl image"},
+		"no store":      {func(o *Options) { o.Artifacts = "" }, "no artifact store"},
+		"local store":   {func(o *Options) { o.Artifacts = "/data/runs" }, "is not s3://"},
+		"braces":        {func(o *Options) { o.S3Endpoint = "http://{{x}}" }, "must not contain"},
+		"bad secret":    {func(o *Options) { o.S3Secret = "Bad_Name" }, "--s3-secret"},
+		"bad param":     {func(o *Options) { o.Params = map[string]string{"rows": "many"} }, "-p rows"},
+		"unknown param": {func(o *Options) { o.Params = map[string]string{"nope": "1"} }, "no parameter \"nope\""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := testOptions()
+			tc.mod(&o)
+			_, err := Compile(p, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	o := testOptions()
+	o.Artifacts, o.AllowNonS3 = "file:///shared/runs", true
+	if _, err := Compile(p, o); err != nil {
+		t.Errorf("--allow-non-s3: %v", err)
+	}
+}
+
+func TestParamsBecomeArguments(t *testing.T) {
+	p, err := pipeline.Load("testdata/when.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions()
+	o.Params = map[string]string{"evaluate": "False", "mode": "a {{b}}"}
+	wf, err := Compile(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint(t, wf)
+	got := map[string]string{}
+	for _, prm := range wf.Spec.Arguments.Parameters {
+		got[prm.Name] = prm.Value.String()
+	}
+	want := map[string]string{"evaluate": "false", "mode": components.EncodeValue("a {{b}}")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
 	}
 }

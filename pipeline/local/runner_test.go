@@ -1,0 +1,391 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// shComponent is an inline component running a shell script with the
+// given inputs and outputs; $1.. are the resolved args.
+func shComponent(name, inputs, outputs, script string, args ...string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf(`
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: %s}
+      inputs: [%s]
+      outputs: [%s]
+      command: [sh, -c, %s, %s]
+      args: [%s]`, name, inputs, outputs, strconv.Quote(script), name, strings.Join(quoted, ", "))
+}
+
+type fixture struct {
+	t      *testing.T
+	dir    string
+	store  *artifacts.Local
+	logs   *syncBuffer
+	status *syncBuffer
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	store, err := artifacts.NewLocal(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, dir: dir, store: store, logs: &syncBuffer{}, status: &syncBuffer{}}
+}
+
+func (f *fixture) load(yaml string) *pipeline.Pipeline {
+	f.t.Helper()
+	path := filepath.Join(f.dir, "pipeline.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	p, err := pipeline.Load(path)
+	if err != nil {
+		f.t.Fatalf("Load: %v\n%s", err, yaml)
+	}
+	return p
+}
+
+func (f *fixture) run(ctx context.Context, p *pipeline.Pipeline, overrides map[string]string, mod func(*Runner)) (*artifacts.Run, error) {
+	f.t.Helper()
+	params, err := p.ResolveParams(overrides)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	r := &Runner{Store: f.store, Logs: f.logs, Status: f.status, WorkDir: filepath.Join(f.dir, "work"), GracePeriod: time.Second}
+	if mod != nil {
+		mod(r)
+	}
+	return r.Run(ctx, p, params)
+}
+
+const header = `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: test}
+`
+
+func stepStatus(run *artifacts.Run) map[string]string {
+	out := map[string]string{}
+	for _, s := range run.Steps {
+		out[s.Name] = s.Status
+	}
+	return out
+}
+
+func TestRunDataFlowAndMetadata(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `params:
+  greeting: {type: string, default: "hello {{not-a-ref}}"}
+steps:
+  - name: make
+` + shComponent("make", "{name: greeting, type: string}", "{name: data, type: Dataset}, {name: lines, type: int}, {name: dir, type: Artifact}",
+		`printf '%s\n' "$1" > "$2"; echo 1 > "$3"; mkdir -p "$4/sub"; echo a > "$4/a.txt"; echo b > "$4/sub/b.txt"`,
+		"{{inputs.greeting}}", "{{outputs.data.path}}", "{{outputs.lines.path}}", "{{outputs.dir.path}}") + `
+    inputs: {greeting: "{{params.greeting}}"}
+  - name: use
+` + shComponent("use", "{name: data, type: Dataset}, {name: n, type: int}, {name: tree, type: Artifact}", "{name: out, type: Artifact}",
+		`cat "$1" "$3/sub/b.txt" > "$4"; echo "n=$2"`,
+		"{{inputs.data.path}}", "{{inputs.n}}", "{{inputs.tree.path}}", "{{outputs.out.path}}") + `
+    inputs:
+      data: "{{steps.make.outputs.data}}"
+      n: "{{steps.make.outputs.lines}}"
+      tree: "{{steps.make.outputs.dir}}"
+`)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+	}
+	if run.Status != artifacts.StatusSucceeded {
+		t.Fatalf("status %s", run.Status)
+	}
+	if !strings.Contains(f.logs.String(), "[use] n=1\n") {
+		t.Errorf("logs lack the prefixed line of step use:\n%s", f.logs)
+	}
+	ctx := context.Background()
+	out, err := artifacts.Resolve(ctx, f.store, run.ID+"/use/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := artifacts.Copy(ctx, f.store, out.Key, &buf, out.Meta.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "hello {{not-a-ref}}\nb\n" {
+		t.Errorf("use/out = %q", got)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if out.Meta.SHA256 != hex.EncodeToString(sum[:]) || out.Meta.Size != int64(buf.Len()) || out.Meta.Producer.Step != "use" {
+		t.Errorf("metadata %+v does not match the bytes", out.Meta)
+	}
+	dir, err := artifacts.Resolve(ctx, f.store, run.ID+"/make/dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir.Meta.Kind != artifacts.KindDirectory || len(dir.Meta.Files) != 2 || dir.Meta.Files[1].Path != "sub/b.txt" {
+		t.Errorf("directory metadata %+v", dir.Meta)
+	}
+	// The run record is in the store, with outputs and exit codes.
+	rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := rec.Step("make")
+	if mk.ExitCode == nil || *mk.ExitCode != 0 || len(mk.Outputs) != 3 || mk.Outputs[1].Value == nil || *mk.Outputs[1].Value != "1" {
+		t.Errorf("make record %+v", mk)
+	}
+	if rec.Params["greeting"] != "hello {{not-a-ref}}" || rec.Finished == nil {
+		t.Errorf("run record params %v finished %v", rec.Params, rec.Finished)
+	}
+}
+
+// TestRunParallelBranches: two independent steps must run at once (each
+// waits for the other's marker), and a failed step skips only its dependents.
+func TestRunParallelAndFailure(t *testing.T) {
+	f := newFixture(t)
+	marker := filepath.Join(f.dir, "m")
+	wait := func(me, other string) string {
+		return fmt.Sprintf(`touch %s-%s; i=0; while [ ! -e %s-%s ]; do i=$((i+1)); [ $i -gt 200 ] && exit 9; sleep 0.05; done; echo "$1" > "$2"`, marker, me, marker, other)
+	}
+	p := f.load(header + `steps:
+  - name: left
+` + shComponent("left", "", "{name: x, type: Artifact}", wait("left", "right"), "left", "{{outputs.x.path}}") + `
+  - name: right
+` + shComponent("right", "", "{name: x, type: Artifact}", wait("right", "left"), "right", "{{outputs.x.path}}") + `
+  - name: broken
+    after: [left]
+` + shComponent("broken", "", "", `for i in 1 2 3 4 5; do echo "line $i"; done; exit 4`) + `
+  - name: after-broken
+    after: [broken]
+` + shComponent("after-broken", "", "", `echo never`) + `
+  - name: after-right
+    after: [right]
+` + shComponent("after-right", "", "", `echo fine`) + `
+`)
+	run, err := f.run(context.Background(), p, nil, func(r *Runner) { r.Parallelism = 2 })
+	var rerr *RunError
+	if !errors.As(err, &rerr) || run.Status != artifacts.StatusFailed {
+		t.Fatalf("Run err = %v, want a RunError for a failed run", err)
+	}
+	want := map[string]string{"left": "Succeeded", "right": "Succeeded", "broken": "Failed", "after-broken": "Skipped", "after-right": "Succeeded"}
+	if got := stepStatus(run); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statuses = %v, want %v\n%s", got, want, f.logs)
+	}
+	if c := run.Step("broken").ExitCode; c == nil || *c != 4 {
+		t.Errorf("broken exit code %v, want 4", c)
+	}
+	for _, frag := range []string{"broken", "Failed (exit code 4)", "last lines of broken", "[broken] line 5", "after-broken", "upstream step broken failed"} {
+		if !strings.Contains(rerr.Summary, frag) {
+			t.Errorf("summary lacks %q:\n%s", frag, rerr.Summary)
+		}
+	}
+}
+
+func TestRunRetriesAndTimeout(t *testing.T) {
+	f := newFixture(t)
+	flag := filepath.Join(f.dir, "tried")
+	p := f.load(header + `steps:
+  - name: flaky
+    retries: 2
+` + shComponent("flaky", "", "", fmt.Sprintf(`if [ ! -e %s ]; then touch %s; echo first try fails; exit 1; fi; echo second try works`, flag, flag)) + `
+  - name: slow
+    timeout: 500ms
+` + shComponent("slow", "", "", `echo started; sleep 30`) + `
+`)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err == nil {
+		t.Fatal("want the run to fail (slow times out)")
+	}
+	if s := run.Step("flaky"); s.Status != "Succeeded" || s.Attempts != 2 {
+		t.Errorf("flaky: status %s attempts %d, want Succeeded after 2", s.Status, s.Attempts)
+	}
+	if s := run.Step("slow"); s.Status != "Failed" || !strings.Contains(s.Message, "timed out after 500ms") || *s.ExitCode != 124 {
+		t.Errorf("slow: %s %q exit %v", s.Status, s.Message, *s.ExitCode)
+	}
+}
+
+func TestRunCache(t *testing.T) {
+	f := newFixture(t)
+	counter := filepath.Join(f.dir, "count")
+	yaml := header + `params:
+  n: {type: int, default: 1}
+steps:
+  - name: produce
+` + shComponent("produce", "{name: n, type: int}", "{name: out, type: Dataset}", fmt.Sprintf(`echo x >> %s; echo "n=$1" > "$2"`, counter), "{{inputs.n}}", "{{outputs.out.path}}") + `
+    inputs: {n: "{{params.n}}"}
+  - name: never-cached
+    cache: false
+` + shComponent("never-cached", "{name: d, type: Dataset}", "", fmt.Sprintf(`echo y >> %s.nc; cat "$1"`, counter), "{{inputs.d.path}}") + `
+    inputs: {d: "{{steps.produce.outputs.out}}"}
+`
+	p := f.load(yaml)
+	runs := func() int { b, _ := os.ReadFile(counter); return strings.Count(string(b), "x") }
+	first, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := second.Step("produce")
+	if !s.Cached || s.CachedFrom != first.ID || runs() != 1 {
+		t.Errorf("second run: cached=%v from %q, producer ran %d times; want a cache hit on %s", s.Cached, s.CachedFrom, runs(), first.ID)
+	}
+	if second.Step("never-cached").Cached {
+		t.Error("a step with cache: false was cached")
+	}
+	if !strings.Contains(f.status.String(), "cached: reusing the outputs of step produce of run "+first.ID) {
+		t.Errorf("status does not say the step was cached:\n%s", f.status)
+	}
+	// A cached output is still readable through the new run.
+	if _, err := artifacts.Resolve(context.Background(), f.store, second.ID+"/produce/out"); err != nil {
+		t.Errorf("resolve cached output: %v", err)
+	}
+	if _, err := f.run(context.Background(), p, map[string]string{"n": "2"}, nil); err != nil || runs() != 2 {
+		t.Errorf("a changed param must miss the cache: err %v, runs %d", err, runs())
+	}
+	third, err := f.run(context.Background(), p, nil, func(r *Runner) { r.NoCache = true })
+	if err != nil || third.Step("produce").Cached || runs() != 3 {
+		t.Errorf("--no-cache: err %v cached %v runs %d", err, third.Step("produce").Cached, runs())
+	}
+	if b, _ := os.ReadFile(counter + ".nc"); strings.Count(string(b), "y") != 4 {
+		t.Errorf("the cache: false step ran %d times, want 4", strings.Count(string(b), "y"))
+	}
+}
+
+func TestRunCancelStopsEverything(t *testing.T) {
+	f := newFixture(t)
+	pids := filepath.Join(f.dir, "pids")
+	p := f.load(header + `steps:
+  - name: busy
+` + shComponent("busy", "", "", fmt.Sprintf(`sleep 300 & echo $! >> %s; echo $$ >> %s; wait`, pids, pids)) + `
+  - name: gang
+    distributed: {nodes: 2, procsPerNode: 1}
+` + shComponent("gang", "", "", fmt.Sprintf(`sleep 300 & echo $! >> %s; echo $$ >> %s; wait`, pids, pids)) + `
+  - name: later
+    after: [busy]
+` + shComponent("later", "", "", `echo never`) + `
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			b, _ := os.ReadFile(pids)
+			if strings.Count(string(b), "\n") >= 6 {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	run, err := f.run(ctx, p, nil, nil)
+	var rerr *RunError
+	if !errors.As(err, &rerr) || run.Status != artifacts.StatusCancelled {
+		t.Fatalf("err %v status %s, want Cancelled", err, run.Status)
+	}
+	want := map[string]string{"busy": "Cancelled", "gang": "Cancelled", "later": "Cancelled"}
+	if got := stepStatus(run); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+	rec, err := artifacts.ReadRun(context.Background(), f.store, run.ID)
+	if err != nil || rec.Status != artifacts.StatusCancelled {
+		t.Errorf("stored record: %v %v", rec, err)
+	}
+	b, _ := os.ReadFile(pids)
+	for _, line := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(line)
+		if processRunning(pid) {
+			t.Errorf("process %d survived the cancellation", pid)
+		}
+	}
+}
+
+func TestRunWhenAndMissingOutput(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `params:
+  go: {type: bool, default: false}
+steps:
+  - name: maybe
+    when: "{{params.go}} == true"
+` + shComponent("maybe", "", "", `echo ran`) + `
+  - name: lazy
+` + shComponent("lazy", "", "{name: model, type: Model}", `echo forgot to write`) + `
+`)
+	run, _ := f.run(context.Background(), p, nil, nil)
+	if s := run.Step("maybe"); s.Status != "Skipped" {
+		t.Errorf("maybe: %s, want Skipped", s.Status)
+	}
+	if s := run.Step("lazy"); s.Status != "Failed" || !strings.Contains(s.Message, "never wrote its declared output(s) model") {
+		t.Errorf("lazy: %s %q", s.Status, s.Message)
+	}
+	run, _ = f.run(context.Background(), p, map[string]string{"go": "true"}, nil)
+	if s := run.Step("maybe"); s.Status != "Succeeded" {
+		t.Errorf("maybe with go=true: %s", s.Status)
+	}
+}
+
+// TestRunGangOnlyRankZeroPublishes: every rank writes its own rank into the
+// output; only rank 0's file is published.
+func TestRunGangOnlyRankZeroPublishes(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `steps:
+  - name: train
+    distributed: {nodes: 2, procsPerNode: 2}
+` + shComponent("train", "", "{name: model, type: Model}", `echo "rank $RANK of $WORLD_SIZE"; echo "$RANK" > "$1"`, "{{outputs.model.path}}") + `
+`)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, f.logs)
+	}
+	for r := 0; r < 4; r++ {
+		if !strings.Contains(f.logs.String(), fmt.Sprintf("[train rank %d] rank %d of 4\n", r, r)) {
+			t.Errorf("no prefixed line from rank %d:\n%s", r, f.logs)
+		}
+	}
+	var buf bytes.Buffer
+	ref, err := artifacts.Resolve(context.Background(), f.store, run.ID+"/train/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := artifacts.Copy(context.Background(), f.store, ref.Key, &buf, ref.Meta.SHA256); err != nil || buf.String() != "0\n" {
+		t.Errorf("published model %q (%v), want rank 0's", buf.String(), err)
+	}
+}

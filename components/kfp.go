@@ -23,11 +23,11 @@ type kfpComponent struct {
 }
 
 type kfpIO struct {
-	Name        string     `yaml:"name"`
-	Type        yaml.Node  `yaml:"type"`
-	Description string     `yaml:"description"`
+	Name        string    `yaml:"name"`
+	Type        yaml.Node `yaml:"type"`
+	Description string    `yaml:"description"`
 	Default     yaml.Node `yaml:"default"`
-	Optional    bool       `yaml:"optional"`
+	Optional    bool      `yaml:"optional"`
 }
 
 type kfpImplementor struct {

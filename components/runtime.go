@@ -32,7 +32,9 @@ type Invocation struct {
 }
 
 // OutputKey is the store key of an output of the invocation.
-func (inv *Invocation) OutputKey(name string) string { return artifacts.OutputKey(inv.Run, inv.Step, name) }
+func (inv *Invocation) OutputKey(name string) string {
+	return artifacts.OutputKey(inv.Run, inv.Step, name)
+}
 
 // Workspace is an invocation's local directory: inputs/<name> holds fetched
 // input artifacts; outputs/<name> is where rank 0 (or the only process)

@@ -165,4 +165,3 @@ func ValidDNSLabel(name string) string {
 func TypeList() string {
 	return strings.Join(append(append([]string{}, ParamTypes...), ArtifactTypes...), ", ")
 }
-

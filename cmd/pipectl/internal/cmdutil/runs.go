@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
 )
@@ -20,4 +21,18 @@ func ReadRun(ctx context.Context, s artifacts.Store, id string) (*artifacts.Run,
 		return nil, fmt.Errorf("no runs in %s", s.Root())
 	}
 	return runs[0], nil
+}
+
+// ExpandLatest replaces a leading "latest/" of an artifact reference with
+// the newest run's id.
+func ExpandLatest(ctx context.Context, s artifacts.Store, ref string) (string, error) {
+	rest, ok := strings.CutPrefix(ref, "latest/")
+	if !ok {
+		return ref, nil
+	}
+	r, err := ReadRun(ctx, s, "latest")
+	if err != nil {
+		return "", err
+	}
+	return r.ID + "/" + rest, nil
 }

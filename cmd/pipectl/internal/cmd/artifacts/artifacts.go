@@ -125,7 +125,11 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	ref, err := artifacts.Resolve(ctx, store, opts.Ref)
+	name, err := cmdutil.ExpandLatest(ctx, store, opts.Ref)
+	if err != nil {
+		return err
+	}
+	ref, err := artifacts.Resolve(ctx, store, name)
 	if err != nil {
 		return err
 	}
@@ -172,7 +176,11 @@ func catRun(ctx context.Context, opts *CatOptions) error {
 	if err != nil {
 		return err
 	}
-	ref, err := artifacts.Resolve(ctx, store, opts.Ref)
+	name, err := cmdutil.ExpandLatest(ctx, store, opts.Ref)
+	if err != nil {
+		return err
+	}
+	ref, err := artifacts.Resolve(ctx, store, name)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestExamplePipeline runs examples/attrition end to end with real PyTorch
+// (DDP on 2 gloo ranks), through the built pipectl binary, as a user would.
+func TestExamplePipeline(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pydir, err := exec.Command(filepath.Join(repo, "examples/attrition/ensure-torch.sh")).Output()
+	if err != nil {
+		t.Fatalf("ensure-torch.sh: %v", err)
+	}
+	work := t.TempDir()
+	bin := filepath.Join(work, "pipectl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	store := filepath.Join(work, "store")
+	pipelineFile := filepath.Join(repo, "examples/attrition/pipeline.yaml")
+	env := append(os.Environ(), "PATH="+strings.TrimSpace(string(pydir))+":"+os.Getenv("PATH"), "PIPECTL_ARTIFACTS="+store)
+	pipectl := func(extraEnv []string, args ...string) (stdout, stderr string, err error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = work
+		cmd.Env = append(append([]string{}, env...), extraEnv...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		return o.String(), e.String(), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := pipectl(nil, args...)
+		if err != nil {
+			t.Fatalf("pipectl %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out, errOut)
+		}
+		return out
+	}
+
+	logs := must("run", pipelineFile)
+
+	var run struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Steps  []struct {
+			Name     string `json:"name"`
+			Status   string `json:"status"`
+			ExitCode *int   `json:"exitCode"`
+			Cached   bool   `json:"cached"`
+			Attempts int    `json:"attempts"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(must("runs", "get", "latest", "-o", "json")), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "Succeeded" || len(run.Steps) != 3 {
+		t.Fatalf("run %+v", run)
+	}
+	for _, s := range run.Steps {
+		if s.Status != "Succeeded" || s.ExitCode == nil || *s.ExitCode != 0 || s.Cached {
+			t.Errorf("step %+v", s)
+		}
+	}
+
+	// Both ranks trained, logged with their prefix, and stayed in sync.
+	sums := map[string]string{}
+	for _, rank := range []string{"0", "1"} {
+		re := regexp.MustCompile(`(?m)^\[train rank ` + rank + `\] \[rank ` + rank + `/2\] synchronised parameter checksum (\S+)$`)
+		m := re.FindStringSubmatch(logs)
+		if m == nil {
+			t.Fatalf("no checksum line from rank %s in:\n%s", rank, logs)
+		}
+		sums[rank] = m[1]
+		if !regexp.MustCompile(`(?m)^\[train rank ` + rank + `\] \[rank ` + rank + `/2\] epoch 3/3 loss`).MatchString(logs) {
+			t.Errorf("rank %s printed no progress for epoch 3", rank)
+		}
+	}
+	if sums["0"] != sums["1"] {
+		t.Errorf("ranks disagree on the parameters: %v", sums)
+	}
+	if stored := must("logs", run.ID, "train"); !strings.Contains(stored, "[train rank 1] [rank 1/2] synchronised parameter checksum") {
+		t.Errorf("the stored train log lacks rank 1's lines:\n%s", stored)
+	}
+
+	// The Model and Metrics artifacts exist; their metadata's sha256 is the bytes'.
+	var entries []struct {
+		Step, Output, Type, URI, SHA256 string
+		Size                            int64
+	}
+	if err := json.Unmarshal([]byte(must("artifacts", "ls", run.ID, "-o", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, e := range entries {
+		types[e.Step+"/"+e.Output] = e.Type
+		u, err := url.Parse(e.URI)
+		if err != nil || u.Scheme != "file" {
+			t.Fatalf("uri %q", e.URI)
+		}
+		data, err := os.ReadFile(u.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		var meta struct {
+			SHA256 string `json:"sha256"`
+			Size   int64  `json:"size"`
+		}
+		mb, err := os.ReadFile(u.Path + ".meta.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(mb, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(sum[:]); got != meta.SHA256 || got != e.SHA256 || int64(len(data)) != meta.Size {
+			t.Errorf("%s/%s: bytes sha256 %s size %d; metadata %s size %d; ls %s", e.Step, e.Output, got, len(data), meta.SHA256, meta.Size, e.SHA256)
+		}
+	}
+	if types["train/model"] != "Model" || types["evaluate/metrics"] != "Metrics" || types["preprocess/train"] != "Dataset" {
+		t.Errorf("artifacts: %v", types)
+	}
+	var metrics struct{ Accuracy, AUC, Loss float64 }
+	if err := json.Unmarshal([]byte(must("artifacts", "cat", run.ID+"/evaluate/metrics")), &metrics); err != nil {
+		t.Fatal(err)
+	}
+	if metrics.Accuracy < 0.75 || metrics.AUC < 0.75 || metrics.Loss <= 0 {
+		t.Errorf("metrics %+v: the model did not learn", metrics)
+	}
+	t.Logf("metrics: %+v", metrics)
+
+	// A second run hits the cache for every step.
+	must("run", pipelineFile)
+	if err := json.Unmarshal([]byte(must("runs", "get", "latest", "-o", "json")), &run); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range run.Steps {
+		if !s.Cached {
+			t.Errorf("second run: step %s was not cached", s.Name)
+		}
+	}
+
+	// Rank 1 fails on purpose: the gang is stopped and restarted once
+	// (maxRestarts: 1), then the step and the run fail with its exit code.
+	out, errOut, err := pipectl([]string{"PIPECTL_EXAMPLE_FAIL_RANK=1"}, "run", pipelineFile, "--no-cache", "-p", "rows=2000")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("run with a failing rank: %v, want exit status 1\n%s\n%s", err, out, errOut)
+	}
+	for _, frag := range []string{"train        Failed (exit code 3)", "rank 1: exit code 3", "last lines of train:"} {
+		if !strings.Contains(errOut, frag) {
+			t.Errorf("summary lacks %q:\n%s", frag, errOut)
+		}
+	}
+	if !strings.Contains(out, "[train] pipectl: gang attempt 1 failed (rank 1: exit code 3); restarting all 2 ranks (restart 1 of 1)") {
+		t.Errorf("no restart in the log:\n%s", out)
+	}
+	if strings.Contains(errOut+out, "goroutine ") {
+		t.Errorf("a Go stack trace was printed")
+	}
+	if err := json.Unmarshal([]byte(must("runs", "get", "latest", "-o", "json")), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "Failed" || run.Steps[1].Attempts != 2 || run.Steps[2].Status != "Skipped" {
+		t.Errorf("failed run record: %+v", run)
+	}
+}

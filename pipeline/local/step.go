@@ -112,7 +112,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 			}
 		}
 	case ctx.Err() != nil:
-		e.finish(ctx, s.Name, artifacts.StatusCancelled, &code, "run cancelled")
+		e.finish(ctx, s.Name, artifacts.StatusCancelled, nil, "run cancelled")
 		e.r.statusf("%-12s cancelled\n", s.Name)
 	default:
 		fail(code, "%v", runErr)

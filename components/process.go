@@ -171,7 +171,8 @@ func (r *Running) Stop(grace time.Duration) {
 }
 
 // Run starts p and waits for it. When ctx ends first, the process group is
-// stopped (SIGTERM, then SIGKILL after grace) and ctx's error is returned.
+// stopped (SIGTERM, then SIGKILL after grace) and ctx's error is returned,
+// joined with the program's *ExitError so that its exit code is kept.
 func Run(ctx context.Context, p Process, grace time.Duration) error {
 	r, err := Start(p)
 	if err != nil {
@@ -182,7 +183,7 @@ func Run(ctx context.Context, p Process, grace time.Duration) error {
 		return r.Err()
 	case <-ctx.Done():
 		r.Stop(grace)
-		return ctx.Err()
+		return errors.Join(ctx.Err(), r.Err())
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
+	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
@@ -41,6 +43,8 @@ with artifacts in a local store or S3/MinIO, and lets you browse runs and artifa
 		runs.NewCmdRuns(f),
 		logs.NewCmdLogs(f, nil),
 		artifacts.NewCmdArtifacts(f),
+		compile.NewCmdCompile(f, nil),
+		execcmd.NewCmdExec(f, nil),
 	)
 	return cmd
 }

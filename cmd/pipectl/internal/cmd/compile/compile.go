@@ -1,0 +1,134 @@
+// Package compile is `pipectl compile FILE`: a pipeline to an Argo Workflow.
+package compile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
+)
+
+// Options are the inputs of `pipectl compile`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+
+	File       string
+	OutFile    string
+	Image      string
+	AllowNonS3 bool
+	Namespace  string
+	// ServiceAccount and LauncherServiceAccount run step and launcher pods.
+	ServiceAccount         string
+	LauncherServiceAccount string
+	S3Secret               string
+	S3Endpoint             string
+	S3Region               string
+	Params                 []string
+}
+
+// NewCmdCompile returns `pipectl compile`; runF replaces the run function in tests.
+func NewCmdCompile(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "compile FILE",
+		Short: "Compile a pipeline to an Argo Workflow",
+		Long: `Compile a pipeline to an Argo Workflow (argoproj.io/v1alpha1) to commit or
+'kubectl create'. Every step pod runs its component's image through 'pipectl exec'
+(the pipectl binary is copied in from --image by an init container); a distributed
+step runs 'pipectl launch'. Artifacts go to the --artifacts store, under the
+workflow's name as the run id. Pipeline params become workflow arguments
+(override them with 'argo submit -p'); -p here sets their defaults.
+
+Nothing from the pipeline is evaluated by Argo: component specs and values travel
+encoded. The output is the same for the same input.`,
+		Example: `  pipectl compile examples/attrition/pipeline.yaml --artifacts s3://ml-artifacts/runs \
+    --s3-secret pipectl-s3 --s3-endpoint http://minio.minio:9000 -o wf.yaml
+  kubectl create -f wf.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return compileRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.OutFile, "output", "o", "", "write the workflow to FILE, atomically (default: stdout)")
+	fl.StringVar(&opts.Image, "image", "pipectl:"+f.Version, "the pipectl image of the init containers and launcher pods")
+	fl.BoolVar(&opts.AllowNonS3, "allow-non-s3", false, "accept an --artifacts root that is not s3:// (every pod must see the same path)")
+	fl.StringVarP(&opts.Namespace, "namespace", "n", "", "the workflow's namespace")
+	fl.StringVar(&opts.ServiceAccount, "service-account", "", "the ServiceAccount of step pods (default: the namespace's default)")
+	fl.StringVar(&opts.LauncherServiceAccount, "launcher-service-account", argo.DefaultLauncherServiceAccount, "the ServiceAccount of the launcher pods of distributed steps")
+	fl.StringVar(&opts.S3Secret, "s3-secret", "", "a Secret with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
+	fl.StringVar(&opts.S3Endpoint, "s3-endpoint", "", "the S3 endpoint the pods use (e.g. http://minio.minio:9000)")
+	fl.StringVar(&opts.S3Region, "s3-region", "", "the S3 region the pods use")
+	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
+	return cmd
+}
+
+func compileRun(opts *Options) error {
+	overrides, err := pipeline.ParseOverrides(opts.Params)
+	if err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	p, err := pipeline.Load(opts.File)
+	if err != nil {
+		return err
+	}
+	wf, err := argo.Compile(p, argo.Options{
+		Image:                  opts.Image,
+		Artifacts:              opts.Factory.Root(),
+		AllowNonS3:             opts.AllowNonS3,
+		Namespace:              opts.Namespace,
+		ServiceAccount:         opts.ServiceAccount,
+		LauncherServiceAccount: opts.LauncherServiceAccount,
+		S3Secret:               opts.S3Secret,
+		S3Endpoint:             opts.S3Endpoint,
+		S3Region:               opts.S3Region,
+		Params:                 overrides,
+	})
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", opts.File, err)
+	}
+	b, err := argo.Marshal(wf)
+	if err != nil {
+		return err
+	}
+	if opts.OutFile == "" || opts.OutFile == "-" {
+		_, err = opts.IO.Out.Write(b)
+		return err
+	}
+	if err := writeAtomic(opts.OutFile, b); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Wrote %s: workflow %s* with %d steps, %d templates\n", opts.OutFile, wf.GenerateName, len(p.Steps), len(wf.Spec.Templates)-1)
+	return nil
+}
+
+// writeAtomic writes b to path through a temporary file renamed into
+// place: path is whole or untouched.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return err
+}

@@ -1,0 +1,95 @@
+package compile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
+
+const example = "../../../../../examples/attrition/pipeline.yaml"
+
+func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ios, _, out, errOut := cmdutil.Test()
+	f := &cmdutil.Factory{IOStreams: ios, Version: "v9.9.9", Getenv: func(k string) string { return env[k] }}
+	root := &cobra.Command{Use: "pipectl", SilenceErrors: true, SilenceUsage: true}
+	root.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "")
+	root.AddCommand(NewCmdCompile(f, nil))
+	root.SetArgs(append([]string{"compile"}, args...))
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err = root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestCompileToStdout(t *testing.T) {
+	out, _, err := run(t, nil, example, "--artifacts", "s3://ml/runs", "-p", "epochs=7", "--s3-secret", "pipectl-s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"generateName: attrition-", "image: pipectl:v9.9.9", "value: \"7\"", "name: pipectl-s3", "value: s3://ml/runs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestCompileToFile(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "wf.yaml")
+	out, stderr, err := run(t, map[string]string{"PIPECTL_ARTIFACTS": "s3://env/runs"}, example, "-o", dest, "--image", "pipectl:1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "" {
+		t.Errorf("stdout %q, want nothing with -o", out)
+	}
+	b, err := os.ReadFile(dest)
+	if err != nil || !strings.Contains(string(b), "value: s3://env/runs") || !strings.Contains(string(b), "image: pipectl:1.2.3") {
+		t.Errorf("wrote %q, %v", b, err)
+	}
+	if !strings.Contains(stderr, "Wrote "+dest) {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+func TestCompileErrorsWriteNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: bad}\nsteps:\n  - name: a\n    component: {bogus: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "wf.yaml")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+		code int
+	}{
+		"bad file":  {[]string{bad, "--artifacts", "s3://b/r", "-o", dest}, bad + ":6:17", 1},
+		"no store":  {[]string{example, "-o", dest}, "is not s3://", 1},
+		"bad param": {[]string{example, "--artifacts", "s3://b/r", "-p", "epochs=lots", "-o", dest}, "-p epochs", 1},
+		"bad -p":    {[]string{example, "--artifacts", "s3://b/r", "-p", "epochs", "-o", dest}, "expected name=value", 2},
+		"no file":   {[]string{filepath.Join(dir, "missing.yaml"), "--artifacts", "s3://b/r", "-o", dest}, "missing.yaml", 1},
+		"two files": {[]string{example, example}, "accepts 1 arg", 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, _, err := run(t, nil, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			if code := cmdutil.Code(err); code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("files left behind: %v", entries)
+			}
+		})
+	}
+}

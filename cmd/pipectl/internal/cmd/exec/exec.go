@@ -1,0 +1,251 @@
+// Package exec is `pipectl exec`: the component runtime every step pod of a
+// compiled workflow runs.
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components"
+)
+
+// DefaultGracePeriod is the time the program gets between SIGTERM and
+// SIGKILL; below Kubernetes' default termination grace period (30s).
+const DefaultGracePeriod = 20 * time.Second
+
+// Options are the inputs of `pipectl exec`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+
+	Run          string
+	Component    string
+	Step         string
+	Params       []string
+	Upstream     []string
+	WorkDir      string
+	OutputParams string
+	GracePeriod  time.Duration
+	Install      string
+	// Argv replaces the component's command and args (after --).
+	Argv []string
+
+	// Signals, when set, replaces SIGINT/SIGTERM of the process (tests).
+	Signals <-chan os.Signal
+	// Executable is the binary --install copies (default os.Executable).
+	Executable func() (string, error)
+}
+
+// NewCmdExec returns `pipectl exec`; runF replaces the run function in tests.
+func NewCmdExec(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "exec --run RUN --component B64 --step B64 [flags] [-- COMMAND...]",
+		Short: "Run one step's component: fetch inputs, run, publish outputs (the step pod runtime)",
+		Long: `Run one step of a run, as a step pod of a compiled workflow does: fetch the
+input artifacts from the store, resolve the placeholders of the component's
+command, run it as a child process (SIGTERM and SIGINT are passed to its process
+group; its exit code is pipectl exec's), publish the declared outputs with
+their metadata to <artifacts>/<run>/<step>/<output>, and with --output-params
+write each output parameter's value to DIR/<name> for Argo.
+
+--component and --step are base64 JSON written by 'pipectl compile'; values
+given with --param and --upstream are plain text, or "pipectl-b64:" and the
+value in base64. After --, a command replaces the component's command and args.
+
+--install PATH copies this binary to PATH and exits (the init container of a
+step pod).`,
+		Example: `  pipectl exec --run r1 --component "$C" --step "$S" --param epochs=3 --artifacts s3://ml/runs`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.ArgsLenAtDash(); n > 0 || (n < 0 && len(args) > 0) {
+				return cmdutil.FlagErrorf("unexpected argument %q (a command goes after --)", args[0])
+			}
+			opts.Argv = args
+			if opts.Install == "" {
+				var missing []string
+				for _, f := range []struct{ name, v string }{{"--run", opts.Run}, {"--component", opts.Component}, {"--step", opts.Step}} {
+					if f.v == "" {
+						missing = append(missing, f.name)
+					}
+				}
+				if len(missing) > 0 {
+					return cmdutil.FlagErrorf("missing %s", strings.Join(missing, ", "))
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return execRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Run, "run", "", "the run id")
+	fl.StringVar(&opts.Component, "component", "", "the component: base64 JSON (from pipectl compile)")
+	fl.StringVar(&opts.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile)")
+	fl.StringArrayVar(&opts.Params, "param", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&opts.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
+	fl.StringVar(&opts.WorkDir, "work", "", "work directory for inputs and outputs (default: a temporary directory, removed after)")
+	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
+	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
+	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
+	return cmd
+}
+
+func execRun(opts *Options) error {
+	if opts.Install != "" {
+		return install(opts)
+	}
+	var ec components.ExecComponent
+	if err := components.DecodeSpec(opts.Component, &ec); err != nil {
+		return cmdutil.FlagErrorf("--component: %v", err)
+	}
+	var es components.ExecStep
+	if err := components.DecodeSpec(opts.Step, &es); err != nil {
+		return cmdutil.FlagErrorf("--step: %v", err)
+	}
+	params, err := values("--param", opts.Params)
+	if err != nil {
+		return err
+	}
+	upstream, err := values("--upstream", opts.Upstream)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	var got os.Signal
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case got = <-sigs:
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", got, opts.GracePeriod)
+			cancel()
+		case <-ctx.Done():
+		}
+		close(stopped)
+	}()
+
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	work := opts.WorkDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "pipectl-exec-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	rt := &components.Runtime{Store: store}
+	records, err := rt.Exec(ctx, components.ExecRequest{
+		Component: &ec, Step: &es,
+		Values:       components.ExecValues{Run: opts.Run, Params: params, Upstream: upstream},
+		Argv:         opts.Argv,
+		WorkDir:      work,
+		OutputParams: opts.OutputParams,
+		Stdout:       opts.IO.Out, Stderr: opts.IO.ErrOut,
+		GracePeriod: opts.GracePeriod,
+	})
+	cancel()
+	<-stopped
+	var ee *components.ExitError
+	switch {
+	case got != nil:
+		code := cmdutil.ExitCancelled
+		if s, ok := got.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v", es.Step, got)}
+	case errors.As(err, &ee):
+		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", es.Step, err)}
+	case err != nil:
+		return fmt.Errorf("step %s: %w", es.Step, err)
+	}
+	for _, r := range records {
+		if r.Value != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: output %s = %s\n", r.Name, *r.Value)
+		} else {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
+		}
+	}
+	return nil
+}
+
+// values reads NAME=VALUE flags, decoding each value.
+func values(flag string, flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, raw, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, cmdutil.FlagErrorf("%s %q: expected NAME=VALUE", flag, f)
+		}
+		v, err := components.DecodeValue(raw)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("%s %s: %v", flag, name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// install copies the running binary to opts.Install.
+func install(opts *Options) error {
+	exe := opts.Executable
+	if exe == nil {
+		exe = os.Executable
+	}
+	src, err := exe()
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	dir := filepath.Dir(opts.Install)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".pipectl-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), opts.Install)
+	}
+	if err != nil {
+		return fmt.Errorf("install %s: %w", opts.Install, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: installed %s\n", opts.Install)
+	return nil
+}

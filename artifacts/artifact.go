@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -162,10 +163,30 @@ func putFile(ctx context.Context, s Store, key, local string, tr Tracker) (int64
 		return 0, "", err
 	}
 	h := sha256.New()
-	if err := s.Put(ctx, key, countingReader{io.TeeReader(f, h), tr}, st.Size()); err != nil {
+	if p, ok := s.(readerAtPutter); ok {
+		// The store reads parts of the file in parallel; hash it meanwhile.
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error {
+			_, err := io.Copy(h, ctxReader{gctx, io.NewSectionReader(f, 0, st.Size())})
+			return err
+		})
+		g.Go(func() error { return p.putReaderAt(gctx, key, f, st.Size(), tr) })
+		if err := g.Wait(); err != nil {
+			return 0, "", err
+		}
+		if now, err := f.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+			return 0, "", fmt.Errorf("%s changed while it was uploaded to %s", local, s.URI(key))
+		}
+	} else if err := s.Put(ctx, key, countingReader{io.TeeReader(f, h), tr}, st.Size()); err != nil {
 		return 0, "", err
 	}
 	return st.Size(), hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readerAtPutter is implemented by stores that upload a file by reading
+// parts of it in parallel, buffering nothing (S3). tr counts the bytes sent.
+type readerAtPutter interface {
+	putReaderAt(ctx context.Context, key string, r io.ReaderAt, size int64, tr Tracker) error
 }
 
 // WriteMetadata stores meta as the metadata of the output at key.
@@ -237,7 +258,7 @@ func fetchFile(ctx context.Context, s Store, key, dest, want string, tr Tracker)
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	err = copyObject(ctx, s, key, countingWriter{tmp, tr}, want)
+	err = Copy(ctx, s, key, countingWriter{tmp, tr}, want)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -261,23 +282,100 @@ func (e *ChecksumError) Error() string {
 // want is not empty). On a mismatch the bytes were written but Copy returns a
 // *ChecksumError.
 func Copy(ctx context.Context, s Store, key string, w io.Writer, want string) error {
-	return copyObject(ctx, s, key, w, want)
-}
-
-func copyObject(ctx context.Context, s Store, key string, w io.Writer, want string) error {
 	r, err := s.Get(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(w, h), ctxReader{ctx, r}); err != nil {
+	got, err := copyHashed(ctx, w, r)
+	if err != nil {
 		return fmt.Errorf("read %s: %w", s.URI(key), err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); want != "" && got != want {
+	if want != "" && got != want {
 		return &ChecksumError{URI: s.URI(key), Want: want, Got: got}
 	}
 	return nil
+}
+
+// copyBufs are the buffers of copyHashed.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+const (
+	copyBufSize = 512 << 10
+	copyDepth   = 4 // buffers in flight per copy
+)
+
+// copyHashed copies r to w and returns the hex sha256 of the bytes.
+// Receiving, writing and hashing run in three goroutines, a pipeline of
+// copyDepth buffers, so that they overlap.
+func copyHashed(ctx context.Context, w io.Writer, r io.Reader) (string, error) {
+	free := make(chan *[]byte, copyDepth)
+	for range copyDepth {
+		free <- copyBufs.Get().(*[]byte)
+	}
+	// No send blocks: only copyDepth buffers exist.
+	toWrite := make(chan *[]byte, copyDepth)
+	toHash := make(chan *[]byte, copyDepth)
+	stop := make(chan struct{})
+	var rerr error
+	go func() {
+		defer close(toWrite)
+		for {
+			var b *[]byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			n, err := io.ReadFull(r, *b)
+			if n == 0 {
+				free <- b
+			} else {
+				*b = (*b)[:n]
+				toWrite <- b
+			}
+			if err == nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				if err != io.EOF && err != io.ErrUnexpectedEOF {
+					rerr = err
+				}
+				return
+			}
+		}
+	}()
+	h := sha256.New()
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for b := range toHash {
+			h.Write(*b)
+			*b = (*b)[:cap(*b)]
+			free <- b
+		}
+	}()
+	var werr error
+	for b := range toWrite {
+		if werr == nil {
+			if _, werr = w.Write(*b); werr != nil {
+				close(stop)
+			}
+		}
+		toHash <- b
+	}
+	close(toHash)
+	<-hashed
+	for range copyDepth {
+		copyBufs.Put(<-free)
+	}
+	if werr != nil {
+		return "", werr
+	}
+	if rerr != nil {
+		return "", rerr
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // PutJSON stores v as indented JSON at key.

@@ -147,6 +147,7 @@ func (l *Local) List(_ context.Context, prefix string, recursive bool) ([]Object
 				out = append(out, ObjectInfo{Key: key, Size: info.Size(), Modified: info.ModTime()})
 			}
 		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 		return out, nil
 	}
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {

@@ -238,7 +238,6 @@ func newS3(ctx context.Context, bucket, prefix string, opts S3Options, getenv fu
 	if err != nil {
 		return nil, fmt.Errorf("S3 endpoint %s: %w", cfg.endpoint, err)
 	}
-	client.SetAppInfo("pipectl", "")
 	s := &S3{
 		core:     &minio.Core{Client: client},
 		bucket:   bucket,

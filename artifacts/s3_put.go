@@ -80,16 +80,20 @@ func (p *chunkPool) put(chunks [][]byte) {
 	p.sem.Release(int64(len(chunks)))
 }
 
-// part is one part of an upload held in pooled chunks.
+// part is one part of an upload: a seekable body (minio-go retries requests
+// whose body it can rewind) and what to do once it is sent.
 type part struct {
-	num    int
-	chunks [][]byte
-	n      int64
+	num     int
+	n       int64
+	body    io.ReadSeeker
+	release func()
 }
 
-// reader returns a fresh seekable reader of the part's bytes (minio-go
-// retries requests whose body it can rewind).
-func (p *part) reader() *chunkReader { return &chunkReader{chunks: p.chunks, n: p.n} }
+func (p *part) done() {
+	if p.release != nil {
+		p.release()
+	}
+}
 
 // chunkReader reads the first n bytes of a list of chunks.
 type chunkReader struct {
@@ -161,18 +165,17 @@ func (s *S3) partSize(size int64, num int) (int64, error) {
 	return ps, nil
 }
 
-// upload is one Put in progress.
-type upload struct {
+// stream cuts a reader into parts held in pooled chunks.
+type stream struct {
 	s     *S3
 	key   string
-	name  string
 	size  int64
 	r     io.Reader
 	total int64 // bytes read so far
 }
 
-// next reads the next part. last reports that the reader is exhausted.
-func (u *upload) next(ctx context.Context, num int) (*part, bool, error) {
+// next reads part num. last reports that the reader is exhausted.
+func (u *stream) next(ctx context.Context, num int) (*part, bool, error) {
 	ps, err := u.s.partSize(u.size, num)
 	if err != nil {
 		return nil, false, err
@@ -185,11 +188,11 @@ func (u *upload) next(ctx context.Context, num int) (*part, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p := &part{num: num, chunks: chunks}
+	var n int64
 	last := false
 	for _, c := range chunks {
-		k, err := io.ReadFull(u.r, c[:min(chunkSize, want-p.n)])
-		p.n += int64(k)
+		k, err := io.ReadFull(u.r, c[:min(chunkSize, want-n)])
+		n += int64(k)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			last = true
 			break
@@ -199,7 +202,7 @@ func (u *upload) next(ctx context.Context, num int) (*part, bool, error) {
 			return nil, false, fmt.Errorf("write %s: %w", u.s.URI(u.key), err)
 		}
 	}
-	u.total += p.n
+	u.total += n
 	if u.size >= 0 && !last && u.total == u.size {
 		// The declared size is read: the reader must be at its end.
 		var b [1]byte
@@ -217,9 +220,12 @@ func (u *upload) next(ctx context.Context, num int) (*part, bool, error) {
 	}
 	if last && u.size >= 0 && u.total != u.size {
 		u.s.pool.put(chunks)
-		return nil, false, fmt.Errorf("write %s: got %d bytes or more, want %d", u.s.URI(u.key), u.total, u.size)
+		if u.total < u.size {
+			return nil, false, fmt.Errorf("write %s: got %d bytes, want %d", u.s.URI(u.key), u.total, u.size)
+		}
+		return nil, false, fmt.Errorf("write %s: got more than the %d bytes declared", u.s.URI(u.key), u.size)
 	}
-	return p, last, nil
+	return &part{num: num, n: n, body: &chunkReader{chunks: chunks, n: n}, release: func() { u.s.pool.put(chunks) }}, last, nil
 }
 
 // Put implements Store. An object that fits in one part is sent with one
@@ -232,28 +238,71 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 	if err != nil {
 		return err
 	}
-	u := &upload{s: s, key: key, name: name, size: size, r: r}
-	first, last, err := u.next(ctx, 1)
+	u := &stream{s: s, key: key, size: size, r: r}
+	return s.upload(ctx, key, name, u.next)
+}
+
+// putReaderAt uploads size bytes of r to key, reading parts in parallel
+// straight from r: nothing is buffered. tr counts the bytes sent.
+func (s *S3) putReaderAt(ctx context.Context, key string, r io.ReaderAt, size int64, tr Tracker) error {
+	name, err := s.object(key)
+	if err != nil {
+		return err
+	}
+	// Nothing is buffered, so parts may be as large as S3 needs.
+	ps := max(s.cfg.partSize, (size+maxParts-1)/maxParts)
+	ps = (ps + chunkSize - 1) / chunkSize * chunkSize
+	next := func(_ context.Context, num int) (*part, bool, error) {
+		off := int64(num-1) * ps
+		n := min(ps, size-off)
+		return &part{num: num, n: n, body: &progressSection{SectionReader: io.NewSectionReader(r, off, n), t: tr}}, off+n >= size, nil
+	}
+	return s.upload(ctx, key, name, next)
+}
+
+// progressSection reports the bytes read from a section once, however
+// often a retry rereads them.
+type progressSection struct {
+	*io.SectionReader
+	t    Tracker
+	high int64 // bytes reported
+}
+
+func (p *progressSection) Read(b []byte) (int, error) {
+	n, err := p.SectionReader.Read(b)
+	if pos, _ := p.SectionReader.Seek(0, io.SeekCurrent); pos > p.high {
+		p.t.Add(pos - p.high)
+		p.high = pos
+	}
+	return n, err
+}
+
+// upload sends the parts next yields: one request for an object of one
+// part, else a multipart upload.
+func (s *S3) upload(ctx context.Context, key, name string, next func(context.Context, int) (*part, bool, error)) error {
+	first, last, err := next(ctx, 1)
 	if err != nil {
 		return err
 	}
 	opts := minio.PutObjectOptions{ContentType: contentType(key), DisableContentSha256: true}
 	if last {
-		defer s.pool.put(first.chunks)
-		if _, err := s.core.PutObject(ctx, s.bucket, name, first.reader(), first.n, "", "", opts); err != nil {
+		defer first.done()
+		if _, err := s.core.PutObject(ctx, s.bucket, name, first.body, first.n, "", "", opts); err != nil {
 			return s.wrap("write", key, err)
 		}
 		return nil
 	}
-	return u.multipart(ctx, first, opts)
+	return s.multipart(ctx, key, name, opts, first, next)
 }
 
-func (u *upload) multipart(ctx context.Context, first *part, opts minio.PutObjectOptions) (err error) {
-	s := u.s
-	id, err := s.core.NewMultipartUpload(ctx, s.bucket, u.name, opts)
+// multipart runs a multipart upload of first and the parts after it. It
+// completes the upload only when every part is stored; on any failure it
+// aborts it, so no partial object ever appears.
+func (s *S3) multipart(ctx context.Context, key, name string, opts minio.PutObjectOptions, first *part, next func(context.Context, int) (*part, bool, error)) (err error) {
+	id, err := s.core.NewMultipartUpload(ctx, s.bucket, name, opts)
 	if err != nil {
-		s.pool.put(first.chunks)
-		return s.wrap("write", u.key, err)
+		first.done()
+		return s.wrap("write", key, err)
 	}
 	defer func() {
 		if err == nil {
@@ -261,7 +310,7 @@ func (u *upload) multipart(ctx context.Context, first *part, opts minio.PutObjec
 		}
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 		defer cancel()
-		if aerr := s.core.AbortMultipartUpload(actx, s.bucket, u.name, id); aerr != nil {
+		if aerr := s.core.AbortMultipartUpload(actx, s.bucket, name, id); aerr != nil {
 			err = fmt.Errorf("%w; the incomplete multipart upload could not be aborted either (%v): `mc rm --incomplete` or a lifecycle rule removes it", err, shortURLError(aerr))
 		} else {
 			err = fmt.Errorf("%w; the incomplete upload was aborted", err)
@@ -277,8 +326,8 @@ func (u *upload) multipart(ctx context.Context, first *part, opts minio.PutObjec
 	for {
 		cur := p
 		g.Go(func() error {
-			defer s.pool.put(cur.chunks)
-			op, err := s.core.PutObjectPart(gctx, s.bucket, u.name, id, cur.num, cur.reader(), cur.n,
+			defer cur.done()
+			op, err := s.core.PutObjectPart(gctx, s.bucket, name, id, cur.num, cur.body, cur.n,
 				minio.PutObjectPartOptions{DisableContentSha256: true})
 			if err != nil {
 				return fmt.Errorf("part %d: %w", cur.num, shortURLError(err))
@@ -292,33 +341,33 @@ func (u *upload) multipart(ctx context.Context, first *part, opts minio.PutObjec
 			break
 		}
 		if p.num == maxParts {
-			readErr = fmt.Errorf("write %s: more than %d parts", s.URI(u.key), maxParts)
+			readErr = fmt.Errorf("write %s: more than %d parts", s.URI(key), maxParts)
 			break
 		}
 		if gctx.Err() != nil {
 			break
 		}
-		np, nlast, err := u.next(gctx, p.num+1)
+		np, nlast, err := next(gctx, p.num+1)
 		if err != nil {
 			readErr = err
 			break
 		}
 		if np.n == 0 {
 			// The previous part ended exactly at the end of the reader.
-			s.pool.put(np.chunks)
+			np.done()
 			break
 		}
 		p, last = np, nlast
 	}
 	if werr := g.Wait(); werr != nil {
-		return s.wrap("write", u.key, werr)
+		return s.wrap("write", key, werr)
 	}
 	if readErr != nil {
 		return readErr
 	}
 	sort.Slice(done, func(i, j int) bool { return done[i].PartNumber < done[j].PartNumber })
-	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, u.name, id, done, minio.PutObjectOptions{}); err != nil {
-		return s.wrap("write", u.key, err)
+	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, name, id, done, minio.PutObjectOptions{}); err != nil {
+		return s.wrap("write", key, err)
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,11 +14,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	"pipectl.dev/pipectl/artifacts/miniotest"
 )
 
-// TestExamplePipeline runs examples/attrition end to end with real PyTorch
-// (DDP on 2 gloo ranks), through the built pipectl binary, as a user would.
-func TestExamplePipeline(t *testing.T) {
+// exampleCLI builds pipectl and returns a function running it in a fresh
+// directory with a python3 that has PyTorch first on PATH, and the path of
+// the example pipeline.
+func exampleCLI(t *testing.T, env ...string) (pipectl func(extraEnv []string, args ...string) (string, string, error), pipelineFile, work string) {
+	t.Helper()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -25,24 +33,27 @@ func TestExamplePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ensure-torch.sh: %v", err)
 	}
-	work := t.TempDir()
+	work = t.TempDir()
 	bin := filepath.Join(work, "pipectl")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	store := filepath.Join(work, "store")
-	pipelineFile := filepath.Join(repo, "examples/attrition/pipeline.yaml")
-	env := append(os.Environ(), "PATH="+strings.TrimSpace(string(pydir))+":"+os.Getenv("PATH"), "PIPECTL_ARTIFACTS="+store)
-	pipectl := func(extraEnv []string, args ...string) (stdout, stderr string, err error) {
+	env = append(append(os.Environ(), "PATH="+strings.TrimSpace(string(pydir))+":"+os.Getenv("PATH")), env...)
+	pipectl = func(extraEnv []string, args ...string) (string, string, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = work
 		cmd.Env = append(append([]string{}, env...), extraEnv...)
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
-		err = cmd.Run()
+		err := cmd.Run()
 		return o.String(), e.String(), err
 	}
-	must := func(args ...string) string {
+	return pipectl, filepath.Join(repo, "examples/attrition/pipeline.yaml"), work
+}
+
+// mustRun runs pipectl and fails the test when it exits non-zero.
+func mustRun(t *testing.T, pipectl func([]string, ...string) (string, string, error)) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		out, errOut, err := pipectl(nil, args...)
 		if err != nil {
@@ -50,6 +61,13 @@ func TestExamplePipeline(t *testing.T) {
 		}
 		return out
 	}
+}
+
+// TestExamplePipeline runs examples/attrition end to end with real PyTorch
+// (DDP on 2 gloo ranks), through the built pipectl binary, as a user would.
+func TestExamplePipeline(t *testing.T) {
+	pipectl, pipelineFile, _ := exampleCLI(t, "PIPECTL_ARTIFACTS=")
+	must := mustRun(t, pipectl)
 
 	logs := must("run", pipelineFile)
 
@@ -176,5 +194,68 @@ func TestExamplePipeline(t *testing.T) {
 	}
 	if run.Status != "Failed" || run.Steps[1].Attempts != 2 || run.Steps[2].Status != "Skipped" {
 		t.Errorf("failed run record: %+v", run)
+	}
+}
+
+// TestExamplePipelineOnS3 runs the example with its artifacts in a real
+// MinIO and reads them back, through pipectl and straight from the bucket.
+func TestExamplePipelineOnS3(t *testing.T) {
+	srv := miniotest.Start(t)
+	ctx := context.Background()
+	if err := srv.MakeBucket(ctx, "ml-runs"); err != nil {
+		t.Fatal(err)
+	}
+	pipectl, pipelineFile, work := exampleCLI(t,
+		"PIPECTL_ARTIFACTS=s3://ml-runs/pipelines", "AWS_ENDPOINT_URL="+srv.Endpoint,
+		"AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)
+	must := mustRun(t, pipectl)
+	logs := must("run", pipelineFile, "-p", "rows=20000")
+	if !strings.Contains(logs, "[train rank 1] [rank 1/2] synchronised parameter checksum") {
+		t.Errorf("rank 1 did not train:\n%s", logs)
+	}
+	if _, err := os.Stat(filepath.Join(work, ".pipectl")); err == nil {
+		t.Error("a local store was made although the store is S3")
+	}
+	var entries []struct{ Step, Output, Type, URI, SHA256 string }
+	if err := json.Unmarshal([]byte(must("artifacts", "ls", "latest", "-o", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, e := range entries {
+		key, ok := strings.CutPrefix(e.URI, "s3://ml-runs/")
+		if !ok {
+			t.Errorf("%s/%s is at %s, not in the bucket", e.Step, e.Output, e.URI)
+			continue
+		}
+		if e.Type != "Model" && e.Type != "Metrics" {
+			continue
+		}
+		found++
+		obj, err := srv.Client().GetObject(ctx, "ml-runs", key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, obj)
+		obj.Close()
+		if err != nil {
+			t.Fatalf("read %s: %v", e.URI, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+			t.Errorf("%s: the bucket holds sha256 %s, the metadata says %s", e.URI, got, e.SHA256)
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d Model/Metrics artifacts in the bucket, want 2: %+v", found, entries)
+	}
+	var metrics struct{ Accuracy, AUC float64 }
+	if err := json.Unmarshal([]byte(must("artifacts", "cat", "latest/evaluate/metrics")), &metrics); err != nil {
+		t.Fatal(err)
+	}
+	if metrics.Accuracy < 0.7 || metrics.AUC < 0.7 {
+		t.Errorf("metrics %+v", metrics)
+	}
+	if out := must("logs", "latest", "train"); !strings.Contains(out, "[train rank 0]") {
+		t.Errorf("stored train log:\n%s", out)
 	}
 }

@@ -41,6 +41,12 @@ func (f *Factory) Root() string {
 	return artifacts.DefaultRoot
 }
 
+// Progress returns ctx with progress bars for large transfers when ErrOut
+// is a terminal (nothing otherwise).
+func (f *Factory) Progress(ctx context.Context) context.Context {
+	return artifacts.WithProgress(ctx, artifacts.TerminalProgress(f.IOStreams.ErrOut))
+}
+
 // Store opens the artifact store once.
 func (f *Factory) Store(ctx context.Context) (artifacts.Store, error) {
 	f.once.Do(func() {

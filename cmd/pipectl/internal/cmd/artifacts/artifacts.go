@@ -115,7 +115,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			if runF != nil {
 				return runF(opts)
 			}
-			return getRun(cmd.Context(), opts)
+			return getRun(f.Progress(cmd.Context()), opts)
 		},
 	}
 }

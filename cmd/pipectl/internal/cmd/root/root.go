@@ -26,7 +26,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		Short: "Run ML pipelines kept as YAML: on this machine, or on Kubernetes through Argo",
 		Long: `pipectl runs machine-learning pipelines (preprocess → distributed train → evaluate,
 or any DAG of steps) kept as YAML in git. It runs them on this machine with no cluster,
-with artifacts in a local store or S3/MinIO, and lets you browse runs and artifacts.`,
+with artifacts in a local store or S3/MinIO, and lets you browse runs and artifacts.
+S3 credentials come from the usual AWS_* variables (AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -36,6 +38,9 @@ with artifacts in a local store or S3/MinIO, and lets you browse runs and artifa
 		return &cmdutil.FlagError{Err: err}
 	})
 	cmd.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "artifact store root: a directory, file:///path or s3://bucket/prefix (default $PIPECTL_ARTIFACTS, then ./.pipectl)")
+	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Endpoint, "s3-endpoint", "", "S3 endpoint for s3:// stores: host:port or https://… (TLS), http://… (plain) (default $AWS_ENDPOINT_URL)")
+	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Region, "s3-region", "", "S3 region (default $AWS_REGION)")
+	cmd.PersistentFlags().BoolVar(&f.StoreOptions.S3.Insecure, "s3-insecure", false, "skip TLS certificate verification for the S3 endpoint")
 	cmd.AddCommand(
 		version.NewCmdVersion(f, nil),
 		validate.NewCmdValidate(f, nil),

@@ -84,6 +84,7 @@ func runRun(opts *Options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = opts.Factory.Progress(ctx)
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err

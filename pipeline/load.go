@@ -51,6 +51,10 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 			p.ParamOrder = append(p.ParamOrder, n.Content[i].Value)
 		}
 	}
+	p.byName = make(map[string]int, len(p.Steps))
+	for i, s := range p.Steps {
+		p.byName[s.Name] = i
+	}
 	v := &validator{f: f, p: p, loaded: map[string]*components.Component{}}
 	v.validate()
 	if decodeErr != nil || len(v.errs) > 0 {
@@ -413,6 +417,9 @@ func (v *validator) cycles() {
 
 // index returns the position of the named step, or -1.
 func (pl *Pipeline) index(name string) int {
+	if i, ok := pl.byName[name]; ok && i < len(pl.Steps) && pl.Steps[i].Name == name {
+		return i
+	}
 	for i, s := range pl.Steps {
 		if s.Name == name {
 			return i
@@ -447,13 +454,18 @@ func (s *Step) Bindings() map[string]Binding {
 	return out
 }
 
-// Deps returns the steps the named step depends on, sorted: those whose
-// outputs it uses (in inputs or when) and those it names in after.
+// Deps returns the steps the named step depends on, sorted (see Step.Deps).
 func (pl *Pipeline) Deps(name string) []string {
-	s := pl.Step(name)
-	if s == nil {
-		return nil
+	if s := pl.Step(name); s != nil {
+		return s.Deps()
 	}
+	return nil
+}
+
+// Deps returns the steps s depends on, sorted: those whose outputs it uses
+// (in inputs or when) and those it names in after. It does not look at the
+// other steps, so walking a whole pipeline's DAG stays linear.
+func (s *Step) Deps() []string {
 	set := map[string]bool{}
 	for _, a := range s.After {
 		set[a] = true
@@ -474,9 +486,7 @@ func (pl *Pipeline) Deps(name string) []string {
 	}
 	out := make([]string, 0, len(set))
 	for d := range set {
-		if pl.index(d) >= 0 {
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	sort.Strings(out)
 	return out

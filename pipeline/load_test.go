@@ -111,7 +111,7 @@ func TestLoadInvalid(t *testing.T) {
 			if err == nil {
 				t.Fatal("Load succeeded, want errors")
 			}
-			got := flatten(err)
+			got := yamlfile.Split(err)
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d errors, want %d:\n%v", len(got), len(tt.want), err)
 			}
@@ -131,17 +131,6 @@ func TestLoadInvalid(t *testing.T) {
 			}
 		})
 	}
-}
-
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 func TestResolveParams(t *testing.T) {

@@ -23,6 +23,8 @@ type Pipeline struct {
 	Source string `yaml:"-"`
 	// ParamOrder lists the params in file order; set by the loader.
 	ParamOrder []string `yaml:"-"`
+	// byName indexes Steps by name; set by the loader.
+	byName map[string]int
 }
 
 // Param is one typed pipeline parameter.

@@ -318,3 +318,15 @@ func (f *File) decodeError(err error, field string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Split lists the errors joined (errors.Join) in err, depth first.
+func Split(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, Split(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

@@ -104,10 +104,6 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 		return nil, err
 	}
 	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true}}
-	c.stepByName = map[string]*pipeline.Step{}
-	for i := range p.Steps {
-		c.stepByName[p.Steps[i].Name] = &p.Steps[i]
-	}
 	c.taskNames()
 	var errs []error
 	var tasks []wfv1.DAGTask
@@ -246,39 +242,6 @@ type compiler struct {
 	keys map[string]int
 	// names are the template names in use.
 	names map[string]bool
-	// stepByName indexes the pipeline's steps.
-	stepByName map[string]*pipeline.Step
-}
-
-// deps returns the steps s depends on, sorted: pipeline.Deps, without its
-// scans of the step list (which make it quadratic for large pipelines).
-func (c *compiler) deps(s *pipeline.Step) []string {
-	set := map[string]bool{}
-	for _, a := range s.After {
-		set[a] = true
-	}
-	for _, b := range s.Bindings() {
-		if b.Step != "" {
-			set[b.Step] = true
-		}
-	}
-	if s.When != "" {
-		if cond, _, err := pipeline.ParseCondition(s.When); err == nil {
-			for _, b := range []pipeline.Binding{cond.Left, cond.Right} {
-				if b.Step != "" {
-					set[b.Step] = true
-				}
-			}
-		}
-	}
-	var out []string
-	for d := range set {
-		if c.stepByName[d] != nil {
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // taskNames names the DAG tasks: the step names, with "step-" before a name
@@ -339,7 +302,7 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 		})
 	}
 	var deps []string
-	for _, d := range c.deps(s) {
+	for _, d := range s.Deps() {
 		deps = append(deps, c.tasks[d]+".Succeeded")
 	}
 	task.Depends = strings.Join(deps, " && ")
@@ -369,7 +332,7 @@ func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]
 		}
 		switch {
 		case b.Step != "":
-			up := c.stepByName[b.Step]
+			up := c.p.Step(b.Step)
 			if up == nil || up.Resolved == nil {
 				return nil, nil, nil, fmt.Errorf("input %q: unknown step %q", name, b.Step)
 			}

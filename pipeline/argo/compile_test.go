@@ -13,7 +13,6 @@ import (
 	argotemplate "github.com/argoproj/argo-workflows/v3/util/template"
 	"github.com/argoproj/argo-workflows/v3/workflow/validate"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
@@ -216,25 +215,5 @@ func TestParamsBecomeArguments(t *testing.T) {
 	want := map[string]string{"evaluate": "false", "mode": components.EncodeValue("a {{b}}")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
-	}
-}
-
-// TestDepsMatchPipeline checks the compiler's dependency rule against the
-// pipeline's own.
-func TestDepsMatchPipeline(t *testing.T) {
-	for _, f := range []string{"testdata/fanout.yaml", "testdata/when.yaml", "testdata/distributed.yaml", "../../examples/attrition/pipeline.yaml"} {
-		p, err := pipeline.Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &compiler{p: p, stepByName: map[string]*pipeline.Step{}}
-		for i := range p.Steps {
-			c.stepByName[p.Steps[i].Name] = &p.Steps[i]
-		}
-		for i := range p.Steps {
-			if diff := cmp.Diff(p.Deps(p.Steps[i].Name), c.deps(&p.Steps[i]), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s: step %s (-pipeline +compiler):\n%s", f, p.Steps[i].Name, diff)
-			}
-		}
 	}
 }

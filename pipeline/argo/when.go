@@ -40,7 +40,7 @@ func (c *compiler) operand(b pipeline.Binding) (string, error) {
 		}
 		return decoded("workflow.parameters['" + b.Param + "']"), nil
 	case b.Step != "":
-		up := c.stepByName[b.Step]
+		up := c.p.Step(b.Step)
 		if up == nil || up.Resolved == nil {
 			return "", fmt.Errorf("unknown step %q", b.Step)
 		}

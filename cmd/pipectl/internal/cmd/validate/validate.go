@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/yamlfile"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -42,7 +43,7 @@ func validateRun(opts *Options) error {
 		p, err := pipeline.Load(file)
 		if err != nil {
 			bad++
-			for _, e := range flatten(err) {
+			for _, e := range yamlfile.Split(err) {
 				fmt.Fprintln(opts.IO.ErrOut, e)
 			}
 			continue
@@ -53,16 +54,4 @@ func validateRun(opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)), Silent: true}
 	}
 	return nil
-}
-
-// flatten lists the errors joined in err.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }

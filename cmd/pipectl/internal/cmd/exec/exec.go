@@ -16,8 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher"
 )
 
 // DefaultGracePeriod is the time the program gets between SIGTERM and
@@ -38,6 +40,9 @@ type Options struct {
 	OutputParams string
 	GracePeriod  time.Duration
 	Install      string
+	// Gang runs the pod as one node of a distributed step's JobSet (set by
+	// pipectl launch): see launcher.ExecNode.
+	Gang bool
 	// Argv replaces the component's command and args (after --).
 	Argv []string
 
@@ -99,6 +104,7 @@ step pod).`,
 	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
 	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
+	fl.BoolVar(&opts.Gang, "gang", false, "run as one node of a distributed step (set by pipectl launch in rank pods; the rank env comes from the pod)")
 	return cmd
 }
 
@@ -158,7 +164,7 @@ func execRun(opts *Options) error {
 		return err
 	}
 	rt := &components.Runtime{Store: store}
-	records, err := rt.Exec(ctx, components.ExecRequest{
+	req := components.ExecRequest{
 		Component: &ec, Step: &es,
 		Values:       components.ExecValues{Run: opts.Run, Params: params, Upstream: upstream},
 		Argv:         opts.Argv,
@@ -166,10 +172,26 @@ func execRun(opts *Options) error {
 		OutputParams: opts.OutputParams,
 		Stdout:       opts.IO.Out, Stderr: opts.IO.ErrOut,
 		GracePeriod: opts.GracePeriod,
-	})
+	}
+	var records []artifacts.OutputRecord
+	if opts.Gang {
+		getenv := opts.Factory.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		node, nerr := launcher.NodeFromEnv(getenv)
+		if nerr != nil {
+			err = &launcher.ConfigError{Err: nerr}
+		} else {
+			records, err = launcher.ExecNode(ctx, rt, req, node)
+		}
+	} else {
+		records, err = rt.Exec(ctx, req)
+	}
 	cancel()
 	<-stopped
 	var ee *components.ExitError
+	var ce *launcher.ConfigError
 	switch {
 	case got != nil:
 		code := cmdutil.ExitCancelled
@@ -177,6 +199,8 @@ func execRun(opts *Options) error {
 			code = 128 + int(s)
 		}
 		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v", es.Step, got)}
+	case errors.As(err, &ce):
+		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", es.Step, err)}
 	case errors.As(err, &ee):
 		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", es.Step, err)}
 	case err != nil:

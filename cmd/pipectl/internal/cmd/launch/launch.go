@@ -1,0 +1,423 @@
+// Package launch is `pipectl launch`: the launcher of a compiled pipeline's
+// distributed step. It turns the step's LaunchSpec into a JobSet, waits on
+// it while streaming every rank's log, cleans up, and checks that rank 0's
+// outputs reached the artifact store.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher"
+)
+
+// Env of the launcher pod (the downward API; see pipeline/argo).
+const (
+	EnvPodName = "POD_NAME"
+	EnvPodUID  = "POD_UID"
+	EnvPodNS   = "POD_NAMESPACE"
+)
+
+// ExecFlags are the flags `pipectl launch` shares with `pipectl exec`, and
+// --distributed.
+type ExecFlags struct {
+	Run          string
+	Component    string
+	Step         string
+	Params       []string
+	Upstream     []string
+	WorkDir      string
+	OutputParams string
+	Distributed  string
+}
+
+func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
+	fl.StringVar(&e.Run, "run", "", "the run id")
+	fl.StringVar(&e.Component, "component", "", "the component: base64 JSON (from pipectl compile)")
+	fl.StringVar(&e.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile); with --dry-run -f, the step's name")
+	fl.StringArrayVar(&e.Params, "param", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&e.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
+	fl.StringVar(&e.WorkDir, "work", "", "work directory (unused by the launcher; accepted as exec takes it)")
+	fl.StringVar(&e.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
+	fl.StringVar(&e.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
+}
+
+// Options are the inputs of `pipectl launch`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+
+	ExecFlags
+	// Argv replaces the component's command and args (after --).
+	Argv []string
+
+	Kubeconfig  string
+	KubeContext string
+	Namespace   string
+	// Keep leaves the JobSet after it ended.
+	Keep bool
+
+	DryRun bool
+	File   string
+	Values []string
+	Output string
+	Image  string
+
+	// Clients, when set, replaces the clients built from the kubeconfig (tests).
+	Clients func() (launcher.Clients, string, error)
+	// Logs, when set, replaces the pods/log API as the rank logs' source (tests).
+	Logs launcher.LogSource
+	// Signals, when set, replaces SIGINT/SIGTERM of the process (tests).
+	Signals <-chan os.Signal
+	// RetryInterval and CleanupTimeout tune the launcher (tests).
+	RetryInterval, CleanupTimeout time.Duration
+}
+
+// NewCmdLaunch returns `pipectl launch`; runF replaces the run function in tests.
+func NewCmdLaunch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "launch --run RUN --component B64 --step B64 --distributed B64 [flags]",
+		Short: "Run a distributed step as a gang-scheduled JobSet (the launcher pod of a compiled workflow)",
+		Long: `Run one distributed step of a run on Kubernetes, as the launcher pod of a
+compiled workflow does: build a JobSet of N Indexed rank pods from the step's
+launch spec (--distributed), each running 'pipectl exec --gang' with the rank
+environment (WORLD_SIZE, RANK, MASTER_ADDR, ..., PET_* for torchrun); create it
+(with a PodGroup, or suspended for Kueue, when the step asks for a gang); wait
+until it completes or fails while streaming every rank's log with a "[rank N]"
+prefix; delete it; and check that rank 0 published every declared output to
+the artifact store, writing output parameters to --output-params for Argo.
+
+When not every rank runs within the startup timeout (default 10m without a
+gang scheduler), the JobSet is deleted and the launcher fails, naming the
+pending ranks and the scheduler's reasons. SIGTERM or SIGINT deletes the JobSet
+(foreground) and waits for its pods to go.
+
+--dry-run -f PIPELINE --step STEP prints the JobSet (and PodGroup) the step's
+launcher would create, with no cluster access.
+
+Timings for benchmarks are logged on stderr as
+  pipectl launch: timing launch-to-pods-created=DURATION
+  pipectl launch: timing terminal-to-exit=DURATION`,
+		Example: `  pipectl launch --dry-run -f examples/attrition/pipeline.yaml --step train -o yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.ArgsLenAtDash(); n > 0 || (n < 0 && len(args) > 0) {
+				return cmdutil.FlagErrorf("unexpected argument %q (a command goes after --)", args[0])
+			}
+			opts.Argv = args
+			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+				return err
+			}
+			if opts.DryRun && opts.File != "" {
+				if opts.Step == "" {
+					return cmdutil.FlagErrorf("--dry-run -f needs --step STEP (the step's name)")
+				}
+			} else {
+				if len(opts.Values) > 0 {
+					return cmdutil.FlagErrorf("-p goes with --dry-run -f PIPELINE (a launcher pod gets --param)")
+				}
+				var missing []string
+				for _, f := range []struct{ name, v string }{{"--run", opts.Run}, {"--component", opts.Component}, {"--step", opts.Step}, {"--distributed", opts.Distributed}} {
+					if f.v == "" {
+						missing = append(missing, f.name)
+					}
+				}
+				if len(missing) > 0 {
+					return cmdutil.FlagErrorf("missing %s (or --dry-run -f PIPELINE --step STEP)", strings.Join(missing, ", "))
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return launchRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	addExecFlags(fl, &opts.ExecFlags)
+	fl.StringVar(&opts.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	fl.StringVar(&opts.KubeContext, "context", "", "the kubeconfig context to use")
+	fl.StringVarP(&opts.Namespace, "namespace", "n", "", "the JobSet's namespace (default: $POD_NAMESPACE, then the kubeconfig's)")
+	fl.BoolVar(&opts.Keep, "keep", false, "leave the JobSet in place after it ended (debugging)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the objects it would create and exit")
+	fl.StringVarP(&opts.File, "file", "f", "", "with --dry-run: the pipeline file")
+	fl.StringArrayVarP(&opts.Values, "param-value", "p", nil, "with --dry-run -f: a pipeline parameter: -p name=value (repeatable)")
+	fl.StringVarP(&opts.Output, "output", "o", cmdutil.FormatYAML, "with --dry-run: json or yaml")
+	fl.StringVar(&opts.Image, "image", "pipectl:"+f.Version, "with --dry-run -f: the pipectl image (as pipectl compile --image)")
+	return cmd
+}
+
+// plan is what the launcher creates for a step, and what it needs after.
+type plan struct {
+	spec      *launcher.LaunchSpec
+	component *components.ExecComponent
+	step      *components.ExecStep
+	jobset    *jobsetv1alpha2.JobSet
+	podGroup  *unstructured.Unstructured
+}
+
+// makePlan decodes the exec flags and builds the objects.
+func makePlan(e ExecFlags, argv []string, namespace string, owner *launcher.Owner) (*plan, error) {
+	var ec components.ExecComponent
+	if err := components.DecodeSpec(e.Component, &ec); err != nil {
+		return nil, cmdutil.FlagErrorf("--component: %v", err)
+	}
+	var es components.ExecStep
+	if err := components.DecodeSpec(e.Step, &es); err != nil {
+		return nil, cmdutil.FlagErrorf("--step: %v", err)
+	}
+	ls, err := launcher.DecodeLaunchSpec(e.Distributed)
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("%v", err)
+	}
+	if es.Step == "" {
+		return nil, cmdutil.FlagErrorf("--step: the step spec names no step")
+	}
+	params, err := values("--param", e.Params)
+	if err != nil {
+		return nil, err
+	}
+	upstream, err := values("--upstream", e.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	command := append(append([]string{}, ec.Command...), ec.Args...)
+	if len(argv) > 0 {
+		command = argv
+	}
+	o := launcher.BuildOptions{
+		Namespace: namespace,
+		Step:      es.Step,
+		Exec: launcher.ExecArgs{
+			Run: e.Run, Component: e.Component, Step: e.Step,
+			Params: params, Upstream: upstream, Argv: argv,
+		},
+		Command: command,
+		Owner:   owner,
+	}
+	return &plan{
+		spec: ls, component: &ec, step: &es,
+		jobset:   launcher.BuildJobSet(ls, o),
+		podGroup: launcher.BuildPodGroup(ls, o),
+	}, nil
+}
+
+// values reads NAME=VALUE flags, decoding each value.
+func values(flag string, flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, raw, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, cmdutil.FlagErrorf("%s %q: expected NAME=VALUE", flag, f)
+		}
+		v, err := components.DecodeValue(raw)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("%s %s: %v", flag, name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func (o *Options) getenv(name string) string {
+	if o.Factory.Getenv != nil {
+		return o.Factory.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+func launchRun(opts *Options) error {
+	if opts.DryRun {
+		return dryRun(opts)
+	}
+	clients := opts.Clients
+	if clients == nil {
+		clients = func() (launcher.Clients, string, error) { return kubeClients(opts.Kubeconfig, opts.KubeContext) }
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = opts.getenv(EnvPodNS)
+	}
+	var owner *launcher.Owner
+	if name, uid := opts.getenv(EnvPodName), opts.getenv(EnvPodUID); name != "" && uid != "" {
+		owner = &launcher.Owner{Name: name, UID: uid}
+	}
+	// Decode everything before touching the cluster: a bad flag fails fast.
+	if _, err := makePlan(opts.ExecFlags, opts.Argv, ns, owner); err != nil {
+		return err
+	}
+	cs, kubeNS, err := clients()
+	if err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	if ns == "" {
+		ns = kubeNS
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	p, err := makePlan(opts.ExecFlags, opts.Argv, ns, owner)
+	if err != nil {
+		return err
+	}
+	startup, err := startupTimeout(p.spec)
+	if err != nil {
+		return cmdutil.FlagErrorf("--distributed: %v", err)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	if p.spec.Timeout != "" {
+		d, err := time.ParseDuration(p.spec.Timeout)
+		if err != nil {
+			return cmdutil.FlagErrorf("--distributed: timeout %q: %v", p.spec.Timeout, err)
+		}
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
+		defer stop()
+	}
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	var got os.Signal
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case got = <-sigs:
+			cancel(fmt.Errorf("stopped by %v", got))
+		case <-done:
+		}
+	}()
+
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	run, step := opts.Run, p.step.Step
+	// A record left by an earlier attempt must not stand for this one's.
+	if err := store.Delete(ctx, launcher.OutputsKey(run, step)); err != nil {
+		return fmt.Errorf("clear rank 0's outputs record: %w", err)
+	}
+	l := &launcher.Launcher{
+		Clients: cs, Logs: opts.Logs,
+		Out: opts.IO.Out, ErrOut: opts.IO.ErrOut,
+		StartupTimeout: startup, Keep: opts.Keep,
+		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, max(p.spec.Nodes, 1), max(p.spec.ProcsPerNode, 1))
+	res, err := l.Run(ctx, p.jobset, p.podGroup)
+	if res != nil && res.PodsCreated > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
+	}
+	var fe *launcher.FailedError
+	if errors.As(err, &fe) && fe.Result.PodsCreated > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing launch-to-pods-created=%s\n", fe.Result.PodsCreated)
+	}
+	var terminalAt time.Time
+	if res != nil {
+		terminalAt = res.Terminal
+	} else if fe != nil {
+		terminalAt = fe.Result.Terminal
+	}
+	defer func() {
+		if !terminalAt.IsZero() {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
+		}
+	}()
+	switch {
+	case got != nil:
+		code := cmdutil.ExitCancelled
+		if s, ok := got.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v; its JobSet was deleted", step, got)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &cmdutil.ExitError{Code: 124, Err: fmt.Errorf("step %s: %v; its JobSet was deleted", step, context.Cause(ctx))}
+	case fe != nil:
+		code := int(fe.ExitCode)
+		if code <= 0 || code > 255 {
+			code = cmdutil.ExitError1
+		}
+		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s: %w", step, err)}
+	case err != nil:
+		return fmt.Errorf("step %s: %w", step, err)
+	}
+	records, err := launcher.CollectOutputs(ctx, store, run, step, p.component.Outputs, opts.OutputParams)
+	if err != nil {
+		return err
+	}
+	for _, r := range records {
+		if r.Value != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: output %s = %s\n", r.Name, *r.Value)
+		} else {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
+		}
+	}
+	return nil
+}
+
+// startupTimeout is the spec's, or without a gang scheduler the default.
+func startupTimeout(ls *launcher.LaunchSpec) (time.Duration, error) {
+	if ls.StartupTimeout != "" {
+		d, err := time.ParseDuration(ls.StartupTimeout)
+		if err != nil {
+			return 0, fmt.Errorf("startupTimeout %q: %v", ls.StartupTimeout, err)
+		}
+		return d, nil
+	}
+	if g := ls.Gang; g != nil && (g.KueueQueue != "" || g.PodGroupScheduler != "") {
+		// The gang scheduler admits all ranks or none; queueing may be long.
+		return 0, nil
+	}
+	return launcher.DefaultStartupTimeout, nil
+}
+
+// kubeClients builds the clients the kubectl way: --kubeconfig, $KUBECONFIG,
+// ~/.kube/config, or the pod's in-cluster config; --context picks a context.
+func kubeClients(kubeconfig, kubeContext string) (launcher.Clients, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	js, err := jobsetclient.NewForConfig(cfg)
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	return launcher.Clients{Kube: kube, JobSets: js, Dynamic: dyn}, ns, nil
+}

@@ -1,0 +1,222 @@
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/launcher"
+)
+
+const example = "../../../../../examples/attrition/pipeline.yaml"
+
+func runLaunch(t *testing.T, f *cmdutil.Factory, prepare func(*Options), args ...string) error {
+	t.Helper()
+	cmd := NewCmdLaunch(f, func(o *Options) error {
+		if prepare != nil {
+			prepare(o)
+		}
+		return launchRun(o)
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	return cmd.Execute()
+}
+
+func testFactory(t *testing.T) (*cmdutil.Factory, *strings.Builder, *syncWriter) {
+	ios, _, _, _ := cmdutil.Test()
+	out, errOut := &strings.Builder{}, &syncWriter{}
+	ios.Out, ios.ErrOut = out, errOut
+	env := map[string]string{}
+	return &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: t.TempDir(), Version: "test", Getenv: func(k string) string { return env[k] }}, out, errOut
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func TestDryRunExample(t *testing.T) {
+	f, out, _ := testFactory(t)
+	f.ArtifactsRoot = "s3://ml/runs"
+	if err := runLaunch(t, f, nil, "--dry-run", "-f", example, "--step", "train", "-p", "epochs=5", "-o", "json", "-n", "ml", "--run", "attrition-x1"); err != nil {
+		t.Fatal(err)
+	}
+	var js jobsetv1alpha2.JobSet
+	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
+		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
+	}
+	if js.Kind != "JobSet" || js.Name != "attrition-x1-train" || js.Namespace != "ml" {
+		t.Errorf("JobSet %s %s/%s", js.Kind, js.Namespace, js.Name)
+	}
+	if js.Labels[launcher.LabelPipeline] != "attrition" || js.Labels[launcher.LabelStep] != "train" || js.Labels[launcher.LabelRun] != "attrition-x1" {
+		t.Errorf("labels %v", js.Labels)
+	}
+	rj := js.Spec.ReplicatedJobs[0]
+	if *rj.Template.Spec.Completions != 2 || *rj.Template.Spec.Parallelism != 2 || js.Spec.FailurePolicy.MaxRestarts != 1 {
+		t.Errorf("completions %d parallelism %d maxRestarts %d, want 2 2 1", *rj.Template.Spec.Completions, *rj.Template.Spec.Parallelism, js.Spec.FailurePolicy.MaxRestarts)
+	}
+	c := rj.Template.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--gang", "--run=attrition-x1", "--param=epochs=5", "--param=lr=0.01"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("rank args lack %q: %s", want, args)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+		if e.ValueFrom != nil {
+			env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if env["MASTER_ADDR"] != "attrition-x1-train-rank-0-0.attrition-x1-train" || env["WORLD_SIZE"] != "2" ||
+		env["RANK"] != "metadata.annotations['batch.kubernetes.io/job-completion-index']" || env["PIPECTL_ARTIFACTS"] != "s3://ml/runs" {
+		t.Errorf("rank env %v", env)
+	}
+	if strings.Contains(out.String(), "status") {
+		t.Errorf("the dry run prints a status")
+	}
+}
+
+func TestDryRunNotDistributed(t *testing.T) {
+	f, _, _ := testFactory(t)
+	err := runLaunch(t, f, nil, "--dry-run", "-f", example, "--step", "evaluate")
+	if err == nil || !strings.Contains(err.Error(), "not distributed") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// cluster is a fake API server; watches signal when they open.
+type cluster struct {
+	kube    *kubefake.Clientset
+	jobsets *jobsetfake.Clientset
+	opened  chan struct{}
+}
+
+func newCluster() *cluster {
+	c := &cluster{kube: kubefake.NewClientset(), jobsets: jobsetfake.NewSimpleClientset(), opened: make(chan struct{}, 10)}
+	c.jobsets.PrependWatchReactor("jobsets", func(k8stesting.Action) (bool, watch.Interface, error) {
+		c.opened <- struct{}{}
+		return false, nil, nil
+	})
+	return c
+}
+
+// finish waits for the launcher's JobSet watch, runs publish (rank 0's
+// work) and marks the JobSet completed.
+func (c *cluster) finish(t *testing.T, publish func()) {
+	select {
+	case <-c.opened:
+	case <-time.After(10 * time.Second):
+		t.Error("no JobSet watch")
+		return
+	}
+	time.Sleep(20 * time.Millisecond)
+	if publish != nil {
+		publish()
+	}
+	list, err := c.jobsets.JobsetV1alpha2().JobSets("ml").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Errorf("JobSets %v, %v", list, err)
+		return
+	}
+	js := list.Items[0]
+	js.Status.Conditions = []metav1.Condition{{Type: "Completed", Status: metav1.ConditionTrue}}
+	if _, err := c.jobsets.JobsetV1alpha2().JobSets("ml").UpdateStatus(context.Background(), &js, metav1.UpdateOptions{}); err != nil {
+		t.Error(err)
+	}
+}
+
+// launcherArgs are the flags the compiled launcher pod of the example's
+// train step gets.
+func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
+	t.Helper()
+	e, err := compiledFlags(&Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train"}, File: example, Image: "pipectl:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + e.Distributed, "-n", "ml"}
+	for _, p := range e.Params {
+		args = append(args, "--param="+p)
+	}
+	return args
+}
+
+func withCluster(c *cluster) func(*Options) {
+	return func(o *Options) {
+		o.Clients = func() (launcher.Clients, string, error) {
+			return launcher.Clients{Kube: c.kube, JobSets: c.jobsets}, "", nil
+		}
+		o.RetryInterval = 10 * time.Millisecond
+	}
+}
+
+// TestLaunchMissingOutput: the JobSet completed but rank 0's model is not
+// in the store: the step fails, naming it.
+func TestLaunchMissingOutput(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	c := newCluster()
+	go c.finish(t, nil)
+	err := runLaunch(t, f, withCluster(c), launcherArgs(t, f, "run-1")...)
+	var me *launcher.MissingOutputsError
+	if !errors.As(err, &me) || len(me.Outputs) != 1 || me.Outputs[0] != "model" {
+		t.Fatalf("err = %v, want the model missing\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "timing terminal-to-exit=") {
+		t.Errorf("no terminal-to-exit timing:\n%s", errOut.String())
+	}
+}
+
+// TestLaunchSucceeds: rank 0 published the model; the launcher finds it.
+func TestLaunchSucceeds(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	c := newCluster()
+	go c.finish(t, func() {
+		store, err := f.Store(context.Background())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		src := filepath.Join(t.TempDir(), "model")
+		os.WriteFile(src, []byte("weights"), 0o644)
+		if _, err := artifacts.Publish(context.Background(), store, artifacts.OutputKey("run-2", "train", "model"), src, artifacts.Metadata{Type: "Model"}); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := runLaunch(t, f, withCluster(c), launcherArgs(t, f, "run-2")...); err != nil {
+		t.Fatalf("launch: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "output model → ") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}

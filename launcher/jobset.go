@@ -1,0 +1,375 @@
+package launcher
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"pipectl.dev/pipectl/components"
+)
+
+// Label and annotation keys the launcher sets or reads.
+const (
+	// LabelPipeline is the pipeline's metadata.name (as on every pod of a
+	// compiled workflow).
+	LabelPipeline = "pipectl.dev/pipeline"
+	// LabelRun is the run id.
+	LabelRun = "pipectl.dev/run"
+	// LabelStep is the step's name.
+	LabelStep = "pipectl.dev/step"
+	// LabelKueueQueue is Kueue's queue label: the LocalQueue that admits the JobSet.
+	LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+	// LabelCoschedulingPodGroup puts a pod in a coscheduling PodGroup.
+	LabelCoschedulingPodGroup = "scheduling.x-k8s.io/pod-group"
+	// AnnotationVolcanoPodGroup puts a pod in a Volcano PodGroup.
+	AnnotationVolcanoPodGroup = "scheduling.k8s.io/group-name"
+	// AnnotationCompletionIndex is the Job completion index of an Indexed
+	// Job's pod: the node rank.
+	AnnotationCompletionIndex = batchv1.JobCompletionIndexAnnotation
+	// LabelRestartAttempt is the JobSet restart attempt a pod belongs to.
+	LabelRestartAttempt = "jobset.sigs.k8s.io/restart-attempt"
+)
+
+// Names, paths and defaults of the JobSet.
+const (
+	// RankJobName is the name of the JobSet's one replicated job.
+	RankJobName = "rank"
+	// RankContainer and InitContainer name the rank pod's containers.
+	RankContainer = "rank"
+	InitContainer = "pipectl"
+	// Binary, VolumeName, MountPath and InstallPath are those of the step
+	// pods of a compiled workflow (pipeline/argo): the init container copies
+	// the pipectl binary into the emptyDir VolumeName.
+	Binary      = "/pipectl/pipectl"
+	VolumeName  = "pipectl"
+	MountPath   = "/pipectl"
+	InstallPath = "/pipectl-install"
+	// WorkDir is exec's work directory in a rank pod.
+	WorkDir = MountPath + "/work"
+	// DefaultPort is MASTER_PORT when the spec gives none (torchrun's default).
+	DefaultPort = 29500
+	// DefaultTTLSecondsAfterFinished lets the JobSet controller delete a
+	// finished JobSet whose launcher could not.
+	DefaultTTLSecondsAfterFinished = 600
+	// ExitConfig is the exit code (sysexits' EX_CONFIG) with which `pipectl
+	// exec --gang` reports a failure no restart can heal: a bad spec, an
+	// input the component does not declare, a declared output the program
+	// did not write. The rank Job's podFailurePolicy fails the Job on it and
+	// the JobSet's failurePolicy then fails the JobSet at once.
+	ExitConfig = 78
+	// FailureRuleName names the JobSet failure policy rule of ExitConfig.
+	FailureRuleName = "pipectlNoRestart"
+)
+
+// Schedulers of PodGroup gangs.
+const (
+	SchedulerCoscheduling = "coscheduling"
+	SchedulerVolcano      = "volcano"
+	// CoschedulingSchedulerName is the schedulerName of the scheduler-plugins
+	// scheduler that runs the coscheduling plugin (its Helm chart's default).
+	CoschedulingSchedulerName = "scheduler-plugins-scheduler"
+	// VolcanoSchedulerName is Volcano's schedulerName.
+	VolcanoSchedulerName = "volcano"
+)
+
+// Owner is the object that owns the JobSet: the launcher's own pod, so that
+// deleting the workflow deletes the JobSet and its pods.
+type Owner struct {
+	Name string
+	UID  string
+}
+
+// ExecArgs are the `pipectl exec` flags of every rank: those the launcher
+// got, values decoded.
+type ExecArgs struct {
+	// Run is the run id.
+	Run string
+	// Component and Step are base64 JSON (components.EncodeSpec).
+	Component, Step string
+	// Params and Upstream are the values of --param and --upstream, by name.
+	Params, Upstream map[string]string
+	// Argv, when set, replaces the component's command (after --).
+	Argv []string
+}
+
+// BuildOptions are what the JobSet of a step needs beyond its LaunchSpec.
+type BuildOptions struct {
+	// Namespace is the JobSet's namespace.
+	Namespace string
+	// Step is the step's name.
+	Step string
+	// Exec are the rank containers' exec flags.
+	Exec ExecArgs
+	// Command is the rank program's argv as the component declares it: it
+	// decides whether the ranks run torchrun.
+	Command []string
+	// Owner, when set, owns the JobSet and PodGroup.
+	Owner *Owner
+	// TTLSecondsAfterFinished is the JobSet's (0 for DefaultTTLSecondsAfterFinished).
+	TTLSecondsAfterFinished int32
+	// SchedulerName overrides the PodGroup scheduler's schedulerName.
+	SchedulerName string
+}
+
+// BuildJobSet returns the JobSet of a distributed step: one replicated job
+// of spec.Nodes Indexed pods, each running `pipectl exec --gang` with the
+// rank environment. It is pure: the same arguments give the same JobSet.
+func BuildJobSet(spec *LaunchSpec, o BuildOptions) *jobsetv1alpha2.JobSet {
+	nodes := max(spec.Nodes, 1)
+	name := JobSetName(o.Exec.Run, o.Step, nodes)
+	labels := stepLabels(spec, o)
+	podLabels, podAnnotations := maps.Clone(labels), map[string]string(nil)
+	pod := corev1.PodSpec{
+		RestartPolicy:      corev1.RestartPolicyNever,
+		ServiceAccountName: spec.ServiceAccountName,
+		NodeSelector:       maps.Clone(spec.NodeSelector),
+		Tolerations:        gpuTolerations(spec),
+		PriorityClassName:  spec.PriorityClassName,
+		Volumes:            []corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		InitContainers: []corev1.Container{{
+			Name:         InitContainer,
+			Image:        spec.PipectlImage,
+			Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
+			VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
+		}},
+		Containers: []corev1.Container{{
+			Name:         RankContainer,
+			Image:        spec.Image,
+			Command:      []string{Binary, "exec"},
+			Args:         execFlags(o.Exec),
+			Env:          append(append([]corev1.EnvVar{}, spec.Env...), RankEnvVars(spec, name, o.Command)...),
+			Resources:    *spec.Resources.DeepCopy(),
+			VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: MountPath}},
+		}},
+	}
+	if spec.Affinity != nil {
+		pod.Affinity = spec.Affinity.DeepCopy()
+	}
+	if g := spec.Gang; g != nil && g.PodGroupScheduler != "" {
+		pod.SchedulerName = schedulerName(g.PodGroupScheduler, o.SchedulerName)
+		if g.PodGroupScheduler == SchedulerVolcano {
+			podAnnotations = map[string]string{AnnotationVolcanoPodGroup: name}
+		} else {
+			podLabels[LabelCoschedulingPodGroup] = name
+		}
+	}
+	ttl := o.TTLSecondsAfterFinished
+	if ttl == 0 {
+		ttl = DefaultTTLSecondsAfterFinished
+	}
+	js := &jobsetv1alpha2.JobSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: jobsetv1alpha2.GroupVersion.String(), Kind: "JobSet"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       o.Namespace,
+			Labels:          labels,
+			OwnerReferences: ownerReferences(o.Owner),
+		},
+		Spec: jobsetv1alpha2.JobSetSpec{
+			ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{
+				Name:     RankJobName,
+				Replicas: 1,
+				Template: batchv1.JobTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+					Spec: batchv1.JobSpec{
+						Parallelism:    ptr.To(int32(nodes)),
+						Completions:    ptr.To(int32(nodes)),
+						CompletionMode: ptr.To(batchv1.IndexedCompletion),
+						// Any failed rank fails the Job; the JobSet restarts the gang.
+						BackoffLimit: ptr.To(int32(0)),
+						PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+							Action: batchv1.PodFailurePolicyActionFailJob,
+							OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+								ContainerName: ptr.To(RankContainer),
+								Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+								Values:        []int32{ExitConfig},
+							},
+						}}},
+						Template: corev1.PodTemplateSpec{
+							ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+							Spec:       pod,
+						},
+					},
+				},
+			}},
+			Network: &jobsetv1alpha2.Network{
+				EnableDNSHostnames:       ptr.To(true),
+				PublishNotReadyAddresses: ptr.To(true),
+			},
+			FailurePolicy: &jobsetv1alpha2.FailurePolicy{
+				MaxRestarts: int32(spec.MaxRestarts),
+				// The old gang is gone before the new one starts: no two
+				// generations in one rendezvous, no GPUs held twice.
+				RestartStrategy: jobsetv1alpha2.BlockingRecreate,
+				Rules: []jobsetv1alpha2.FailurePolicyRule{{
+					Name:                FailureRuleName,
+					Action:              jobsetv1alpha2.FailJobSet,
+					OnJobFailureReasons: []string{batchv1.JobReasonPodFailurePolicy},
+				}},
+			},
+			TTLSecondsAfterFinished: ptr.To(ttl),
+		},
+	}
+	if g := spec.Gang; g != nil && g.KueueQueue != "" {
+		js.Labels[LabelKueueQueue] = g.KueueQueue
+		// Kueue admits a suspended JobSet by unsuspending it.
+		js.Spec.Suspend = ptr.To(true)
+	}
+	return js
+}
+
+// stepLabels are the labels of the JobSet and its jobs and pods.
+func stepLabels(spec *LaunchSpec, o BuildOptions) map[string]string {
+	l := map[string]string{
+		LabelRun:  labelValue(o.Exec.Run),
+		LabelStep: labelValue(o.Step),
+	}
+	if spec.Pipeline != "" {
+		l[LabelPipeline] = labelValue(spec.Pipeline)
+	}
+	return l
+}
+
+func ownerReferences(o *Owner) []metav1.OwnerReference {
+	if o == nil || o.Name == "" || o.UID == "" {
+		return nil
+	}
+	return []metav1.OwnerReference{{
+		APIVersion:         "v1",
+		Kind:               "Pod",
+		Name:               o.Name,
+		UID:                types.UID(o.UID),
+		BlockOwnerDeletion: ptr.To(true),
+	}}
+}
+
+func schedulerName(scheduler, override string) string {
+	switch {
+	case override != "":
+		return override
+	case scheduler == SchedulerVolcano:
+		return VolcanoSchedulerName
+	default:
+		return CoschedulingSchedulerName
+	}
+}
+
+// gpuTolerations returns the spec's tolerations with, when GPUs are
+// requested, a NoSchedule toleration of the GPU resource's taint unless one
+// already tolerates it.
+func gpuTolerations(spec *LaunchSpec) []corev1.Toleration {
+	out := append([]corev1.Toleration(nil), spec.Tolerations...)
+	gpu := spec.GPUResource
+	if gpu == "" {
+		if _, ok := spec.Resources.Limits[corev1.ResourceName(DefaultGPUResource)]; ok {
+			gpu = DefaultGPUResource
+		}
+	}
+	if gpu == "" || !requested(spec.Resources, gpu) {
+		return out
+	}
+	for _, t := range out {
+		if (t.Key == gpu || t.Key == "") && t.Operator == corev1.TolerationOpExists && (t.Effect == "" || t.Effect == corev1.TaintEffectNoSchedule) {
+			return out
+		}
+	}
+	return append(out, corev1.Toleration{Key: gpu, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+}
+
+// DefaultGPUResource is the extended resource GPUs are requested as.
+const DefaultGPUResource = "nvidia.com/gpu"
+
+func requested(r corev1.ResourceRequirements, name string) bool {
+	for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
+		if q, ok := l[corev1.ResourceName(name)]; ok && q.Sign() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// execFlags are a rank container's arguments after `pipectl exec`. Values
+// travel in components.EncodeValue's encoding, so Kubernetes expands no $(VAR).
+func execFlags(e ExecArgs) []string {
+	flags := []string{"--gang", "--run=" + e.Run, "--work=" + WorkDir, "--step=" + e.Step}
+	for _, k := range sortedKeys(e.Params) {
+		flags = append(flags, "--param="+k+"="+components.EncodeValue(e.Params[k]))
+	}
+	for _, k := range sortedKeys(e.Upstream) {
+		flags = append(flags, "--upstream="+k+"="+components.EncodeValue(e.Upstream[k]))
+	}
+	flags = append(flags, "--component="+e.Component)
+	if len(e.Argv) > 0 {
+		flags = append(flags, "--")
+		for _, a := range e.Argv {
+			// Kubernetes reads $$ as a literal $.
+			flags = append(flags, strings.ReplaceAll(a, "$", "$$"))
+		}
+	}
+	return flags
+}
+
+// RankEnvVars returns the rank environment of a rank container of JobSet
+// jobset: the contract of Topology, with the node rank (and, with one
+// process per pod, the rank) read from the pod's Job completion index.
+// With one rank process per pod, the pod is the rank; when the command is
+// torchrun, it gets the node's variables and spawns the local ranks; with
+// more processes per pod, `pipectl exec --gang` spawns them, giving each
+// its RANK and LOCAL_RANK.
+func RankEnvVars(spec *LaunchSpec, jobset string, command []string) []corev1.EnvVar {
+	port := spec.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	t := Topology{Nodes: max(spec.Nodes, 1), ProcsPerNode: max(spec.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port}
+	vars := t.NodeEnv(0)
+	perPod := t.ProcsPerNode == 1 && !IsTorchrun(command)
+	if perPod {
+		vars = t.RankEnv(0, 0)
+	}
+	index := &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		FieldPath: fmt.Sprintf("metadata.annotations['%s']", AnnotationCompletionIndex),
+	}}
+	var out []corev1.EnvVar
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case EnvNodeRank, EnvPetNodeRank, EnvRank:
+			out = append(out, corev1.EnvVar{Name: k, ValueFrom: index.DeepCopy()})
+		default:
+			out = append(out, corev1.EnvVar{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+// totalResources returns each request multiplied by n.
+func totalResources(l corev1.ResourceList, n int) corev1.ResourceList {
+	if len(l) == 0 {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for k, q := range l {
+		t := q.DeepCopy()
+		t.Mul(int64(n))
+		out[k] = t
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

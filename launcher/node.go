@@ -1,0 +1,220 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+)
+
+// Node is a rank pod's place in the gang, read from the rank environment
+// the JobSet gives the pod (see RankEnvVars).
+type Node struct {
+	Topology
+	// Index is the node rank.
+	Index int
+}
+
+// NodeFromEnv reads the rank pod's Node from NNODES, LOCAL_WORLD_SIZE,
+// NODE_RANK, MASTER_ADDR and MASTER_PORT.
+func NodeFromEnv(getenv func(string) string) (Node, error) {
+	var errs []error
+	num := func(name string, min int) int {
+		v := getenv(name)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			errs = append(errs, fmt.Errorf("$%s=%q: expected an integer >= %d (set by pipectl launch)", name, v, min))
+		}
+		return n
+	}
+	n := Node{Topology: Topology{
+		Nodes:        num(EnvNNodes, 1),
+		ProcsPerNode: num(EnvLocalWorldSize, 1),
+		MasterAddr:   getenv(EnvMasterAddr),
+		MasterPort:   num(EnvMasterPort, 1),
+	}, Index: num(EnvNodeRank, 0)}
+	if n.MasterAddr == "" {
+		errs = append(errs, fmt.Errorf("$%s is not set (set by pipectl launch)", EnvMasterAddr))
+	}
+	if len(errs) == 0 && n.Index >= n.Nodes {
+		errs = append(errs, fmt.Errorf("$%s=%d: expected less than $%s=%d", EnvNodeRank, n.Index, EnvNNodes, n.Nodes))
+	}
+	return n, errors.Join(errs...)
+}
+
+// ConfigError is a failure of a rank that no restart can heal; `pipectl
+// exec --gang` exits with ExitConfig on it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// OutputsKey is the key of the record rank 0 writes once it has published
+// the step's outputs: a JSON OutputsRecord. The launcher reads the output
+// parameters' values from it (Argo reads them from the launcher pod) and
+// checks every artifact's metadata.
+func OutputsKey(run, step string) string { return run + "/" + step + "/rank0-outputs.json" }
+
+// OutputsRecord is what rank 0 writes at OutputsKey.
+type OutputsRecord struct {
+	// Outputs are the outputs rank 0 published: artifacts by URI, parameters by value.
+	Outputs []artifacts.OutputRecord `json:"outputs"`
+}
+
+// ExecNode runs one node of a distributed step in its rank pod: it fetches
+// the inputs and runs the node's rank processes (one; or, with more
+// processes per node and a command other than torchrun, ProcsPerNode of
+// them with their RANK and LOCAL_RANK, all stopped when one fails). Only
+// global rank 0 writes to the step's output paths; the other ranks' outputs
+// go to throw-away paths. On node 0, once every process exited 0, the
+// outputs are published, the OutputsRecord written, and the output
+// parameters written to req.OutputParams when set. Errors that no restart
+// heals are *ConfigError; a failed rank gives a *RankError wrapping a
+// *components.ExitError.
+func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRequest, node Node) ([]artifacts.OutputRecord, error) {
+	c, err := req.Component.Component()
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if len(req.Argv) > 0 {
+		c.Command, c.Args = req.Argv, nil
+	}
+	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	ws := components.Workspace{Dir: req.WorkDir}
+	values, err := rt.Prepare(ctx, inv, ws)
+	if err != nil {
+		return nil, err
+	}
+	base := req.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := append(append(append([]string{}, base...), inv.Env...), components.EnvRunID+"="+inv.Run, components.EnvStep+"="+inv.Step)
+	procs := max(node.ProcsPerNode, 1)
+	type proc struct {
+		rank int
+		argv []string
+		env  []string
+	}
+	var ps []proc
+	add := func(rank int, extra []string) error {
+		v, err := rt.ForRank(inv, ws, values, rank)
+		if err != nil {
+			return err
+		}
+		argv, err := c.Argv(v)
+		if err != nil {
+			return &ConfigError{Err: err}
+		}
+		cenv, err := c.Environ(v)
+		if err != nil {
+			return &ConfigError{Err: err}
+		}
+		ps = append(ps, proc{rank: rank, argv: argv, env: append(append(append([]string{}, env...), extra...), cenv...)})
+		return nil
+	}
+	first := node.Index * procs
+	if procs == 1 || IsTorchrun(append(append([]string{}, c.Command...), c.Args...)) {
+		// The pod's env has the contract: the whole of it for one process
+		// per pod, the node's part for torchrun.
+		if err := add(first, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		for local := 0; local < procs; local++ {
+			if err := add(first+local, node.RankEnv(node.Index, local)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var mu sync.Mutex
+	var running []*components.Running
+	results := make(chan rankResult, len(ps))
+	var writers []*linePrefixer
+	stopAll := func() {
+		for _, r := range running {
+			go r.Stop(grace(req.GracePeriod))
+		}
+		for _, r := range running {
+			<-r.Done()
+		}
+	}
+	for _, p := range ps {
+		stdout, stderr := req.Stdout, req.Stderr
+		if len(ps) > 1 {
+			// Several ranks share the pod's log: each line says whose it is.
+			lw := newLinePrefixer(&mu, req.Stdout, fmt.Sprintf("[rank %d] ", p.rank), 0)
+			writers = append(writers, lw)
+			stdout, stderr = lw, lw
+		}
+		r, err := components.Start(components.Process{Argv: p.argv, Dir: c.WorkingDir, Env: p.env, Stdout: stdout, Stderr: stderr})
+		if err != nil {
+			stopAll()
+			return nil, &RankError{Rank: p.rank, Err: err}
+		}
+		running = append(running, r)
+		go func(rank int) {
+			<-r.Done()
+			results <- rankResult{rank: rank, err: r.Err()}
+		}(p.rank)
+	}
+	var failed error
+	for left := len(running); left > 0 && failed == nil; left-- {
+		select {
+		case res := <-results:
+			if res.err != nil {
+				failed = &RankError{Rank: res.rank, Err: res.err}
+			}
+		case <-ctx.Done():
+			failed = ctx.Err()
+		}
+	}
+	if failed != nil {
+		stopAll()
+	}
+	for _, w := range writers {
+		w.Flush()
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	if node.Index != 0 {
+		return nil, nil
+	}
+	records, err := rt.Publish(ctx, inv, ws)
+	if err != nil {
+		var mo *components.MissingOutputError
+		if errors.As(err, &mo) {
+			return nil, &ConfigError{Err: err}
+		}
+		return nil, err
+	}
+	if err := artifacts.PutJSON(ctx, rt.Store, OutputsKey(inv.Run, inv.Step), OutputsRecord{Outputs: records}); err != nil {
+		return records, fmt.Errorf("write the outputs record: %w", err)
+	}
+	if req.OutputParams != "" {
+		if err := components.WriteOutputParams(req.OutputParams, records); err != nil {
+			return records, err
+		}
+	}
+	return records, nil
+}
+
+func grace(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return components.DefaultGracePeriod
+}
+
+var _ io.Writer = (*linePrefixer)(nil)

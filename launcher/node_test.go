@@ -1,0 +1,156 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+)
+
+// nodeRequest is a step whose program prints its rank and writes it to its
+// model output and its loss parameter.
+func nodeRequest(t *testing.T, store artifacts.Store, script string) (components.ExecRequest, *syncBuffer) {
+	t.Helper()
+	out := &syncBuffer{}
+	return components.ExecRequest{
+		Component: &components.ExecComponent{
+			Version: 1, Name: "train",
+			Outputs: []components.ExecIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+			Command: []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+		},
+		Step:    &components.ExecStep{Version: 1, Step: "train"},
+		Values:  components.ExecValues{Run: "run-1"},
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH")},
+		Stdout:  out, Stderr: out,
+	}, out
+}
+
+const rankScript = `echo "rank $RANK local $LOCAL_RANK of $WORLD_SIZE"; echo "$RANK" > "$1"; echo 0.5 > "$2"`
+
+// TestExecNodeProcsPerNode: node 1 of 2 with 2 processes per node runs
+// ranks 2 and 3, prefixed, and publishes nothing; node 0 publishes rank
+// 0's outputs and the outputs record.
+func TestExecNodeProcsPerNode(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &components.Runtime{Store: store}
+	topo := Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	ctx := context.Background()
+
+	req, out := nodeRequest(t, store, rankScript)
+	if _, err := ExecNode(ctx, rt, req, Node{Topology: topo, Index: 1}); err != nil {
+		t.Fatalf("node 1: %v", err)
+	}
+	for _, want := range []string{"[rank 2] rank 2 local 0 of 4\n", "[rank 3] rank 3 local 1 of 4\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("node 1 output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := store.Stat(ctx, OutputsKey("run-1", "train")); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Fatalf("node 1 wrote the outputs record (%v)", err)
+	}
+
+	req, _ = nodeRequest(t, store, rankScript)
+	params := t.TempDir()
+	req.OutputParams = params
+	records, err := ExecNode(ctx, rt, req, Node{Topology: topo, Index: 0})
+	if err != nil {
+		t.Fatalf("node 0: %v", err)
+	}
+	if len(records) != 2 {
+		t.Fatalf("records %+v, want model and loss", records)
+	}
+	var rec OutputsRecord
+	if err := artifacts.GetJSON(ctx, store, OutputsKey("run-1", "train"), &rec); err != nil || len(rec.Outputs) != 2 {
+		t.Fatalf("outputs record %+v, %v", rec, err)
+	}
+	tmp := filepath.Join(t.TempDir(), "model")
+	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-1", "train", "model"), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tmp); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("published model %q, want rank 0's", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(params, "loss")); string(b) != "0.5" {
+		t.Errorf("output parameter loss = %q", b)
+	}
+}
+
+// TestExecNodeFailures: a failing rank stops the node with its exit code;
+// a missing output is a failure no restart heals.
+func TestExecNodeFailures(t *testing.T) {
+	store, _ := artifacts.NewLocal(t.TempDir())
+	rt := &components.Runtime{Store: store}
+	topo := Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	req, _ := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exit 3; fi; sleep 30`)
+	_, err := ExecNode(context.Background(), rt, req, Node{Topology: topo})
+	var re *RankError
+	var ee *components.ExitError
+	if !errors.As(err, &re) || re.Rank != 1 || !errors.As(err, &ee) || ee.Code != 3 {
+		t.Fatalf("ExecNode = %v, want rank 1's exit code 3", err)
+	}
+
+	req, _ = nodeRequest(t, store, `true`)
+	_, err = ExecNode(context.Background(), rt, req, Node{Topology: Topology{Nodes: 1, ProcsPerNode: 1}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "model, loss") {
+		t.Fatalf("ExecNode = %v, want a *ConfigError naming the missing outputs", err)
+	}
+}
+
+func TestNodeFromEnv(t *testing.T) {
+	env := map[string]string{"NNODES": "4", "LOCAL_WORLD_SIZE": "2", "NODE_RANK": "3", "MASTER_ADDR": "a", "MASTER_PORT": "29500"}
+	n, err := NodeFromEnv(func(k string) string { return env[k] })
+	if err != nil || n.Index != 3 || n.Nodes != 4 || n.ProcsPerNode != 2 || n.MasterAddr != "a" {
+		t.Fatalf("NodeFromEnv = %+v, %v", n, err)
+	}
+	env["NODE_RANK"] = "4"
+	if _, err := NodeFromEnv(func(k string) string { return env[k] }); err == nil {
+		t.Error("NODE_RANK 4 of 4 nodes accepted")
+	}
+}
+
+// TestCollectOutputs: the outputs rank 0 published are found and the
+// output parameters written; a missing one fails, named.
+func TestCollectOutputs(t *testing.T) {
+	ctx := context.Background()
+	store, _ := artifacts.NewLocal(t.TempDir())
+	outputs := []components.ExecIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}}
+
+	_, err := CollectOutputs(ctx, store, "run-1", "train", outputs, "")
+	var me *MissingOutputsError
+	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "model,loss" {
+		t.Fatalf("CollectOutputs with nothing published = %v, want model and loss missing", err)
+	}
+
+	src := filepath.Join(t.TempDir(), "model")
+	os.WriteFile(src, []byte("weights"), 0o644)
+	if _, err := artifacts.Publish(ctx, store, artifacts.OutputKey("run-1", "train", "model"), src, artifacts.Metadata{Type: "Model"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = CollectOutputs(ctx, store, "run-1", "train", outputs, "")
+	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "loss" || !strings.Contains(err.Error(), "no outputs record") {
+		t.Fatalf("CollectOutputs without the record = %v, want loss missing", err)
+	}
+
+	v := "0.25"
+	if err := artifacts.PutJSON(ctx, store, OutputsKey("run-1", "train"), OutputsRecord{Outputs: []artifacts.OutputRecord{{Name: "loss", Type: "float", Value: &v}}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	records, err := CollectOutputs(ctx, store, "run-1", "train", outputs, dir)
+	if err != nil || len(records) != 2 {
+		t.Fatalf("CollectOutputs = %v, %v", records, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "loss")); string(b) != "0.25" {
+		t.Errorf("output parameter loss = %q", b)
+	}
+}

@@ -58,9 +58,10 @@ func ExitCode(err error) int {
 
 // Running is a started process in its own process group.
 type Running struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	cmd      *exec.Cmd
+	done     chan struct{}
+	err      error
+	exitedAt time.Time
 }
 
 // Start starts p in a new process group, so that stopping it stops every
@@ -128,6 +129,7 @@ func Start(p Process) (*Running, error) {
 			}
 		}
 		r.err = err
+		r.exitedAt = time.Now()
 		// Whatever the leader did, leave nothing of its group behind; then
 		// the pipes close and the last output is copied.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -145,6 +147,9 @@ func (r *Running) Done() <-chan struct{} { return r.done }
 
 // Err is the process's result once Done is closed: nil or an *ExitError.
 func (r *Running) Err() error { return r.err }
+
+// ExitedAt is when the process was seen to exit, once Done is closed.
+func (r *Running) ExitedAt() time.Time { return r.exitedAt }
 
 // Signal sends sig to the process group.
 func (r *Running) Signal(sig syscall.Signal) {

@@ -77,7 +77,14 @@ func (g *Gang) procs() int {
 type rankResult struct {
 	rank int
 	err  error
+	at   time.Time
 }
+
+// failureWindow is how long a gang attempt keeps collecting exits after the
+// first failure before it names the rank that failed: when one rank dies
+// its peers fail too (a closed connection), and their exits may be reaped
+// first. The rank that exited earliest is named.
+const failureWindow = 250 * time.Millisecond
 
 // attempt starts every process and waits for all to succeed or for the first failure.
 func (g *Gang) attempt(ctx context.Context) error {
@@ -95,7 +102,6 @@ func (g *Gang) attempt(ctx context.Context) error {
 		torchrun = IsTorchrun(argv)
 	}
 	var running []*components.Running
-	var ranks []int
 	results := make(chan rankResult, g.Nodes*g.procs())
 	stopAll := func() {
 		for _, r := range running {
@@ -116,10 +122,9 @@ func (g *Gang) attempt(ctx context.Context) error {
 			return &RankError{Rank: rank, Err: err}
 		}
 		running = append(running, r)
-		ranks = append(ranks, rank)
 		go func() {
 			<-r.Done()
-			results <- rankResult{rank: rank, err: r.Err()}
+			results <- rankResult{rank: rank, err: r.Err(), at: r.ExitedAt()}
 		}()
 		return nil
 	}
@@ -142,8 +147,9 @@ func (g *Gang) attempt(ctx context.Context) error {
 		select {
 		case res := <-results:
 			if res.err != nil {
+				first := firstFailure(res, results, left-1)
 				stopAll()
-				return &RankError{Rank: res.rank, Err: res.err}
+				return &RankError{Rank: first.rank, Err: first.err}
 			}
 		case <-ctx.Done():
 			stopAll()
@@ -151,6 +157,24 @@ func (g *Gang) attempt(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// firstFailure collects the exits that follow a failure within
+// failureWindow (at most left of them) and returns the earliest failure.
+func firstFailure(failed rankResult, results <-chan rankResult, left int) rankResult {
+	timer := time.NewTimer(failureWindow)
+	defer timer.Stop()
+	for ; left > 0; left-- {
+		select {
+		case res := <-results:
+			if res.err != nil && res.at.Before(failed.at) {
+				failed = res
+			}
+		case <-timer.C:
+			return failed
+		}
+	}
+	return failed
 }
 
 func (g *Gang) grace() time.Duration {

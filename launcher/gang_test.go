@@ -262,3 +262,20 @@ func TestIsTorchrun(t *testing.T) {
 		}
 	}
 }
+
+// TestGangNamesTheRankThatFailedFirst: rank 1 fails; rank 0 notices and
+// fails right after (as a DDP peer does on a closed connection). The gang
+// names rank 1, the cause, whatever order the exits are reaped in.
+func TestGangNamesTheRankThatFailedFirst(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		dir := t.TempDir()
+		script := `if [ "$RANK" = 1 ]; then touch gone; exit 3; fi
+while [ ! -e gone ]; do sleep 0.01; done; exit 1`
+		g, out := shGang(script, 1, 2, dir)
+		_, err := g.Run(context.Background())
+		var re *RankError
+		if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
+			t.Fatalf("try %d: err = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
+		}
+	}
+}

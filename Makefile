@@ -8,6 +8,8 @@ EXAMPLE := examples/attrition/pipeline.yaml
 
 .PHONY: all build demo test unit bench vet fmt clean
 
+include test/e2e/e2e.mk
+
 all: build
 
 ## build: the pipectl binary in bin/
@@ -22,14 +24,19 @@ demo: build
 	echo && echo "Metrics (pipectl artifacts cat latest/evaluate/metrics):" && \
 	./$(BIN) artifacts cat latest/evaluate/metrics
 
-## test: every test, with real PyTorch (installed when missing)
-test: vet
+## test: every test: unit and CLI tests with real PyTorch and MinIO, then the e2e suite on a
+## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl)
+test: unit e2e
+
+## unit: the product module's tests (installs python3-torch when missing)
+unit: vet
 	examples/attrition/ensure-torch.sh >/dev/null
 	$(GO) test -count=1 -timeout 30m ./...
 
 ## vet: go vet and a gofmt check
 vet:
 	$(GO) vet ./...
+	cd test/e2e && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,

@@ -29,7 +29,7 @@ for name in "$@"; do
       (cd "$dir" && OUT="$out.tmp" ./prepare) >&2
     else
       pkg=$(cat "$dir/PACKAGE")
-      (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -o "$out.tmp" "$pkg") >&2
+      (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="-s -w" -o "$out.tmp" "$pkg") >&2
     fi
     mv "$out.tmp" "$out"
   fi

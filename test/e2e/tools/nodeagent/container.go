@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// podHostname is the pod's hostname as the kubelet sets it.
+func podHostname(pod *corev1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
+}
+
+// runContainer runs one attempt of container i (of the init containers or the containers)
+// and returns its exit code; ok is false when the pod was stopped.
+func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volume) (code int, ok bool) {
+	pod := p.pod
+	c := &pod.Spec.Containers[i]
+	if init {
+		c = &pod.Spec.InitContainers[i]
+	}
+
+	var env []string
+	if !r.retry(p, func() (err error) {
+		env, err = r.containerEnv(p.ctx, pod, c)
+		return err
+	}, "CreateContainerConfigError") {
+		return 137, false
+	}
+	argv, err := commandLine(c, env)
+	if err == nil {
+		var bargs []string
+		bargs, err = r.sandboxArgs(p, c, vols)
+		argv = append(bargs, argv...)
+	}
+	var restarts int32
+	p.setContainer(init, i, func(s *corev1.ContainerStatus) { restarts = s.RestartCount })
+	logPath := filepath.Join(p.dir, "logs", c.Name, strconv.Itoa(int(restarts))+".log")
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(logPath), 0o755)
+	}
+	var logf *os.File
+	if err == nil {
+		logf, err = os.Create(logPath)
+	}
+	var cmd *exec.Cmd
+	if err == nil {
+		defer logf.Close()
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		err = cmd.Start()
+	}
+	if err != nil {
+		r.log.Warn("container did not start", "pod", p.key, "container", c.Name, "err", err)
+		now := metav1.Now()
+		p.setContainer(init, i, func(s *corev1.ContainerStatus) {
+			s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 128, Reason: "StartError", Message: err.Error(), StartedAt: now, FinishedAt: now,
+			}}
+			s.Ready, s.Started = false, ptr(false)
+		})
+		r.notify(p)
+		return 128, p.ctx.Err() == nil
+	}
+
+	pid := cmd.Process.Pid
+	started := metav1.Now()
+	p.setContainer(init, i, func(s *corev1.ContainerStatus) {
+		s.ContainerID = fmt.Sprintf("proc://%d", pid)
+		s.ImageID = "proc://" + c.Image
+		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
+		s.Ready, s.Started = !init, ptr(true)
+	})
+	r.log.Info("container started", "pod", p.key, "container", c.Name, "pid", pid, "argv", argv)
+	r.notify(p)
+
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+		case <-p.ctx.Done():
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(p.graceNow()):
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(exited)
+	// Anything the container left in its process group goes with it.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+
+	code = exitCode(cmd, werr)
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	msg := ""
+	if code != 0 {
+		msg = lastLine(logPath)
+	}
+	p.setContainer(init, i, func(s *corev1.ContainerStatus) {
+		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: int32(code), Reason: reason, Message: msg, StartedAt: started, FinishedAt: metav1.Now(),
+			ContainerID: s.ContainerID,
+		}}
+		s.Ready = false
+	})
+	r.log.Info("container exited", "pod", p.key, "container", c.Name, "code", code)
+	r.notify(p)
+	return code, p.ctx.Err() == nil
+}
+
+func exitCode(cmd *exec.Cmd, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 1
+}
+
+// lastLine is the last line of a container's log, for the terminated state's message.
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	l := lines[len(lines)-1]
+	if len(l) > 1024 {
+		l = l[:1024]
+	}
+	return l
+}
+
+// commandLine is the container's argv: command and args with $(VAR) expanded. The image's
+// entrypoint is unknown here, so a container must name its command.
+func commandLine(c *corev1.Container, env []string) ([]string, error) {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	var argv []string
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		argv = append(argv, expand(a, lookup))
+	}
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("container %s has neither command nor args (images are not run here: name the command)", c.Name)
+	}
+	return argv, nil
+}
+
+// sandboxArgs is the bubblewrap command line that gives the container the pod's view of
+// the file system: host root, its own /proc, /dev and /run, the pod's hosts file, volume
+// mounts at their paths, a working directory, its own PID and UTS namespaces (hostname).
+func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]volume) ([]string, error) {
+	args := []string{r.bwrap, "--die-with-parent",
+		"--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run",
+		"--ro-bind", r.hosts.path, "/etc/hosts",
+		"--unshare-pid", "--unshare-uts", "--hostname", podHostname(p.pod),
+	}
+	var mountPaths []string
+	for _, m := range c.VolumeMounts {
+		v, ok := vols[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("container %s mounts volume %q, which the pod does not declare", c.Name, m.Name)
+		}
+		src := v.hostPath
+		if m.SubPath != "" {
+			src = filepath.Join(src, m.SubPath)
+			if _, err := os.Stat(src); os.IsNotExist(err) {
+				if err := os.MkdirAll(src, 0o755); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if !filepath.IsAbs(m.MountPath) {
+			return nil, fmt.Errorf("container %s: mountPath %q is not absolute", c.Name, m.MountPath)
+		}
+		dst := resolveHostPath(m.MountPath)
+		if err := r.mounts.acquire(p.key, dst); err != nil {
+			return nil, err
+		}
+		flag := "--bind"
+		if m.ReadOnly || v.readOnly {
+			flag = "--ro-bind"
+		}
+		args = append(args, flag, src, dst)
+		mountPaths = append(mountPaths, dst)
+	}
+	wd := filepath.Join(p.dir, "work")
+	if c.WorkingDir != "" {
+		wd = resolveHostPath(c.WorkingDir)
+		inMount := false
+		for _, m := range mountPaths {
+			if wd == m || strings.HasPrefix(wd, m+"/") {
+				inMount = true
+			}
+		}
+		if _, err := os.Stat(wd); !inMount && os.IsNotExist(err) {
+			// The image would have made it: give the container a fresh per-pod folder there.
+			host := filepath.Join(p.dir, "workdirs", c.Name)
+			if err := os.MkdirAll(host, 0o755); err != nil {
+				return nil, err
+			}
+			if err := r.mounts.acquire(p.key, wd); err != nil {
+				return nil, err
+			}
+			args = append(args, "--bind", host, wd)
+		}
+	}
+	args = append(args, "--chdir", wd, "--")
+	return args, nil
+}
+
+// resolveHostPath resolves the symbolic links in the part of path that exists on the host
+// (/var/run → /run), so bubblewrap makes mount points where the container will look.
+func resolveHostPath(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for cur := path; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if cur == "/" {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}

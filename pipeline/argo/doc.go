@@ -54,7 +54,8 @@
 //     with --work and --output-params under /var/run/pipectl. B64 is
 //     base64(JSON(LaunchSpec)): the rank pods' image, topology, resources,
 //     placement, gang and restart settings and env. Each rank pod runs
-//     `pipectl exec` with the flags the launcher got, minus --distributed.
+//     `pipectl exec --gang` with the flags the launcher got, minus --distributed
+//     (see package launcher).
 //
 // Pods are labelled pipectl.dev/pipeline=<name> and
 // pipectl.dev/run={{workflow.name}}; the Workflow object gets the run label

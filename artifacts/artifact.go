@@ -265,6 +265,10 @@ func fetchFile(ctx context.Context, s Store, key, dest, want string, tr Tracker)
 	if err != nil {
 		return err
 	}
+	// CreateTemp makes the file private; give it ordinary permissions.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), dest)
 }
 

@@ -75,6 +75,10 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	if size >= 0 && n != size {
 		return fmt.Errorf("write %s: got %d bytes, want %d", l.URI(key), n, size)
 	}
+	// CreateTemp makes the file private; give it ordinary permissions.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), p)
 }
 

@@ -40,10 +40,12 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,
-## and S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files)
+## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), and
+## the launcher in the test bed (launch → pods created; JobSet terminal → launcher exit)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./artifacts/internal/s3bench -runs 3
+	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkLauncherTrain -benchtime 5x -v .
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

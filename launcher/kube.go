@@ -316,6 +316,9 @@ type rankPod struct {
 	// streaming is set once a log stream was started for the pod.
 	streaming bool
 	log       *linePrefixer
+	// failedSeen is when the launcher first saw the pod failed: FinishedAt
+	// has whole seconds only, and a gang's ranks often fail within one.
+	failedSeen time.Time
 }
 
 // session is the state of one Run.
@@ -374,6 +377,9 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 			}
 		}
 		rp.pod = pod.DeepCopy()
+		if rp.failedSeen.IsZero() && podFailed(pod) {
+			rp.failedSeen = time.Now()
+		}
 		if t == watch.Deleted {
 			rp.deleted = true
 		}
@@ -697,7 +703,10 @@ func (s *session) startedCount(attempt int32) int {
 	return n
 }
 
-// firstFailure returns the pod of the attempt that failed first (s.mu held).
+// firstFailure returns the pod of the attempt that failed first (s.mu held):
+// the earliest FinishedAt; within the same second (its precision), the one
+// the launcher saw fail first; then the lowest rank. The others usually
+// failed because it did (a peer closed the connection).
 func (s *session) firstFailure(attempt int32) *rankPod {
 	var first *rankPod
 	var firstAt time.Time
@@ -706,11 +715,22 @@ func (s *session) firstFailure(attempt int32) *rankPod {
 			continue
 		}
 		at := finishedAt(rp.pod)
-		if first == nil || at.Before(firstAt) || at.Equal(firstAt) && rp.node < first.node {
+		if first == nil || failedBefore(rp, at, first, firstAt) {
 			first, firstAt = rp, at
 		}
 	}
 	return first
+}
+
+// failedBefore orders two failed pods of an attempt (see firstFailure).
+func failedBefore(a *rankPod, aAt time.Time, b *rankPod, bAt time.Time) bool {
+	if !aAt.Equal(bAt) {
+		return aAt.Before(bAt)
+	}
+	if !a.failedSeen.Equal(b.failedSeen) && !a.failedSeen.IsZero() && !b.failedSeen.IsZero() {
+		return a.failedSeen.Before(b.failedSeen)
+	}
+	return a.node < b.node
 }
 
 // podFailed reports whether the pod failed or its rank container exited non-zero.

@@ -301,6 +301,31 @@ func TestRunFails(t *testing.T) {
 	}
 }
 
+// TestRunFailsSameSecond: ranks whose containers ended in the same second
+// (FinishedAt's precision) are ordered by when the launcher saw them fail:
+// the rank that failed first is named, not the lowest rank.
+func TestRunFailsSameSecond(t *testing.T) {
+	f := newFakeCluster(t)
+	js := testJobSet(2)
+	done := start(context.Background(), f.launcher(), js)
+	jw, pw := f.nextJSWatch(t), f.nextPodWatch(t)
+	t0 := time.Now().Truncate(time.Second)
+	f.addPod(t, pw, makePod(js.Name, 0, 0, corev1.PodRunning))
+	f.addPod(t, pw, failedPod(js.Name, 1, 0, 3, t0))
+	time.Sleep(5 * time.Millisecond)
+	f.addPod(t, pw, failedPod(js.Name, 0, 0, 1, t0))
+	jw.Modify(jobSetWith(js, 0, jobsetv1alpha2.JobSetFailed, "jobset failed due to reaching max restarts"))
+
+	r := wait(t, done)
+	var fe *FailedError
+	if !errors.As(r.err, &fe) {
+		t.Fatalf("Run error %v (%T), want a *FailedError", r.err, r.err)
+	}
+	if fe.Rank != 1 || fe.ExitCode != 3 {
+		t.Errorf("FailedError rank %d exit %d, want rank 1 exit 3 (it failed first)", fe.Rank, fe.ExitCode)
+	}
+}
+
 // TestStartupDeadline: a rank that cannot be scheduled fails the launch
 // after the startup timeout with the scheduler's reason, and the JobSet is
 // deleted (foreground) with its pods.

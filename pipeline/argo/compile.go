@@ -246,20 +246,26 @@ type compiler struct {
 
 // taskNames names the DAG tasks: the step names, with "step-" before a name
 // that starts with a digit.
-func (c *compiler) taskNames() {
-	c.tasks = map[string]string{}
+func (c *compiler) taskNames() { c.tasks = TaskNames(c.p) }
+
+// TaskNames maps each step of p to its DAG task's name: the step's name, or
+// "step-" and the name when it starts with a digit (which Argo's enhanced
+// depends does not allow), made unique.
+func TaskNames(p *pipeline.Pipeline) map[string]string {
+	tasks := map[string]string{}
 	used := map[string]bool{}
-	for _, s := range c.p.Steps {
+	for _, s := range p.Steps {
 		used[s.Name] = true
 	}
-	for _, s := range c.p.Steps {
+	for _, s := range p.Steps {
 		name := s.Name
 		if name != "" && name[0] >= '0' && name[0] <= '9' {
 			name = unique("step-"+name, used)
 			used[name] = true
 		}
-		c.tasks[s.Name] = name
+		tasks[s.Name] = name
 	}
+	return tasks
 }
 
 // unique returns base, or base-2, base-3... whichever is not in used.

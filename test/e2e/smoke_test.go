@@ -43,7 +43,12 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	c, err := testbed.Start(ctx, testbed.Options{Dir: dir})
+	cat, err := catalogue(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: image catalogue:", err)
+		return 1
+	}
+	c, err := testbed.Start(ctx, testbed.Options{Dir: dir, Images: cat})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start test bed:", err)
 		return 1
@@ -430,6 +435,48 @@ func TestPodDeletionKillsProcesses(t *testing.T) {
 		_, err := pods.Get(ctx, "sleeper", metav1.GetOptions{})
 		_, perr := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
 		return err != nil && os.IsNotExist(perr), nil
+	})
+}
+
+// A pod of an image in the catalogue sees the image's files, working directory and env;
+// its own env wins, and the mount points go with the pod.
+func TestImageCatalogue(t *testing.T) {
+	c, ns, ctx := setup(t)
+	pods := c.Client.CoreV1().Pods(ns)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "imaged"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: scriptImage + ":v1", // matched without its tag
+				Command: []string{"sh", "hello.sh"},
+				Env:     []corev1.EnvVar{{Name: "MODE", Value: "container"}},
+			}},
+		},
+	}
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "pod of a catalogued image to succeed", func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			return false, fmt.Errorf("pod failed: %s", podLogs(t, ctx, ns, pod.Name, "main"))
+		}
+		return p.Status.Phase == corev1.PodSucceeded, nil
+	})
+	want := "pwd=" + scriptDir + " greeting=from-image mode=container\n"
+	if got := podLogs(t, ctx, ns, pod.Name, "main"); got != want {
+		t.Errorf("logs = %q, want %q", got, want)
+	}
+	if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the image's mount point removed from the host", func(ctx context.Context) (bool, error) {
+		_, err := os.Stat(scriptDir)
+		return os.IsNotExist(err), nil
 	})
 }
 

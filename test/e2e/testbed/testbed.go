@@ -47,6 +47,9 @@ type Options struct {
 	Timeout time.Duration
 	// Kubectl also builds kubectl (Cluster.Kubectl), for people rather than tests.
 	Kubectl bool
+	// Images is the node agent's image catalogue: what containers of an image see, by
+	// exact reference or by reference without tag. Unknown images get nothing.
+	Images map[string]Image
 }
 
 // Cluster is a running test bed. Stop it when done.
@@ -70,8 +73,9 @@ type Cluster struct {
 }
 
 // Start builds what is missing and starts etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, the JobSet controller (webhooks registered by loopback URL), MinIO and
-// the node agent (two nodes: plain and GPU) on free loopback ports; installs the JobSet and
+// kube-scheduler, the JobSet controller (webhooks registered by loopback URL), the Argo
+// workflow controller (see argo.go), MinIO and the node agent (two nodes: plain and GPU)
+// on free loopback ports; installs the JobSet and
 // Argo CRDs and returns when everything is ready. On error, whatever started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
@@ -103,7 +107,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	began := time.Now()
-	tools := []string{ToolEtcd, ToolKubeAPIServer, ToolKubeControllerManager, ToolKubeScheduler, ToolJobSet, ToolMinIO, ToolNodeAgent}
+	tools := []string{ToolEtcd, ToolKubeAPIServer, ToolKubeControllerManager, ToolKubeScheduler, ToolJobSet, ToolMinIO, ToolNodeAgent,
+		ToolArgoController, ToolArgoExec}
 	if opts.Kubectl {
 		tools = append(tools, ToolKubectl)
 	}
@@ -298,21 +303,23 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 
 	// Controllers and scheduler.
 	say("starting kube-controller-manager, kube-scheduler, jobset, node agent")
-	kcm, err := start("kube-controller-manager", bins[ToolKubeControllerManager], []string{
-		"--kubeconfig=" + c.Kubeconfig,
-		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", kcmPort),
-		"--leader-elect=false",
-		"--controllers=job-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
-			"namespace-controller,root-ca-certificate-publisher-controller,ttl-after-finished-controller,pod-garbage-collector-controller," +
-			"node-lifecycle-controller",
-		"--root-ca-file=" + pk.caPath(),
-		"--service-account-private-key-file=" + sa.key,
-		"--cluster-name=pipectl-testbed",
-		"--v=1",
-	}, env)
-	if err != nil {
-		return nil, err
+	// kube-controller-manager starts once the CRDs are installed: its garbage collector
+	// reads the API's resources at start and again only every 30 s, and until it knows
+	// JobSets their foreground deletion and owner-reference collection wait.
+	startKCM := func() (*component, error) {
+		return start("kube-controller-manager", bins[ToolKubeControllerManager], []string{
+			"--kubeconfig=" + c.Kubeconfig,
+			"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
+			"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", kcmPort),
+			"--leader-elect=false",
+			"--controllers=job-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
+				"namespace-controller,root-ca-certificate-publisher-controller,ttl-after-finished-controller,pod-garbage-collector-controller," +
+				"node-lifecycle-controller",
+			"--root-ca-file=" + pk.caPath(),
+			"--service-account-private-key-file=" + sa.key,
+			"--cluster-name=pipectl-testbed",
+			"--v=1",
+		}, env)
 	}
 	sched, err := start("kube-scheduler", bins[ToolKubeScheduler], []string{
 		"--kubeconfig=" + c.Kubeconfig,
@@ -351,7 +358,12 @@ metrics:
 	}
 
 	// Node agent.
+	imagesFile, err := writeImages(opts.Dir, argoImages(opts.Images, bins[ToolArgoExec]))
+	if err != nil {
+		return nil, err
+	}
 	agent, err := start("nodeagent", bins[ToolNodeAgent], []string{
+		"--images=" + imagesFile,
 		"--kubeconfig=" + c.Kubeconfig,
 		fmt.Sprintf("--listen=127.0.0.1:%d", kubeletPort),
 		"--tls-cert=" + kubeletServing.cert, "--tls-key=" + kubeletServing.key,
@@ -365,13 +377,23 @@ metrics:
 	}
 
 	say("installing CRDs (JobSet, Argo)")
-	all := []*component{etcd, apiserver, kcm, sched, jobset, agent, minio}
+	all := []*component{etcd, apiserver, sched, jobset, agent, minio}
 	if err := installCRDs(ctx, c.Config, jobsetDir, argoDir, all); err != nil {
 		return nil, err
 	}
 	if err := registerJobSetWebhooks(ctx, c.Client, jobsetDir, webhookPort, pk.caPEM()); err != nil {
 		return nil, err
 	}
+	kcm, err := startKCM()
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, kcm)
+	argoCtl, err := c.startArgo(ctx, bins[ToolArgoController], env)
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, argoCtl)
 
 	say("waiting for components")
 	checks := []struct {
@@ -385,6 +407,7 @@ metrics:
 		{"nodes Ready", c.nodesReady},
 		{"default service account and kube-root-ca.crt", c.namespaceReady("default")},
 		{"jobset webhooks", func(ctx context.Context) error { return jobSetDryRun(ctx, c.Config) }},
+		{"argo workflow controller", argoHealthy},
 	}
 	for _, ch := range checks {
 		if err := poll(ctx, ch.what, 250*time.Millisecond, all, ch.check); err != nil {

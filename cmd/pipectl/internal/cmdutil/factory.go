@@ -20,10 +20,15 @@ type Factory struct {
 	StoreOptions artifacts.Options
 	// Getenv reads the environment (os.Getenv by default).
 	Getenv func(string) string
+	// Kube are the cluster flags (see AddKubeFlags).
+	Kube KubeFlags
+	// KubeClientsFunc, when set, replaces Clients (tests: fake clientsets).
+	KubeClientsFunc func() (*KubeClients, error)
 
 	once  sync.Once
 	store artifacts.Store
 	err   error
+	kube  kubeState
 }
 
 // Root returns the artifact store root in effect.

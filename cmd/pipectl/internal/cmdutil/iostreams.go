@@ -16,11 +16,13 @@ type IOStreams struct {
 	ErrOut io.Writer
 	// ErrTTY says whether ErrOut is a terminal (progress bars, colour).
 	ErrTTY bool
+	// InTTY says whether In is a terminal (questions may be asked).
+	InTTY bool
 }
 
 // System returns the process's streams.
 func System() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd())), InTTY: term.IsTerminal(int(os.Stdin.Fd()))}
 }
 
 // Test returns streams backed by buffers, and the buffers.

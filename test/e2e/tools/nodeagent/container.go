@@ -97,7 +97,9 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 		select {
 		case <-exited:
 		case <-p.ctx.Done():
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			// Not to bubblewrap itself: it would die at once, and --die-with-parent
+			// kills the container's processes with SIGKILL: no graceful stop.
+			signalGroup(pid, syscall.SIGTERM)
 			select {
 			case <-exited:
 			case <-time.After(p.graceNow()):
@@ -129,6 +131,46 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 	r.log.Info("container exited", "pod", p.key, "container", c.Name, "code", code)
 	r.notify(p)
 	return code, p.ctx.Err() == nil
+}
+
+// signalGroup sends sig to every process of process group pgid but its leader (the
+// bubblewrap process outside the container). The container's init, PID 1 of its PID
+// namespace, ignores signals it has no handler for, as on a real node.
+func signalGroup(pgid int, sig syscall.Signal) {
+	for _, pid := range groupMembers(pgid) {
+		if pid != pgid {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+}
+
+// groupMembers lists the processes of process group pgid from /proc.
+func groupMembers(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func exitCode(cmd *exec.Cmd, err error) int {
@@ -180,14 +222,28 @@ func commandLine(c *corev1.Container, env []string) ([]string, error) {
 
 // sandboxArgs is the bubblewrap command line that gives the container the pod's view of
 // the file system: host root, its own /proc, /dev and /run, the pod's hosts file, volume
-// mounts at their paths, a working directory, its own PID and UTS namespaces (hostname).
+// mounts at their paths (after the image's binds from the catalogue), a working directory
+// (the container's, else the image's), its own PID and UTS namespaces (hostname).
 func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]volume) ([]string, error) {
 	args := []string{r.bwrap, "--die-with-parent",
 		"--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run",
 		"--ro-bind", r.hosts.path, "/etc/hosts",
 		"--unshare-pid", "--unshare-uts", "--hostname", podHostname(p.pod),
 	}
-	var mountPaths []string
+	var mountPaths, binds []string
+	img, _ := r.images.lookup(c.Image)
+	for _, b := range img.Binds {
+		dst := resolveHostPath(b.Path)
+		if err := r.mounts.acquire(p.key, dst); err != nil {
+			return nil, err
+		}
+		flag := "--bind"
+		if b.ReadOnly {
+			flag = "--ro-bind"
+		}
+		binds = append(binds, flag, b.Host, dst)
+		mountPaths = append(mountPaths, dst)
+	}
 	for _, m := range c.VolumeMounts {
 		v, ok := vols[m.Name]
 		if !ok {
@@ -213,12 +269,25 @@ func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]vo
 		if m.ReadOnly || v.readOnly {
 			flag = "--ro-bind"
 		}
-		args = append(args, flag, src, dst)
+		binds = append(binds, flag, src, dst)
 		mountPaths = append(mountPaths, dst)
 	}
 	wd := filepath.Join(p.dir, "work")
-	if c.WorkingDir != "" {
-		wd = resolveHostPath(c.WorkingDir)
+	workingDir := c.WorkingDir
+	if workingDir == "" {
+		workingDir = img.WorkingDir
+	}
+	if workingDir == "" {
+		// The per-pod folder is under the state dir (often in /tmp): a volume mounted
+		// over it (Argo's executor mounts one at /tmp) hides it; then "/", as Docker's default.
+		for _, m := range mountPaths {
+			if wd == m || strings.HasPrefix(wd, m+"/") {
+				wd = "/"
+			}
+		}
+	}
+	if workingDir != "" {
+		wd = resolveHostPath(workingDir)
 		inMount := false
 		for _, m := range mountPaths {
 			if wd == m || strings.HasPrefix(wd, m+"/") {
@@ -226,7 +295,8 @@ func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]vo
 			}
 		}
 		if _, err := os.Stat(wd); !inMount && os.IsNotExist(err) {
-			// The image would have made it: give the container a fresh per-pod folder there.
+			// The image would have made it: give the container a fresh per-pod folder there,
+			// bound first so that binds and mounts inside it stay visible.
 			host := filepath.Join(p.dir, "workdirs", c.Name)
 			if err := os.MkdirAll(host, 0o755); err != nil {
 				return nil, err
@@ -237,7 +307,7 @@ func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]vo
 			args = append(args, "--bind", host, wd)
 		}
 	}
-	args = append(args, "--chdir", wd, "--")
+	args = append(append(args, binds...), "--chdir", wd, "--")
 	return args, nil
 }
 

@@ -2,7 +2,9 @@
 // (through virtual-kubelet's node and pod controllers) and runs every pod bound to them as
 // local processes, each container inside bubblewrap with the pod's volumes, hosts file and
 // service-account token mounted where the pod spec says. It serves the kubelet API for
-// `kubectl logs`. Images are ignored: the processes run the host's binaries.
+// `kubectl logs`. Images are not pulled: the processes run the host's binaries, and an
+// image catalogue (--images) says what a container of a known image sees (binds, working
+// directory, env).
 package main
 
 import (
@@ -50,6 +52,7 @@ type options struct {
 	plainNode  string
 	gpuNode    string
 	gpus       int
+	images     string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -66,6 +69,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.plainNode, "node", "pipectl-node", "name of the plain node")
 	fs.StringVar(&o.gpuNode, "gpu-node", "pipectl-gpu-node", "name of the GPU node (tainted nvidia.com/gpu=present:NoSchedule); empty for none")
 	fs.IntVar(&o.gpus, "gpus", 4, "nvidia.com/gpu capacity of the GPU node")
+	fs.StringVar(&o.images, "images", "", "JSON image catalogue: what containers of each image see (binds, workingDir, env)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -106,6 +110,10 @@ func run(args []string) error {
 		return fmt.Errorf("--listen port: %w", err)
 	}
 
+	images, err := loadImages(o.images)
+	if err != nil {
+		return err
+	}
 	hosts, err := newHostsFile(o.stateDir)
 	if err != nil {
 		return err
@@ -118,6 +126,7 @@ func run(args []string) error {
 		bwrap:    o.bwrap,
 		hostIP:   host,
 		hosts:    hosts,
+		images:   images,
 		log:      logger,
 	})
 	if err != nil {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
@@ -178,5 +181,155 @@ func TestContainerLogsTail(t *testing.T) {
 	}
 	if _, err := rt.containerLogs(t.Context(), "ns", "p", "nope", api.ContainerLogOpts{}); err == nil {
 		t.Error("logs of an unknown container: want an error")
+	}
+}
+
+func TestImageLookup(t *testing.T) {
+	cat := imageCatalogue{
+		"pipectl:e2e":                   {WorkingDir: "/exact"},
+		"example":                       {WorkingDir: "/any-tag"},
+		"registry.local:5000/team/tool": {WorkingDir: "/registry"},
+	}
+	for ref, want := range map[string]string{
+		"pipectl:e2e":                       "/exact",
+		"example:0.1":                       "/any-tag",
+		"example":                           "/any-tag",
+		"example@sha256:abcd":               "/any-tag",
+		"registry.local:5000/team/tool:v2":  "/registry",
+		"registry.local:5000/team/tool":     "/registry",
+		"pipectl:other":                     "",
+		"registry.local:5000/team/other:v2": "",
+		"docker.io/library/example:0.1":     "",
+		"":                                  "",
+	} {
+		img, ok := cat.lookup(ref)
+		if img.WorkingDir != want || ok != (want != "") {
+			t.Errorf("lookup(%q) = %q, %v; want %q", ref, img.WorkingDir, ok, want)
+		}
+	}
+}
+
+func TestLoadImages(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		path := filepath.Join(dir, "images.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cat, err := loadImages(write(`{"tool:1": {"binds": [{"host": "` + dir + `", "path": "/app", "readOnly": true}],
+		"workingDir": "/app", "env": ["A=1"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := cat["tool:1"]; len(img.Binds) != 1 || !img.Binds[0].ReadOnly || img.WorkingDir != "/app" || img.Env[0] != "A=1" {
+		t.Errorf("loaded %+v", img)
+	}
+	if cat, err := loadImages(""); err != nil || len(cat) != 0 {
+		t.Errorf(`loadImages("") = %v, %v`, cat, err)
+	}
+	_, err = loadImages(write(`{"bad": {"binds": [{"host": "/nonexistent/x", "path": "rel"}], "workingDir": "rel", "env": ["NOEQUALS"]}}`))
+	for _, want := range []string{"/nonexistent/x", `"rel" is not absolute`, "workingDir", "NOEQUALS"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loadImages(bad) = %v; want it to mention %q", err, want)
+		}
+	}
+	if _, err := loadImages(write(`{"x": {"bindz": []}}`)); err == nil {
+		t.Error("an unknown field: want an error")
+	}
+}
+
+func TestImageEnvAndSandbox(t *testing.T) {
+	host := t.TempDir()
+	script := filepath.Join(host, "run.sh")
+	if err := os.WriteFile(script, []byte("echo hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A mount point that does not exist on the host, below the test's temp dir.
+	target := filepath.Join(t.TempDir(), "img")
+	r := &runtime{
+		runtimeConfig: runtimeConfig{bwrap: "bwrap", apiHost: "127.0.0.1", apiPort: "6443", hosts: &hostsFile{path: "/hosts"},
+			images: imageCatalogue{"tool": {
+				Binds:      []imageBind{{Host: host, Path: target, ReadOnly: true}},
+				WorkingDir: target,
+				Env:        []string{"PATH=/img/bin:/usr/bin", "MODE=image", "KEEP=image"},
+			}}},
+		mounts: newMountPoints(),
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "tool:1.0",
+			Env: []corev1.EnvVar{{Name: "MODE", Value: "container"}, {Name: "X", Value: "$(KEEP)"}}}}}}
+	env, err := r.containerEnv(t.Context(), pod, &pod.Spec.Containers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for k, want := range map[string]string{"PATH": "/img/bin:/usr/bin", "MODE": "container", "KEEP": "image", "X": "image"} {
+		if got[k] != want {
+			t.Errorf("env %s = %q, want %q (env %q)", k, got[k], want, env)
+		}
+	}
+
+	p := newPodRun("ns/p", "n", pod, t.TempDir())
+	args, err := r.sandboxArgs(p, &pod.Spec.Containers[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(args, " ")
+	for _, want := range []string{"--ro-bind " + host + " " + target, "--chdir " + target + " --"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("sandbox args lack %q:\n%s", want, line)
+		}
+	}
+	if strings.Contains(line, "workdirs") {
+		t.Errorf("a working directory inside an image bind got a per-pod folder:\n%s", line)
+	}
+	// The container's own working directory wins; unknown images get no binds.
+	other := corev1.Container{Name: "o", Image: "unknown:1", WorkingDir: "/tmp"}
+	args, err = r.sandboxArgs(p, &other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := strings.Join(args, " "); strings.Contains(line, host) || !strings.Contains(line, "--chdir /tmp --") {
+		t.Errorf("unknown image: %s", line)
+	}
+	// A volume over the per-pod working directory (state dir in /tmp, emptyDir at /tmp):
+	// the container starts in / instead of a folder it cannot see.
+	tmp := corev1.Container{Name: "t", Image: "unknown:1", VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: filepath.Dir(p.dir)}}}
+	args, err = r.sandboxArgs(p, &tmp, map[string]volume{"tmp": {hostPath: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := strings.Join(args, " "); !strings.Contains(line, "--chdir / --") {
+		t.Errorf("working directory under a volume: %s", line)
+	}
+	r.mounts.release(p.key)
+}
+
+func TestGroupMembers(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & sleep 30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer func() { _ = syscall.Kill(-pid, syscall.SIGKILL); _ = cmd.Wait() }()
+	var members []int
+	for deadline := time.Now().Add(5 * time.Second); len(members) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		members = groupMembers(pid)
+	}
+	if len(members) != 3 {
+		t.Fatalf("group %d has members %v, want sh and two sleeps", pid, members)
+	}
+	// The leader is spared: it keeps running while the others get the signal.
+	signalGroup(pid, syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Errorf("the group leader got the signal: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
@@ -29,6 +30,7 @@ type runtimeConfig struct {
 	bwrap    string
 	hostIP   string
 	hosts    *hostsFile
+	images   imageCatalogue
 	log      *slog.Logger
 }
 
@@ -162,6 +164,7 @@ func (r *runtime) deletePod(pod *corev1.Pod) error {
 	go func() {
 		<-p.done
 		r.notify(p)
+		r.removeFromAPI(p)
 		r.mu.Lock()
 		if r.pods[p.key] == p {
 			delete(r.pods, p.key)
@@ -173,6 +176,32 @@ func (r *runtime) deletePod(pod *corev1.Pod) error {
 		}
 	}()
 	return nil
+}
+
+// removeFromAPI deletes the pod object once its processes are gone, as the kubelet does
+// (virtual-kubelet would wait out the whole grace period: it does not resync a pod on a
+// status change). The terminal status goes first, so the Job controller counts the pod.
+func (r *runtime) removeFromAPI(p *podRun) {
+	if r.client == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pods := r.client.CoreV1().Pods(p.pod.Namespace)
+	for wait := time.Now().Add(2 * time.Second); time.Now().Before(wait); time.Sleep(50 * time.Millisecond) {
+		cur, err := pods.Get(ctx, p.pod.Name, metav1.GetOptions{})
+		if err != nil || cur.UID != p.pod.UID {
+			return
+		}
+		if cur.Status.Phase == corev1.PodSucceeded || cur.Status.Phase == corev1.PodFailed {
+			break
+		}
+	}
+	opts := metav1.NewDeleteOptions(0)
+	opts.Preconditions = metav1.NewUIDPreconditions(string(p.pod.UID))
+	if err := pods.Delete(ctx, p.pod.Name, *opts); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		r.log.Warn("remove pod from the API server", "pod", p.key, "err", err)
+	}
 }
 
 // nodeProvider is the virtual-kubelet provider of one node: the shared runtime seen through

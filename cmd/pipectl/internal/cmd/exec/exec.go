@@ -45,6 +45,9 @@ type Options struct {
 	Gang bool
 	// Argv replaces the component's command and args (after --).
 	Argv []string
+	// KeepLog uploads the step's log to <run>/<step>/step.log when it ends
+	// (not with Gang: the launcher keeps the ranks' combined log).
+	KeepLog bool
 
 	// Signals, when set, replaces SIGINT/SIGTERM of the process (tests).
 	Signals <-chan os.Signal
@@ -104,6 +107,7 @@ step pod).`,
 	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
 	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
+	fl.BoolVar(&opts.KeepLog, "keep-log", true, "upload the step's log (the program's stdout and stderr) to <run>/<step>/step.log when it ends")
 	fl.BoolVar(&opts.Gang, "gang", false, "run as one node of a distributed step (set by pipectl launch in rank pods; the rank env comes from the pod)")
 	return cmd
 }
@@ -164,13 +168,29 @@ func execRun(opts *Options) error {
 		return err
 	}
 	rt := &components.Runtime{Store: store}
+	stdout, stderr := opts.IO.Out, opts.IO.ErrOut
+	if opts.KeepLog && !opts.Gang {
+		kept, err := newStepLog(work)
+		if err != nil {
+			return err
+		}
+		defer kept.close()
+		stdout, stderr = kept.tee(stdout), kept.tee(stderr)
+		defer func() {
+			// Uploaded whatever happened, with a context of its own: the
+			// run's may be cancelled.
+			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, es.Step)); err != nil {
+				fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: keep the step's log: %v\n", err)
+			}
+		}()
+	}
 	req := components.ExecRequest{
 		Component: &ec, Step: &es,
 		Values:       components.ExecValues{Run: opts.Run, Params: params, Upstream: upstream},
 		Argv:         opts.Argv,
 		WorkDir:      work,
 		OutputParams: opts.OutputParams,
-		Stdout:       opts.IO.Out, Stderr: opts.IO.ErrOut,
+		Stdout:       stdout, Stderr: stderr,
 		GracePeriod: opts.GracePeriod,
 	}
 	var records []artifacts.OutputRecord
@@ -208,9 +228,9 @@ func execRun(opts *Options) error {
 	}
 	for _, r := range records {
 		if r.Value != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: output %s = %s\n", r.Name, *r.Value)
+			fmt.Fprintf(stderr, "pipectl exec: output %s = %s\n", r.Name, *r.Value)
 		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
+			fmt.Fprintf(stderr, "pipectl exec: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
 		}
 	}
 	return nil

@@ -63,6 +63,7 @@ func TestExecOnMinIO(t *testing.T) {
 	want := []string{
 		"team/run-9/split/copy", "team/run-9/split/copy.meta.json",
 		"team/run-9/split/shards.meta.json", "team/run-9/split/shards/b.csv", "team/run-9/split/shards/part/a.csv",
+		"team/run-9/split/step.log", // the step's log, kept with the run
 	}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("objects in the bucket (-want +got):\n%s", diff)

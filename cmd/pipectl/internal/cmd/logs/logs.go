@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
@@ -23,7 +24,7 @@ type Options struct {
 // NewCmdLogs returns `pipectl logs`; runF replaces the run function in tests.
 func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "logs RUN [STEP]",
 		Short: "Print the logs of a run's steps (every rank's lines, prefixed)",
 		Long:  "Print the logs kept with a run, step by step, or of one step. RUN may be \"latest\".",
@@ -39,6 +40,8 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			return logsRun(cmd.Context(), opts)
 		},
 	}
+	cmdutil.AddKubeFlags(cmd, f)
+	return cmd
 }
 
 func logsRun(ctx context.Context, opts *Options) error {
@@ -50,6 +53,7 @@ func logsRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	r = argorun.Refresh(ctx, opts.Factory, store, r)
 	if opts.Step != "" && r.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range r.Steps {

@@ -29,6 +29,9 @@ type Options struct {
 	NoCache     bool
 	KeepWork    bool
 	Output      string
+
+	// Cluster runs (--on argo).
+	Argo ArgoOptions
 }
 
 // NewCmdRun returns `pipectl run`; runF replaces the run function in tests.
@@ -42,30 +45,58 @@ N×P rank processes wired like torchrun; independent steps run in parallel.
 Step logs stream to stdout, prefixed by step and rank; progress and the final
 summary go to stderr. Ctrl-C stops every step and records the run as Cancelled.
 
+With --on argo, the pipeline is compiled (as 'pipectl compile' does), submitted
+to the cluster of the kubeconfig, and followed: the steps' progress (a live table
+on a terminal), every step pod's log prefixed [step], and a summary with the
+outputs. The run record goes to the --artifacts store (an s3:// root the pods
+share). Ctrl-C asks whether to stop the workflow (--stop-on-exit stops it
+without asking; without a terminal it keeps running); 'pipectl run --on argo
+--attach RUN' follows it again.
+
 Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.`,
 		Example: `  pipectl run examples/attrition/pipeline.yaml
+  pipectl run examples/attrition/pipeline.yaml --on argo -n ml --artifacts s3://ml-artifacts/runs \
+    --s3-secret pipectl-s3 --s3-endpoint http://minio.minio:9000
   pipectl run pipeline.yaml -p epochs=5 --artifacts s3://ml-artifacts/runs`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
-			if opts.On != "local" {
-				return cmdutil.FlagErrorf("--on %s: only local runs are supported by this build (want --on local)", opts.On)
+			switch opts.On {
+			case "local":
+				if opts.Argo.Attach != "" {
+					return cmdutil.FlagErrorf("--attach needs --on argo")
+				}
+				if opts.File == "" {
+					return cmdutil.FlagErrorf("accepts 1 arg(s), received 0: the pipeline FILE")
+				}
+			case "argo":
+				if (opts.File == "") == (opts.Argo.Attach == "") {
+					return cmdutil.FlagErrorf("--on argo: want a pipeline FILE or --attach RUN")
+				}
+			default:
+				return cmdutil.FlagErrorf("--on %s: want local or argo", opts.On)
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.On == "argo" {
+				return argoRun(opts)
 			}
 			return runRun(opts)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&opts.Params, "param", "p", nil, "set a pipeline parameter: -p name=value (repeatable)")
-	cmd.Flags().StringVar(&opts.On, "on", "local", "where to run: local")
+	cmd.Flags().StringVar(&opts.On, "on", "local", "where to run: local, or argo (a cluster, through Argo Workflows)")
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "steps running at once (default: the number of CPUs)")
 	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs")
 	cmd.Flags().BoolVar(&opts.KeepWork, "keep-work", false, "keep the steps' work directories")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "print the run record when done: json or yaml")
+	addArgoFlags(cmd, f, opts)
 	return cmd
 }
 

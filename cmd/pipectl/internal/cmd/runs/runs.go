@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
@@ -49,6 +50,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
 
@@ -73,6 +75,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	out := make([]Summary, 0, len(runs))
 	for _, r := range runs {
+		r = argorun.Refresh(ctx, opts.Factory, store, r)
 		out = append(out, Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On})
 	}
 	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
@@ -122,6 +125,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
 
@@ -134,6 +138,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
+	r = argorun.Refresh(ctx, opts.Factory, store, r)
 	return cmdutil.Print(opts.IO.Out, opts.Output, r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Run:\t%s\n", r.ID)
 		fmt.Fprintf(tw, "Pipeline:\t%s\n", r.Pipeline)

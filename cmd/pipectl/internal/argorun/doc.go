@@ -1,0 +1,25 @@
+// Package argorun follows and records pipeline runs on Argo: what `pipectl
+// run --on argo`, `pipectl runs` and `pipectl logs` share.
+//
+// # Who writes what
+//
+//   - `pipectl run --on argo` writes <run>/run.json when it submits (status
+//     Running, on argo, every step Pending) and, when the workflow ended,
+//     the final record from the workflow's status (Record): step status,
+//     attempts, exit codes, times, output parameters from the nodes'
+//     outputs, artifact outputs from their metadata in the store.
+//   - `pipectl exec` in each step pod uploads its own log (the program's
+//     stdout and stderr and exec's messages) to <run>/<step>/step.log when
+//     it ends, success or not, so a run's logs outlive its pods.
+//   - A distributed step's launcher pod log (which carries every rank's
+//     "[rank N]" lines) is uploaded by the follower (`pipectl run --on
+//     argo`) from what it streamed, when the step has no step.log yet.
+//   - `pipectl runs get|ls` and `pipectl logs` read the store; for a record
+//     still Running they refresh it from the workflow when the cluster is
+//     reachable and the workflow still exists, and write the final record
+//     back once the workflow ended (so a detached run gets its final record
+//     the first time someone looks at it).
+//
+// No onExit handler is compiled: a workflow needs nothing but its step
+// pods, and the record converges through the readers above.
+package argorun

@@ -1,0 +1,372 @@
+package argorun
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argo"
+)
+
+// Argo's pod label and annotation, and the container running the step.
+const (
+	labelWorkflow  = "workflows.argoproj.io/workflow"
+	annotationNode = "workflows.argoproj.io/node-id"
+	mainContainer  = "main"
+	// maxKeptLog bounds the log kept per step for the store.
+	maxKeptLog = 16 << 20
+)
+
+// ErrDeleted is Follow's error when the workflow was deleted while followed.
+var ErrDeleted = errors.New("the workflow was deleted")
+
+// Follower watches one workflow until it ends: a line per step phase change
+// (or a live table on a terminal) to Status, every step pod's main
+// container log to Logs, each line prefixed "[step] ".
+type Follower struct {
+	Clients *cmdutil.KubeClients
+	Name    string
+	// Steps are the pipeline's steps, in order.
+	Steps  []string
+	Logs   io.Writer
+	Status io.Writer
+	// TTY redraws a table of the steps on Status instead of printing lines.
+	TTY bool
+	// Poll is the delay between retries (1s when 0).
+	Poll time.Duration
+
+	mu      sync.Mutex
+	phases  map[string]string
+	drawn   int
+	streams map[string]bool // pod names whose logs stream
+	kept    map[string]*bytes.Buffer
+	wg      sync.WaitGroup
+	start   time.Time
+}
+
+// Follow watches the workflow until it completes (returning it) or ctx
+// ends (returning ctx's error and the last workflow seen).
+func (f *Follower) Follow(ctx context.Context) (*wfv1.Workflow, error) {
+	if f.Poll == 0 {
+		f.Poll = time.Second
+	}
+	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
+	for _, s := range f.Steps {
+		f.phases[s] = artifacts.StatusPending // lines say what changed from here
+	}
+	if f.TTY {
+		f.draw()
+	}
+	logCtx, stopLogs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLogs()
+	api := f.Clients.Workflows.ArgoprojV1alpha1().Workflows(f.Clients.Namespace)
+	var last *wfv1.Workflow
+	for {
+		wf, err := api.Get(ctx, f.Name, metav1.GetOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, fmt.Errorf("workflow %s: %w", f.Name, err)
+		}
+		last = wf
+		if f.observe(logCtx, wf) {
+			break
+		}
+		w, err := api.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", f.Name).String(), ResourceVersion: wf.ResourceVersion})
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			select {
+			case <-ctx.Done():
+				return last, ctx.Err()
+			case <-time.After(f.Poll):
+			}
+			continue
+		}
+		done := false
+	events:
+		for {
+			var ev watch.Event
+			var open bool
+			select {
+			case <-ctx.Done():
+				break events
+			case ev, open = <-w.ResultChan():
+			}
+			if !open {
+				break
+			}
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				f.finishLogs(stopLogs)
+				return last, fmt.Errorf("workflow %s: %w", f.Name, ErrDeleted)
+			}
+			wf, ok := ev.Object.(*wfv1.Workflow)
+			if !ok || wf.Name != f.Name {
+				continue
+			}
+			last = wf
+			if f.observe(logCtx, wf) {
+				done = true
+				break
+			}
+		}
+		w.Stop()
+		if done {
+			break
+		}
+		if ctx.Err() != nil {
+			return last, ctx.Err()
+		}
+	}
+	f.finishLogs(stopLogs)
+	return last, nil
+}
+
+// finishLogs waits a little for the log streams to drain, then stops them.
+func (f *Follower) finishLogs(stop context.CancelFunc) {
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		stop()
+		<-done
+	}
+	f.mu.Lock()
+	f.erase()
+	f.mu.Unlock()
+}
+
+// observe reports step changes, starts log streams, and says whether the
+// workflow has ended.
+func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
+	changed := false
+	for _, s := range f.Steps {
+		n := argo.StepNode(wf, s)
+		phase := artifacts.StatusPending
+		msg := ""
+		if n != nil {
+			phase = argo.StepStatus(n.Phase)
+			msg = n.Message
+			for _, pod := range argo.PodNodes(wf, n) {
+				f.stream(ctx, s, pod.ID)
+			}
+		}
+		f.mu.Lock()
+		if f.phases[s] != phase {
+			f.phases[s] = phase
+			changed = true
+			if !f.TTY {
+				line := fmt.Sprintf("%s %s", s, phase)
+				if msg != "" && phase == artifacts.StatusFailed {
+					line += ": " + msg
+				}
+				fmt.Fprintln(f.Status, line)
+			}
+		}
+		f.mu.Unlock()
+	}
+	if changed && f.TTY {
+		f.mu.Lock()
+		f.erase()
+		f.draw()
+		f.mu.Unlock()
+	}
+	return wf.Status.Fulfilled()
+}
+
+// erase removes the table from a terminal (mu held).
+func (f *Follower) erase() {
+	if f.TTY && f.drawn > 0 {
+		fmt.Fprintf(f.Status, "\x1b[%dA\x1b[J", f.drawn)
+		f.drawn = 0
+	}
+}
+
+// draw prints the table (mu held).
+func (f *Follower) draw() {
+	if !f.TTY {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s (%s)\n", f.Name, time.Since(f.start).Round(time.Second))
+	for _, s := range f.Steps {
+		fmt.Fprintf(&b, "  %s %-24s %s\n", symbol(f.phases[s]), s, f.phases[s])
+	}
+	fmt.Fprint(f.Status, b.String())
+	f.drawn = len(f.Steps) + 1
+}
+
+func symbol(status string) string {
+	switch status {
+	case artifacts.StatusSucceeded:
+		return "✓"
+	case artifacts.StatusFailed, artifacts.StatusCancelled:
+		return "✗"
+	case artifacts.StatusRunning:
+		return "●"
+	case artifacts.StatusSkipped:
+		return "-"
+	}
+	return "○"
+}
+
+// stream starts following the log of the pod of node id, once.
+func (f *Follower) stream(ctx context.Context, step, nodeID string) {
+	f.mu.Lock()
+	if f.streams[nodeID] {
+		f.mu.Unlock()
+		return
+	}
+	f.streams[nodeID] = true
+	if f.kept[step] == nil {
+		f.kept[step] = &bytes.Buffer{}
+	}
+	f.mu.Unlock()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.follow(ctx, step, nodeID)
+	}()
+}
+
+// follow finds the node's pod and copies its main container's log, retrying
+// until the container started; it gives up once the pod is gone.
+func (f *Follower) follow(ctx context.Context, step, nodeID string) {
+	pods := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace)
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name})
+		if err == nil {
+			for _, p := range list.Items {
+				if p.Annotations[annotationNode] != nodeID {
+					continue
+				}
+				if p.Status.Phase == corev1.PodPending && !started(&p) {
+					break
+				}
+				rc, err := pods.GetLogs(p.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true}).Stream(ctx)
+				if err != nil {
+					break
+				}
+				f.copyLines(step, rc)
+				rc.Close()
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if gone, _ := f.nodeDone(ctx, nodeID); gone {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(f.Poll):
+		}
+	}
+}
+
+// nodeDone says whether the node ended and its pod no longer exists.
+func (f *Follower) nodeDone(ctx context.Context, nodeID string) (bool, error) {
+	wf, err := f.Clients.Workflows.ArgoprojV1alpha1().Workflows(f.Clients.Namespace).Get(ctx, f.Name, metav1.GetOptions{})
+	if err != nil {
+		return true, err
+	}
+	n, ok := wf.Status.Nodes[nodeID]
+	if !ok || !n.Fulfilled() {
+		return false, nil
+	}
+	list, err := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name})
+	if err != nil {
+		return true, err
+	}
+	for _, p := range list.Items {
+		if p.Annotations[annotationNode] == nodeID {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func started(p *corev1.Pod) bool {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == mainContainer && (c.State.Running != nil || c.State.Terminated != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Follower) copyLines(step string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		f.mu.Lock()
+		f.erase()
+		fmt.Fprintf(f.Logs, "[%s] %s\n", step, line)
+		if k := f.kept[step]; k.Len() < maxKeptLog {
+			k.WriteString(line + "\n")
+		}
+		f.draw()
+		f.mu.Unlock()
+	}
+}
+
+// KeptLogs returns the log lines streamed per step (unprefixed).
+func (f *Follower) KeptLogs() map[string][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string][]byte{}
+	names := make([]string, 0, len(f.kept))
+	for s := range f.kept {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	for _, s := range names {
+		out[s] = append([]byte(nil), f.kept[s].Bytes()...)
+	}
+	return out
+}
+
+// StoreLogs uploads the streamed log of each step that has no step.log in
+// the store yet (a launcher pod's log, which carries its ranks' lines).
+func (f *Follower) StoreLogs(ctx context.Context, store artifacts.Store) error {
+	for step, b := range f.KeptLogs() {
+		key := artifacts.LogKey(f.Name, step)
+		if _, err := store.Stat(ctx, key); err == nil {
+			continue
+		}
+		if err := store.Put(ctx, key, bytes.NewReader(b), int64(len(b))); err != nil {
+			return fmt.Errorf("store the log of step %s: %w", step, err)
+		}
+	}
+	return nil
+}
+
+// Stop asks Argo to stop the workflow (spec.shutdown: Stop): running pods
+// are stopped, exit handlers still run.
+func Stop(ctx context.Context, kc *cmdutil.KubeClients, name string) error {
+	patch := []byte(`{"spec":{"shutdown":"Stop"}}`)
+	_, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Patch(ctx, name, "application/merge-patch+json", patch, metav1.PatchOptions{})
+	return err
+}

@@ -1,0 +1,296 @@
+package run
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
+)
+
+// ArgoOptions are the flags of `pipectl run --on argo`.
+type ArgoOptions struct {
+	Image                  string
+	ServiceAccount         string
+	LauncherServiceAccount string
+	S3Secret               string
+	// PodS3Endpoint is the endpoint the pods use (default: --s3-endpoint).
+	PodS3Endpoint string
+	AllowNonS3    bool
+	// Attach follows an existing run instead of submitting one.
+	Attach string
+	// StopOnExit stops the workflow on Ctrl-C without asking.
+	StopOnExit bool
+	// Signals, when set, replaces SIGINT/SIGTERM (tests).
+	Signals <-chan os.Signal
+	// Poll is the follower's retry delay (tests).
+	Poll time.Duration
+}
+
+func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, opts *Options) {
+	fl := cmd.Flags()
+	a := &opts.Argo
+	fl.StringVar(&a.Image, "image", "pipectl:"+f.Version, "--on argo: the pipectl image of the init containers and launcher pods")
+	fl.StringVar(&a.ServiceAccount, "service-account", "", "--on argo: the ServiceAccount of step pods (needs Argo's executor RBAC)")
+	fl.StringVar(&a.LauncherServiceAccount, "launcher-service-account", argo.DefaultLauncherServiceAccount, "--on argo: the ServiceAccount of launcher pods")
+	fl.StringVar(&a.S3Secret, "s3-secret", "", "--on argo: a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
+	fl.StringVar(&a.PodS3Endpoint, "pod-s3-endpoint", "", "--on argo: the S3 endpoint the pods use (default: --s3-endpoint)")
+	fl.BoolVar(&a.AllowNonS3, "allow-non-s3", false, "--on argo: accept an --artifacts root that is not s3:// (every pod must see the same path)")
+	fl.StringVar(&a.Attach, "attach", "", "--on argo: follow the run RUN (a workflow) instead of submitting one")
+	fl.BoolVar(&a.StopOnExit, "stop-on-exit", false, "--on argo: on Ctrl-C, stop the workflow without asking")
+	cmdutil.AddKubeFlags(cmd, f)
+}
+
+// argoRun compiles, submits and follows a run on Argo (or attaches to one).
+func argoRun(opts *Options) error {
+	f := opts.Factory
+	ios := opts.IO
+	ctx := context.Background()
+	store, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	var rec *artifacts.Run
+	var wf *wfv1.Workflow
+	var p *pipeline.Pipeline
+	if opts.Argo.Attach == "" {
+		if p, err = pipeline.Load(opts.File); err != nil {
+			return err
+		}
+		overrides, err := pipeline.ParseOverrides(opts.Params)
+		if err != nil {
+			return cmdutil.FlagErrorf("%v", err)
+		}
+		params, err := p.ResolveParams(overrides)
+		if err != nil {
+			return err
+		}
+		kc, err := f.Clients()
+		if err != nil {
+			return err
+		}
+		endpoint := opts.Argo.PodS3Endpoint
+		if endpoint == "" {
+			endpoint = f.StoreOptions.S3.Endpoint
+		}
+		compiled, err := argo.Compile(p, argo.Options{
+			Image:                  opts.Argo.Image,
+			Artifacts:              f.Root(),
+			AllowNonS3:             opts.Argo.AllowNonS3,
+			Namespace:              kc.Namespace,
+			ServiceAccount:         opts.Argo.ServiceAccount,
+			LauncherServiceAccount: opts.Argo.LauncherServiceAccount,
+			S3Secret:               opts.Argo.S3Secret,
+			S3Endpoint:             endpoint,
+			S3Region:               f.StoreOptions.S3.Region,
+			Params:                 overrides,
+		})
+		if err != nil {
+			return fmt.Errorf("compile %s: %w", opts.File, err)
+		}
+		wf, err = kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Create(ctx, compiled, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("submit %s: %w", opts.File, err)
+		}
+		strs := map[string]string{}
+		for k, v := range params {
+			strs[k] = fmt.Sprint(v)
+		}
+		rec = argorun.NewRecord(p, wf, strs, opts.File, time.Now())
+		if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+			return fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
+		}
+		fmt.Fprintf(ios.ErrOut, "Submitted workflow %s in namespace %s (artifacts %s)\n", wf.Name, kc.Namespace, store.URI(wf.Name))
+	} else {
+		kc, err := f.Clients()
+		if err != nil {
+			return err
+		}
+		if wf, err = kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, opts.Argo.Attach, metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("attach %s: %w", opts.Argo.Attach, err)
+		}
+		if rec, err = artifacts.ReadRun(ctx, store, wf.Name); err != nil {
+			rec = argorun.RecordFromWorkflow(wf)
+		}
+		fmt.Fprintf(ios.ErrOut, "Following workflow %s in namespace %s\n", wf.Name, kc.Namespace)
+	}
+	return follow(opts, store, rec, wf.Name)
+}
+
+func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name string) error {
+	f, ios := opts.Factory, opts.IO
+	kc, err := f.Clients()
+	if err != nil {
+		return err
+	}
+	sigs := opts.Argo.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			close(interrupted)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	steps := make([]string, 0, len(rec.Steps))
+	for _, s := range rec.Steps {
+		steps = append(steps, s.Name)
+	}
+	logs := ios.Out
+	if opts.Output != "" && opts.Output != cmdutil.FormatTable {
+		logs = ios.ErrOut
+	}
+	fl := &argorun.Follower{Clients: kc, Name: name, Steps: steps, Logs: logs, Status: ios.ErrOut, TTY: ios.ErrTTY, Poll: opts.Argo.Poll}
+	wf, ferr := fl.Follow(ctx)
+	bg := context.Background()
+	if ferr != nil {
+		select {
+		case <-interrupted:
+			return interruptedRun(opts, kc, store, rec, name, sigs)
+		default:
+		}
+		if errors.Is(ferr, argorun.ErrDeleted) {
+			// Nobody can complete the record later: it ends here, with what was seen.
+			if wf != nil {
+				_ = argorun.Record(bg, store, rec, wf)
+			}
+			now := time.Now()
+			rec.Status, rec.Finished, rec.Message = artifacts.StatusCancelled, &now, "the workflow was deleted"
+			for i := range rec.Steps {
+				if s := &rec.Steps[i]; s.Status == artifacts.StatusRunning || s.Status == artifacts.StatusPending {
+					s.Status = artifacts.StatusCancelled
+				}
+			}
+			if err := artifacts.WriteRun(bg, store, rec); err != nil {
+				fmt.Fprintf(ios.ErrOut, "Warning: run record: %v\n", err)
+			}
+		}
+		return ferr
+	}
+	if err := fl.StoreLogs(bg, store); err != nil {
+		fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err)
+	}
+	if err := argorun.Record(bg, store, rec, wf); err != nil {
+		return err
+	}
+	if err := artifacts.WriteRun(bg, store, rec); err != nil {
+		return err
+	}
+	return finish(opts, rec)
+}
+
+// finish prints the summary (and the record with -o) and maps the status to
+// the exit code.
+func finish(opts *Options, rec *artifacts.Run) error {
+	ios := opts.IO
+	if opts.Output != "" && opts.Output != cmdutil.FormatTable {
+		if err := cmdutil.Print(ios.Out, opts.Output, rec, nil); err != nil {
+			return err
+		}
+	}
+	Summary(ios.ErrOut, rec)
+	switch rec.Status {
+	case artifacts.StatusSucceeded:
+		return nil
+	case artifacts.StatusCancelled:
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
+	default:
+		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}
+	}
+}
+
+// Summary prints a run's outcome: each step's status and outputs.
+func Summary(w io.Writer, rec *artifacts.Run) {
+	dur := ""
+	if rec.Finished != nil {
+		dur = " in " + rec.Finished.Sub(rec.Started).Round(100*time.Millisecond).String()
+	}
+	fmt.Fprintf(w, "Run %s %s%s\n", rec.ID, rec.Status, dur)
+	if rec.Message != "" && rec.Status != artifacts.StatusSucceeded {
+		fmt.Fprintf(w, "  %s\n", rec.Message)
+	}
+	for _, s := range rec.Steps {
+		exit := ""
+		if s.ExitCode != nil {
+			exit = fmt.Sprintf(" (exit %d)", *s.ExitCode)
+		}
+		fmt.Fprintf(w, "  %s %s%s\n", s.Name, s.Status, exit)
+		if s.Status == artifacts.StatusFailed && s.Message != "" {
+			fmt.Fprintf(w, "      %s\n", s.Message)
+		}
+		for _, o := range s.Outputs {
+			if o.Value != nil {
+				fmt.Fprintf(w, "      %s = %s\n", o.Name, *o.Value)
+			} else {
+				fmt.Fprintf(w, "      %s → %s (%d bytes)\n", o.Name, o.URI, o.Size)
+			}
+		}
+	}
+}
+
+// interruptedRun handles Ctrl-C: stop the workflow when told to (or when
+// the user says so on a terminal), else leave it running and say how to
+// follow it again.
+func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Store, rec *artifacts.Run, name string, sigs <-chan os.Signal) error {
+	ios := opts.IO
+	stop := opts.Argo.StopOnExit
+	if !stop && ios.InTTY && ios.ErrTTY {
+		fmt.Fprintf(ios.ErrOut, "\nStop workflow %s? [y/N] ", name)
+		answer, _ := bufio.NewReader(ios.In).ReadString('\n')
+		a := strings.ToLower(strings.TrimSpace(answer))
+		stop = a == "y" || a == "yes"
+	}
+	if !stop {
+		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running. Follow it again with:\n  pipectl run --on argo --attach %s\n  pipectl runs get %s\n  pipectl logs %s\n", name, name, name, name)
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: errors.New("interrupted"), Silent: true}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := argorun.Stop(ctx, kc, name); err != nil {
+		return fmt.Errorf("stop workflow %s: %w", name, err)
+	}
+	fmt.Fprintf(ios.ErrOut, "\nStopping workflow %s…\n", name)
+	fl := &argorun.Follower{Clients: kc, Name: name, Logs: ios.ErrOut, Status: ios.ErrOut, Poll: opts.Argo.Poll}
+	wf, err := fl.Follow(ctx)
+	if err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("workflow %s asked to stop: %w", name, err)}
+	}
+	if err := argorun.Record(context.Background(), store, rec, wf); err != nil {
+		return err
+	}
+	if err := artifacts.WriteRun(context.Background(), store, rec); err != nil {
+		return err
+	}
+	return finish(opts, rec)
+}

@@ -1,0 +1,83 @@
+package cmdutil
+
+import (
+	"fmt"
+	"sync"
+
+	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// KubeFlags are the cluster flags, with kubectl's meaning.
+type KubeFlags struct {
+	// Kubeconfig is --kubeconfig (default: $KUBECONFIG, then ~/.kube/config).
+	Kubeconfig string
+	// Context is --context (default: the kubeconfig's current context).
+	Context string
+	// Namespace is -n/--namespace (default: the context's namespace, then "default").
+	Namespace string
+}
+
+// AddKubeFlags registers --kubeconfig, --context and -n/--namespace on cmd.
+func AddKubeFlags(cmd *cobra.Command, f *Factory) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Kube.Kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fl.StringVar(&f.Kube.Context, "context", "", "the kubeconfig context (default: its current context)")
+	fl.StringVarP(&f.Kube.Namespace, "namespace", "n", "", "the namespace (default: the context's, then \"default\")")
+}
+
+// KubeClients are the clients of one cluster and the namespace in effect.
+type KubeClients struct {
+	Config    *rest.Config
+	Kube      kubernetes.Interface
+	Workflows wfclientset.Interface
+	Namespace string
+}
+
+// kubeState is the lazily built KubeClients.
+type kubeState struct {
+	once    sync.Once
+	clients *KubeClients
+	err     error
+}
+
+// Clients builds the cluster clients once, from the kubeconfig as kubectl
+// loads it. Commands that never call it never need a kubeconfig. Tests set
+// Factory.KubeClientsFunc instead.
+func (f *Factory) Clients() (*KubeClients, error) {
+	if f.KubeClientsFunc != nil {
+		return f.KubeClientsFunc()
+	}
+	f.kube.once.Do(func() {
+		f.kube.clients, f.kube.err = loadClients(f.Kube)
+	})
+	return f.kube.clients, f.kube.err
+}
+
+func loadClients(flags KubeFlags) (*KubeClients, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = flags.Kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: flags.Context}
+	overrides.Context.Namespace = flags.Namespace
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	wc, err := wfclientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &KubeClients{Config: cfg, Kube: kc, Workflows: wc, Namespace: ns}, nil
+}

@@ -1,0 +1,374 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"pipectl.dev/pipectl/test/e2e/testbed"
+)
+
+// argoLab is a namespace ready for `pipectl run --on argo`: the step and launcher
+// ServiceAccounts with their RBAC (examples/manifests), the S3 Secret, a bucket.
+type argoLab struct {
+	t      *testing.T
+	c      *testbed.Cluster
+	ns     string
+	bucket string
+	dir    string
+	env    []string
+}
+
+func newArgoLab(t *testing.T) (*argoLab, context.Context) {
+	t.Helper()
+	if images.pipectl == "" || images.launcherErr != nil {
+		t.Skipf("no pipectl image: %v", images.launcherErr)
+	}
+	c, ns, _ := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	a := &argoLab{t: t, c: c, ns: ns, bucket: ns, dir: t.TempDir()}
+	for _, m := range []string{"step-rbac.yaml", "launcher-rbac.yaml"} {
+		a.apply(ctx, filepath.Join(images.repoRoot, "examples", "manifests", m))
+	}
+	if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: s3Secret},
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": testbed.MinIOAccessKey, "AWS_SECRET_ACCESS_KEY": testbed.MinIOSecretKey},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := testbed.FindToolsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := testbed.Build(ctx, tools, io.Discard, "mc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := exec.CommandContext(ctx, bins["mc"], "--config-dir", filepath.Join(a.dir, "mc"), "--quiet", "mb", "e2e/"+a.bucket)
+	mc.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_e2e=http://%s:%s@%s", testbed.MinIOAccessKey, testbed.MinIOSecretKey, c.MinIOEndpoint))
+	if out, err := mc.CombinedOutput(); err != nil {
+		t.Fatalf("mc mb: %v\n%s", err, out)
+	}
+	a.env = append(os.Environ(), c.Env()...)
+	a.env = append(a.env, "PIPECTL_ARTIFACTS=s3://"+a.bucket+"/"+runsPrefix)
+	return a, ctx
+}
+
+// apply creates the ServiceAccounts, Roles and RoleBindings of a manifest file.
+func (a *argoLab) apply(ctx context.Context, file string) {
+	a.t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil || meta.Kind == "" {
+			continue
+		}
+		switch meta.Kind {
+		case "ServiceAccount":
+			var o corev1.ServiceAccount
+			mustYAML(a.t, doc, &o)
+			_, err = a.c.Client.CoreV1().ServiceAccounts(a.ns).Create(ctx, &o, metav1.CreateOptions{})
+		case "Role":
+			var o rbacv1.Role
+			mustYAML(a.t, doc, &o)
+			_, err = a.c.Client.RbacV1().Roles(a.ns).Create(ctx, &o, metav1.CreateOptions{})
+		case "RoleBinding":
+			var o rbacv1.RoleBinding
+			mustYAML(a.t, doc, &o)
+			_, err = a.c.Client.RbacV1().RoleBindings(a.ns).Create(ctx, &o, metav1.CreateOptions{})
+		default:
+			a.t.Fatalf("%s: unexpected kind %s", file, meta.Kind)
+		}
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			a.t.Fatalf("create %s: %v", meta.Kind, err)
+		}
+	}
+}
+
+// pipectl runs the pipectl binary against the test bed and returns its stdout,
+// stderr and exit code.
+func (a *argoLab) pipectl(ctx context.Context, args ...string) (string, string, int) {
+	a.t.Helper()
+	cmd := exec.CommandContext(ctx, images.pipectl, args...)
+	cmd.Env = a.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), errOut.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), errOut.String(), ee.ExitCode()
+	default:
+		a.t.Fatalf("pipectl %s: %v", strings.Join(args, " "), err)
+		return "", "", -1
+	}
+}
+
+// runArgo is `pipectl run FILE --on argo` with the flags the test bed needs.
+func (a *argoLab) runArgo(ctx context.Context, file string, extra ...string) (string, string, int) {
+	args := append([]string{"run", file, "--on", "argo", "-n", a.ns,
+		"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
+		"--service-account", "pipectl-step"}, extra...)
+	return a.pipectl(ctx, args...)
+}
+
+func writePipeline(t *testing.T, body string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+var runID = regexp.MustCompile(`Submitted workflow (\S+) `)
+
+// A two-step shell pipeline through the real Argo controller: progress lines, step
+// logs, the summary, the run record and artifacts in MinIO, exit 0.
+func TestArgoRunShellPipeline(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: words}
+params:
+  words: {type: string, default: "one two"}
+steps:
+  - name: make
+    component:
+      metadata: {name: make}
+      image: e2e-shell:1
+      inputs: [{name: words, type: string}]
+      outputs: [{name: text, type: Dataset}, {name: n, type: int}]
+      command: [sh, -c, 'echo "making $0"; echo "$0 and" > "$1"; printf 3 > "$2"', "{{inputs.words}}", "{{outputs.text.path}}", "{{outputs.n.path}}"]
+    inputs: {words: "a {{params.words}}"}
+  - name: count
+    component:
+      metadata: {name: count}
+      image: e2e-shell:1
+      inputs: [{name: text, type: Dataset}, {name: n, type: int}]
+      command: [sh, -c, 'echo "counted $(wc -w < "$0") words, told $1"', "{{inputs.text.path}}", "{{inputs.n}}"]
+    inputs: {text: "{{steps.make.outputs.text}}", n: "{{steps.make.outputs.n}}"}
+`)
+	began := time.Now()
+	out, errOut, code := a.runArgo(ctx, file, "-p", "words=three")
+	t.Logf("pipectl run --on argo took %s", time.Since(began).Round(100*time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"[make] making a three", "[count] counted 3 words, told 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"make Succeeded", "count Succeeded", "Succeeded", "n = 3", "text → s3://"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	m := runID.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", errOut)
+	}
+	run := m[1]
+	got, _, code := a.pipectl(ctx, "artifacts", "cat", run+"/make/text")
+	if code != 0 || got != "a three and\n" {
+		t.Errorf("artifacts cat = %q (exit %d)", got, code)
+	}
+	js, _, code := a.pipectl(ctx, "runs", "get", run, "-o", "json")
+	var rec struct {
+		Status string `json:"status"`
+		On     string `json:"on"`
+		Steps  []struct {
+			Name     string `json:"name"`
+			Status   string `json:"status"`
+			ExitCode *int   `json:"exitCode"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(js), &rec); err != nil || code != 0 {
+		t.Fatalf("runs get: %v (exit %d)\n%s", err, code, js)
+	}
+	if rec.Status != "Succeeded" || rec.On != "argo" || len(rec.Steps) != 2 || rec.Steps[1].ExitCode == nil || *rec.Steps[1].ExitCode != 0 {
+		t.Errorf("run record: %s", js)
+	}
+	// The step's log outlives its pod: pipectl exec uploaded it.
+	logs, _, code := a.pipectl(ctx, "logs", run, "count")
+	if code != 0 || !strings.Contains(logs, "counted 3 words") {
+		t.Errorf("pipectl logs %s count = %q (exit %d)", run, logs, code)
+	}
+}
+
+// A failing step fails the run: exit 1, its log and exit code shown, the next step skipped.
+func TestArgoRunFailingStep(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: failing}
+steps:
+  - name: boom
+    component:
+      metadata: {name: boom}
+      image: e2e-shell:1
+      command: [sh, -c, 'echo something went wrong; exit 5']
+  - name: after
+    after: [boom]
+    component:
+      metadata: {name: after}
+      image: e2e-shell:1
+      command: [echo, never]
+`)
+	out, errOut, code := a.runArgo(ctx, file)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "[boom] something went wrong") {
+		t.Errorf("stdout lacks the failing step's log:\n%s", out)
+	}
+	for _, want := range []string{"boom Failed", "(exit 5)", "Run failing-"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	ls, _, _ := a.pipectl(ctx, "runs", "ls", "-o", "json")
+	if !strings.Contains(ls, `"status": "Failed"`) {
+		t.Errorf("runs ls:\n%s", ls)
+	}
+}
+
+// The example pipeline end to end through Argo: preprocess pod → launcher pod → JobSet
+// ranks → evaluate pod, data set and model in MinIO, metrics read back.
+func TestArgoRunExample(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	began := time.Now()
+	out, errOut, code := a.runArgo(ctx, filepath.Join(images.repoRoot, "examples", "attrition", "pipeline.yaml"),
+		"-p", "rows=4000", "-p", "epochs=1")
+	t.Logf("pipectl run --on argo (example) took %s", time.Since(began).Round(100*time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"[preprocess] ", "[train] [rank 0] ", "[train] [rank 1] ", "[evaluate] "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"preprocess Succeeded", "train Succeeded", "evaluate Succeeded", "model → s3://", "accuracy = "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	m := runID.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", errOut)
+	}
+	metrics, _, code := a.pipectl(ctx, "artifacts", "cat", m[1]+"/evaluate/metrics")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(metrics), &got); err != nil || code != 0 || got["accuracy"] == nil {
+		t.Errorf("artifacts cat %s/evaluate/metrics = %q (exit %d, %v)", m[1], metrics, code, err)
+	}
+	logs, _, _ := a.pipectl(ctx, "logs", m[1], "train")
+	if !strings.Contains(logs, "[rank 1] ") {
+		t.Errorf("pipectl logs %s train lacks the ranks' lines:\n%s", m[1], logs)
+	}
+}
+
+// Deleting a running workflow deletes the launcher pod, hence its JobSet and rank
+// pods; pipectl run says so and fails.
+func TestArgoDeleteWorkflowRemovesJobSet(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: sleepy}
+steps:
+  - name: train
+    component:
+      metadata: {name: sleepy}
+      image: e2e-shell:1
+      command: [sh, -c, 'echo "rank $RANK up"; sleep 300']
+    distributed: {nodes: 2}
+`)
+	args := []string{"run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage, "--s3-secret", s3Secret,
+		"--s3-endpoint", "http://" + a.c.MinIOEndpoint, "--service-account", "pipectl-step"}
+	cmd := exec.CommandContext(ctx, images.pipectl, args...)
+	cmd.Env = a.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	rest := a.c.Client.Discovery().RESTClient()
+	jobsetPods := func(ctx context.Context) ([]corev1.Pod, error) {
+		l, err := a.c.Client.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name"})
+		if err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	}
+	waitFor(t, ctx, "both ranks running", func(ctx context.Context) (bool, error) {
+		pods, err := jobsetPods(ctx)
+		running := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 2, err
+	})
+	var list struct {
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	b, err := rest.Get().AbsPath("/apis/argoproj.io/v1alpha1/namespaces/" + a.ns + "/workflows").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &list); err != nil || len(list.Items) != 1 {
+		t.Fatalf("workflows: %v %s", err, b)
+	}
+	name := list.Items[0].Metadata.Name
+	if _, err := rest.Delete().AbsPath("/apis/argoproj.io/v1alpha1/namespaces/" + a.ns + "/workflows/" + name).DoRaw(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "JobSet and rank pods gone", func(ctx context.Context) (bool, error) {
+		pods, err := jobsetPods(ctx)
+		if err != nil {
+			return false, err
+		}
+		b, err := rest.Get().AbsPath("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + a.ns + "/jobsets").DoRaw(ctx)
+		return len(pods) == 0 && err == nil && !strings.Contains(string(b), `"name":"`+name), err
+	})
+	select {
+	case err := <-exited:
+		if err == nil || !strings.Contains(errOut.String(), "was deleted") {
+			t.Errorf("pipectl run = %v, want a failure saying the workflow was deleted\nstderr:\n%s", err, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("pipectl run still follows a deleted workflow\nstderr:\n%s", errOut.String())
+		_ = cmd.Process.Kill()
+	}
+	if js, _, _ := a.pipectl(ctx, "runs", "get", name, "-o", "json"); !strings.Contains(js, `"status": "Cancelled"`) {
+		t.Errorf("the record of a deleted workflow:\n%s", js)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins what this folder builds; see PACKAGE.
+package tools
+
+import (
+	_ "github.com/argoproj/argo-workflows/v3/cmd/argoexec"
+	_ "github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
+)

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // Clients are the Kubernetes API clients of the launcher.
@@ -315,7 +317,7 @@ type rankPod struct {
 	deleted bool
 	// streaming is set once a log stream was started for the pod.
 	streaming bool
-	log       *linePrefixer
+	log       *components.LineWriter
 	// failedSeen is when the launcher first saw the pod failed: FinishedAt
 	// has whole seconds only, and a gang's ranks often fail within one.
 	failedSeen time.Time
@@ -386,7 +388,7 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 		start := !rp.streaming && containerStarted(pod, RankContainer)
 		if start {
 			rp.streaming = true
-			rp.log = newLinePrefixer(&s.outMu, s.l.Out, s.prefix(rp.node), DefaultTailLines)
+			rp.log = components.NewLineWriter(&s.outMu, s.prefix(rp.node), components.NewTail(DefaultTailLines), s.l.Out)
 			s.logs.Add(1)
 		}
 		s.mu.Unlock()

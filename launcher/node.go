@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -140,7 +139,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 	var mu sync.Mutex
 	var running []*components.Running
 	results := make(chan rankResult, len(ps))
-	var writers []*linePrefixer
+	var writers []*components.LineWriter
 	stopAll := func() {
 		for _, r := range running {
 			go r.Stop(grace(req.GracePeriod))
@@ -153,7 +152,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 		stdout, stderr := req.Stdout, req.Stderr
 		if len(ps) > 1 {
 			// Several ranks share the pod's log: each line says whose it is.
-			lw := newLinePrefixer(&mu, req.Stdout, fmt.Sprintf("[rank %d] ", p.rank), 0)
+			lw := components.NewLineWriter(&mu, fmt.Sprintf("[rank %d] ", p.rank), nil, req.Stdout)
 			writers = append(writers, lw)
 			stdout, stderr = lw, lw
 		}
@@ -216,5 +215,3 @@ func grace(d time.Duration) time.Duration {
 	}
 	return components.DefaultGracePeriod
 }
-
-var _ io.Writer = (*linePrefixer)(nil)

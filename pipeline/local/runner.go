@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -93,7 +94,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if !r.KeepWork {
 		defer os.RemoveAll(work)
 	}
-	e := &execution{r: r, p: p, params: params, run: run, work: work, tails: map[string]*tail{}}
+	e := &execution{r: r, p: p, params: params, run: run, work: work, tails: map[string]*components.Tail{}}
 	if err := e.save(ctx); err != nil {
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
@@ -165,7 +166,7 @@ type execution struct {
 
 	mu    sync.Mutex // guards run and tails
 	run   *artifacts.Run
-	tails map[string]*tail
+	tails map[string]*components.Tail
 
 	logMu sync.Mutex // serialises log lines to the shared sinks
 }
@@ -284,10 +285,10 @@ func (e *execution) summary() string {
 			fmt.Fprintf(&b, ": %s", s.Message)
 		}
 		b.WriteString("\n")
-		if t := e.tails[s.Name]; t != nil && s.Status == artifacts.StatusFailed && len(t.lines) > 0 {
+		if t := e.tails[s.Name]; t != nil && s.Status == artifacts.StatusFailed && len(t.Lines()) > 0 {
 			fmt.Fprintf(&b, "  last lines of %s:\n", s.Name)
-			for _, l := range t.lines {
-				b.WriteString("    " + l)
+			for _, l := range t.Lines() {
+				b.WriteString("    " + l + "\n")
 			}
 		}
 	}

@@ -75,16 +75,13 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		fail(1, "%v", err)
 		return
 	}
-	t := &tail{n: logTail}
+	t := components.NewTail(logTail)
 	e.mu.Lock()
 	e.tails[s.Name] = t
 	e.mu.Unlock()
-	var writers []*lineWriter
+	var writers []*components.LineWriter
 	output := func(prefix string) io.Writer {
-		w := &lineWriter{mu: &e.logMu, prefix: prefix, sinks: []io.Writer{logFile}, tail: t}
-		if e.r.Logs != nil {
-			w.sinks = append(w.sinks, e.r.Logs)
-		}
+		w := components.NewLineWriter(&e.logMu, prefix, t, logFile, e.r.Logs)
 		writers = append(writers, w)
 		return w
 	}

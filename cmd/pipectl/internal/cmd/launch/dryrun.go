@@ -23,7 +23,7 @@ const DryRunRun = "dry-run"
 // Argo's references filled in), else for the given flags.
 func dryRun(opts *Options) error {
 	e, argv := opts.ExecFlags, opts.Argv
-	ns := opts.Namespace
+	ns := opts.Factory.Kube.Namespace
 	if opts.File != "" {
 		var err error
 		if e, err = compiledFlags(opts); err != nil {
@@ -72,7 +72,7 @@ func compiledFlags(opts *Options) (ExecFlags, error) {
 	}
 	wf, err := argo.Compile(pl, argo.Options{
 		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true,
-		Namespace: opts.Namespace, Params: overrides,
+		Namespace: opts.Factory.Kube.Namespace, Params: overrides,
 	})
 	if err != nil {
 		return ExecFlags{}, fmt.Errorf("compile %s: %w", opts.File, err)

@@ -18,8 +18,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 
@@ -68,9 +66,6 @@ type Options struct {
 	// Argv replaces the component's command and args (after --).
 	Argv []string
 
-	Kubeconfig  string
-	KubeContext string
-	Namespace   string
 	// Keep leaves the JobSet after it ended.
 	Keep bool
 
@@ -151,9 +146,7 @@ Timings for benchmarks are logged on stderr as
 	}
 	fl := cmd.Flags()
 	addExecFlags(fl, &opts.ExecFlags)
-	fl.StringVar(&opts.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	fl.StringVar(&opts.KubeContext, "context", "", "the kubeconfig context to use")
-	fl.StringVarP(&opts.Namespace, "namespace", "n", "", "the JobSet's namespace (default: $POD_NAMESPACE, then the kubeconfig's)")
+	cmdutil.AddKubeFlags(cmd, f)
 	fl.BoolVar(&opts.Keep, "keep", false, "leave the JobSet in place after it ended (debugging)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the objects it would create and exit")
 	fl.StringVarP(&opts.File, "file", "f", "", "with --dry-run: the pipeline file")
@@ -248,9 +241,9 @@ func launchRun(opts *Options) error {
 	}
 	clients := opts.Clients
 	if clients == nil {
-		clients = func() (launcher.Clients, string, error) { return kubeClients(opts.Kubeconfig, opts.KubeContext) }
+		clients = func() (launcher.Clients, string, error) { return kubeClients(opts.Factory) }
 	}
-	ns := opts.Namespace
+	ns := opts.Factory.Kube.Namespace
 	if ns == "" {
 		ns = opts.getenv(EnvPodNS)
 	}
@@ -393,31 +386,21 @@ func startupTimeout(ls *launcher.LaunchSpec) (time.Duration, error) {
 	return launcher.DefaultStartupTimeout, nil
 }
 
-// kubeClients builds the clients the kubectl way: --kubeconfig, $KUBECONFIG,
-// ~/.kube/config, or the pod's in-cluster config; --context picks a context.
-func kubeClients(kubeconfig, kubeContext string) (launcher.Clients, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
-	cfg, err := cc.ClientConfig()
+// kubeClients adds the JobSet and dynamic clients to the Factory's, which
+// are built the kubectl way (--kubeconfig, $KUBECONFIG, ~/.kube/config, or
+// the pod's in-cluster config; --context).
+func kubeClients(f *cmdutil.Factory) (launcher.Clients, string, error) {
+	kc, err := f.Clients()
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	ns, _, err := cc.Namespace()
+	js, err := jobsetclient.NewForConfig(kc.Config)
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(kc.Config)
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	js, err := jobsetclient.NewForConfig(cfg)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	return launcher.Clients{Kube: kube, JobSets: js, Dynamic: dyn}, ns, nil
+	return launcher.Clients{Kube: kc.Kube, JobSets: js, Dynamic: dyn}, kc.Namespace, nil
 }

@@ -31,7 +31,7 @@ test: unit e2e
 ## unit: the product module's tests (installs python3-torch when missing)
 unit: vet
 	examples/attrition/ensure-torch.sh >/dev/null
-	$(GO) test -count=1 -timeout 30m ./...
+	minio=$$(bash test/e2e/tools/build.sh minio) && PIPECTL_TEST_MINIO=$$minio $(GO) test -count=1 -timeout 30m ./...
 
 ## vet: go vet and a gofmt check
 vet:

@@ -24,14 +24,22 @@ for name in "$@"; do
         sha256sum | cut -c1-16)
   out=$cache/$name-$key
   if [ ! -x "$out" ]; then
-    echo "build.sh: building $name (cached as $out)" >&2
-    if [ -x "$dir/prepare" ]; then
-      (cd "$dir" && OUT="$out.tmp" ./prepare) >&2
-    else
-      pkg=$(cat "$dir/PACKAGE")
-      (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="-s -w" -o "$out.tmp" "$pkg") >&2
+    # Test processes running at once may all ask for the same tool: one builds it,
+    # the others wait for the lock and then find it built.
+    exec 9>"$out.lock"
+    flock 9
+    if [ ! -x "$out" ]; then
+      echo "build.sh: building $name (cached as $out)" >&2
+      tmp="$out.tmp.$$"
+      if [ -x "$dir/prepare" ]; then
+        (cd "$dir" && OUT="$tmp" ./prepare) >&2
+      else
+        pkg=$(cat "$dir/PACKAGE")
+        (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="-s -w" -o "$tmp" "$pkg") >&2
+      fi
+      mv "$tmp" "$out"
     fi
-    mv "$out.tmp" "$out"
+    exec 9>&-
   fi
   echo "$out"
 done

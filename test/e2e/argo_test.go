@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/test/e2e/testbed"
 )
@@ -43,65 +39,12 @@ func newArgoLab(t *testing.T) (*argoLab, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	a := &argoLab{t: t, c: c, ns: ns, bucket: ns, dir: t.TempDir()}
-	for _, m := range []string{"step-rbac.yaml", "launcher-rbac.yaml"} {
-		a.apply(ctx, filepath.Join(images.repoRoot, "examples", "manifests", m))
-	}
-	if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: s3Secret},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": testbed.MinIOAccessKey, "AWS_SECRET_ACCESS_KEY": testbed.MinIOSecretKey},
-	}, metav1.CreateOptions{}); err != nil {
+	if err := c.PrepareNamespace(ctx, ns, images.repoRoot, a.bucket); err != nil {
 		t.Fatal(err)
-	}
-	tools, err := testbed.FindToolsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins, err := testbed.Build(ctx, tools, io.Discard, "mc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := exec.CommandContext(ctx, bins["mc"], "--config-dir", filepath.Join(a.dir, "mc"), "--quiet", "mb", "e2e/"+a.bucket)
-	mc.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_e2e=http://%s:%s@%s", testbed.MinIOAccessKey, testbed.MinIOSecretKey, c.MinIOEndpoint))
-	if out, err := mc.CombinedOutput(); err != nil {
-		t.Fatalf("mc mb: %v\n%s", err, out)
 	}
 	a.env = append(os.Environ(), c.Env()...)
 	a.env = append(a.env, "PIPECTL_ARTIFACTS=s3://"+a.bucket+"/"+runsPrefix)
 	return a, ctx
-}
-
-// apply creates the ServiceAccounts, Roles and RoleBindings of a manifest file.
-func (a *argoLab) apply(ctx context.Context, file string) {
-	a.t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil || meta.Kind == "" {
-			continue
-		}
-		switch meta.Kind {
-		case "ServiceAccount":
-			var o corev1.ServiceAccount
-			mustYAML(a.t, doc, &o)
-			_, err = a.c.Client.CoreV1().ServiceAccounts(a.ns).Create(ctx, &o, metav1.CreateOptions{})
-		case "Role":
-			var o rbacv1.Role
-			mustYAML(a.t, doc, &o)
-			_, err = a.c.Client.RbacV1().Roles(a.ns).Create(ctx, &o, metav1.CreateOptions{})
-		case "RoleBinding":
-			var o rbacv1.RoleBinding
-			mustYAML(a.t, doc, &o)
-			_, err = a.c.Client.RbacV1().RoleBindings(a.ns).Create(ctx, &o, metav1.CreateOptions{})
-		default:
-			a.t.Fatalf("%s: unexpected kind %s", file, meta.Kind)
-		}
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
-			a.t.Fatalf("create %s: %v", meta.Kind, err)
-		}
-	}
 }
 
 // pipectl runs the pipectl binary against the test bed and returns its stdout,

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -37,7 +36,8 @@ const (
 	runsPrefix = "runs"
 )
 
-// lab is one namespace prepared for launcher pods: RBAC, the S3 secret, a bucket.
+// lab is one namespace prepared for launcher pods (Cluster.PrepareNamespace: RBAC, the
+// S3 secret, a bucket).
 type lab struct {
 	tb     testing.TB
 	c      *testbed.Cluster
@@ -59,11 +59,7 @@ func newLab(tb testing.TB, c *testbed.Cluster, ns string, ctx context.Context) *
 	if l.js, err = jobsetclient.NewForConfig(c.Config); err != nil {
 		tb.Fatal(err)
 	}
-	l.applyRBAC(ctx)
-	if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: s3Secret},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": testbed.MinIOAccessKey, "AWS_SECRET_ACCESS_KEY": testbed.MinIOSecretKey},
-	}, metav1.CreateOptions{}); err != nil {
+	if err := c.PrepareNamespace(ctx, ns, images.repoRoot, l.bucket); err != nil {
 		tb.Fatal(err)
 	}
 	tools, err := testbed.FindToolsDir()
@@ -75,7 +71,6 @@ func newLab(tb testing.TB, c *testbed.Cluster, ns string, ctx context.Context) *
 		tb.Fatal(err)
 	}
 	l.mc = []string{bins["mc"], "--config-dir", filepath.Join(l.dir, "mc")}
-	l.mcRun(ctx, "mb", "e2e/"+l.bucket)
 	return l
 }
 
@@ -93,40 +88,6 @@ func (l *lab) mcTry(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_e2e=http://%s:%s@%s", testbed.MinIOAccessKey, testbed.MinIOSecretKey, l.c.MinIOEndpoint))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// applyRBAC creates examples/manifests/launcher-rbac.yaml in the namespace.
-func (l *lab) applyRBAC(ctx context.Context) {
-	l.tb.Helper()
-	b, err := os.ReadFile(filepath.Join(images.repoRoot, "examples", "manifests", "launcher-rbac.yaml"))
-	if err != nil {
-		l.tb.Fatal(err)
-	}
-	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil || meta.Kind == "" {
-			continue
-		}
-		switch meta.Kind {
-		case "ServiceAccount":
-			var o corev1.ServiceAccount
-			mustYAML(l.tb, doc, &o)
-			_, err = l.c.Client.CoreV1().ServiceAccounts(l.ns).Create(ctx, &o, metav1.CreateOptions{})
-		case "Role":
-			var o rbacv1.Role
-			mustYAML(l.tb, doc, &o)
-			_, err = l.c.Client.RbacV1().Roles(l.ns).Create(ctx, &o, metav1.CreateOptions{})
-		case "RoleBinding":
-			var o rbacv1.RoleBinding
-			mustYAML(l.tb, doc, &o)
-			_, err = l.c.Client.RbacV1().RoleBindings(l.ns).Create(ctx, &o, metav1.CreateOptions{})
-		default:
-			l.tb.Fatalf("launcher-rbac.yaml: unexpected kind %s", meta.Kind)
-		}
-		if err != nil {
-			l.tb.Fatalf("create %s: %v", meta.Kind, err)
-		}
-	}
 }
 
 func mustYAML(tb testing.TB, doc string, into any) {

@@ -321,6 +321,9 @@ func (f *Follower) copyLines(step string, r io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if ExecutorLine(line) {
+			continue
+		}
 		f.mu.Lock()
 		f.erase()
 		fmt.Fprintf(f.Logs, "[%s] %s\n", step, line)
@@ -330,6 +333,13 @@ func (f *Follower) copyLines(step string, r io.Reader) {
 		f.draw()
 		f.mu.Unlock()
 	}
+}
+
+// ExecutorLine says whether a line of a main container's log is Argo's executor
+// speaking (the emissary wrapping the step's command logs `time="…" level=info
+// msg="sub-process exited" argo=true …`): not the step's output, so not shown or kept.
+func ExecutorLine(line string) bool {
+	return strings.HasPrefix(line, `time="`) && strings.Contains(line, " level=") && strings.Contains(line, " argo=true")
 }
 
 // KeptLogs returns the log lines streamed per step (unprefixed).

@@ -1,6 +1,7 @@
 // Command testbed starts and stops the pipectl Kubernetes test bed for people:
 //
 //	go run ./cmd/testbed up     # start in the background, print how to use it
+//	                            # (and how to run the example with pipectl run --on argo)
 //	go run ./cmd/testbed down   # stop it
 //	go run ./cmd/testbed run    # start in the foreground until Ctrl-C
 //
@@ -28,7 +29,9 @@ import (
 
 const usage = `usage: testbed up|down|run [--dir DIR]
 
-  up    start the test bed in the background and print how to point kubectl and pipectl at it
+  up    start the test bed in the background (images pipectl:e2e and the example's built
+        from this tree, namespace pipectl prepared for pipectl run --on argo) and print
+        how to point kubectl and pipectl at it and run the example through Argo
   down  stop a test bed started with up
   run   start the test bed in the foreground; Ctrl-C stops it
 `
@@ -178,11 +181,32 @@ func serve(ctx context.Context, dir string, foreground bool) error {
 	if err := os.RemoveAll(clusterDir); err != nil {
 		return err
 	}
-	c, err := testbed.Start(ctx, testbed.Options{Dir: clusterDir, Kubectl: true})
+	root, err := testbed.FindRepoRoot()
 	if err != nil {
 		return err
 	}
-	banner := c.Banner()
+	// The image catalogue: pipectl built from this tree and the attrition example.
+	fmt.Fprintln(os.Stderr, "testbed: building pipectl and gathering the example (images "+testbed.PipectlImage+", "+testbed.ExampleImage+")")
+	began := time.Now()
+	images, err := testbed.PipectlImages(ctx, root, filepath.Join(dir, "images"))
+	if err != nil {
+		return fmt.Errorf("images: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "testbed: images ready in %s\n", time.Since(began).Round(100*time.Millisecond))
+	c, err := testbed.Start(ctx, testbed.Options{Dir: clusterDir, Kubectl: true, Images: images})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "testbed: preparing namespace %s (RBAC, Secret %s, bucket %s)\n", namespace, testbed.S3Secret, bucket)
+	if err := c.PrepareNamespace(ctx, namespace, root, bucket); err != nil {
+		_ = c.Stop()
+		return fmt.Errorf("namespace %s: %w", namespace, err)
+	}
+	if err := c.SetKubeconfigNamespace(namespace); err != nil {
+		_ = c.Stop()
+		return err
+	}
+	banner := personBanner(c, root)
 	if !foreground {
 		banner += "\nStop it with: make e2e-down   (or: cd test/e2e && go run ./cmd/testbed down)\n"
 	} else {
@@ -198,6 +222,39 @@ func serve(ctx context.Context, dir string, foreground bool) error {
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "testbed: stopping")
 	return c.Stop()
+}
+
+// The namespace and bucket `up` and `run` prepare for `pipectl run --on argo`.
+const (
+	namespace = "pipectl"
+	bucket    = "pipectl"
+)
+
+// personBanner says how to point kubectl and pipectl at the test bed and run the
+// example through Argo, as commands to paste from the repository root.
+func personBanner(c *testbed.Cluster, root string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nTest bed running (folder %s, logs %s).\n\n", c.Dir, c.Logs)
+	fmt.Fprintf(&b, "Namespace %s is ready for pipectl run --on argo: ServiceAccounts %s and pipectl-launcher\n", namespace, testbed.StepServiceAccount)
+	fmt.Fprintf(&b, "with their RBAC (examples/manifests), Secret %s (MinIO credentials), bucket %s; it is the\nkubeconfig's namespace.\n", testbed.S3Secret, bucket)
+	fmt.Fprintf(&b, "Images: %s (pipectl built from this tree), %s (the example's scripts, python3 with torch).\n\n", testbed.PipectlImage, testbed.ExampleImage)
+	fmt.Fprintf(&b, "From %s (bin/pipectl: make build), point kubectl and pipectl at it:\n\n", root)
+	env := append(c.Env(), "PIPECTL_ARTIFACTS=s3://"+bucket+"/runs")
+	fmt.Fprintf(&b, "  export %s\n", strings.Join(env, " "))
+	if c.Kubectl != "" {
+		fmt.Fprintf(&b, "  alias kubectl=%s\n", c.Kubectl)
+	}
+	fmt.Fprintf(&b, "\nRun the example (preprocess → train on 2 ranks as a JobSet → evaluate) through Argo:\n\n")
+	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
+		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
+	fmt.Fprintf(&b, "\nThen look at it:\n\n")
+	for _, cmd := range []string{"runs ls", "runs get latest", "logs latest train", "artifacts cat latest/evaluate/metrics"} {
+		fmt.Fprintf(&b, "  bin/pipectl %s\n", cmd)
+	}
+	fmt.Fprintf(&b, "  kubectl get workflows,jobsets,pods\n")
+	fmt.Fprintf(&b, "\nNodes: %s (plain), %s (nvidia.com/gpu, tainted nvidia.com/gpu=present:NoSchedule)\n", testbed.NodeName, testbed.GPUNodeName)
+	fmt.Fprintf(&b, "MinIO: http://%s (user %s)\n", c.MinIOEndpoint, testbed.MinIOAccessKey)
+	return b.String()
 }
 
 // down stops the background test bed and waits until it is gone.

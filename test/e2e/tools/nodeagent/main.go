@@ -260,10 +260,12 @@ func nodeSpec(name, ip string, port, gpus int) *corev1.Node {
 	return n
 }
 
-// kubeletAPI serves the kubelet endpoints the API server proxies to (logs, pods).
+// kubeletAPI serves the kubelet endpoints the API server proxies to (logs, pods, and exec
+// for signals only).
 func kubeletAPI(rt *runtime) http.Handler {
 	return api.PodHandler(api.PodHandlerConfig{
 		GetContainerLogs: rt.containerLogs,
+		RunInContainer:   rt.runInContainer,
 		GetPods:          rt.allPods,
 		GetPodsFromKubernetes: func(ctx context.Context) ([]*corev1.Pod, error) {
 			return rt.allPods(ctx)

@@ -333,3 +333,25 @@ func TestGroupMembers(t *testing.T) {
 		t.Errorf("the group leader got the signal: %v", err)
 	}
 }
+
+func TestKillCommand(t *testing.T) {
+	for _, c := range []struct {
+		cmd []string
+		sig syscall.Signal
+		ok  bool
+	}{
+		{[]string{"/var/run/argo/argoexec", "kill", "15", "1"}, syscall.SIGTERM, true},
+		{[]string{"argoexec", "kill", "9", "1"}, syscall.SIGKILL, true},
+		{[]string{"kill", "-2", "1"}, syscall.SIGINT, true},
+		{[]string{"/bin/kill", "1"}, syscall.SIGTERM, true},
+		{[]string{"argoexec", "kill", "15", "7"}, 0, false},
+		{[]string{"kill", "-TERM", "1"}, 0, false},
+		{[]string{"sh", "-c", "kill 1"}, 0, false},
+		{nil, 0, false},
+	} {
+		sig, ok := killCommand(c.cmd)
+		if sig != c.sig || ok != c.ok {
+			t.Errorf("killCommand(%q) = %v, %v; want %v, %v", c.cmd, sig, ok, c.sig, c.ok)
+		}
+	}
+}

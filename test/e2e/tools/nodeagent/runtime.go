@@ -269,8 +269,8 @@ func (n *nodeProvider) GetContainerLogs(ctx context.Context, ns, pod, container 
 	return n.r.containerLogs(ctx, ns, pod, container, opts)
 }
 
-func (n *nodeProvider) RunInContainer(context.Context, string, string, string, []string, api.AttachIO) error {
-	return errdefs.InvalidInput("exec is not supported by the pipectl node agent")
+func (n *nodeProvider) RunInContainer(ctx context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error {
+	return n.r.runInContainer(ctx, ns, pod, container, cmd, attach)
 }
 
 func (n *nodeProvider) AttachToContainer(context.Context, string, string, string, api.AttachIO) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -170,7 +171,7 @@ func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name strin
 	if ferr != nil {
 		select {
 		case <-interrupted:
-			return interruptedRun(opts, kc, store, rec, name, sigs)
+			return interruptedRun(opts, kc, store, rec, fl, sigs)
 		default:
 		}
 		if errors.Is(ferr, argorun.ErrDeleted) {
@@ -255,8 +256,9 @@ func Summary(w io.Writer, rec *artifacts.Run) {
 // interruptedRun handles Ctrl-C: stop the workflow when told to (or when
 // the user says so on a terminal), else leave it running and say how to
 // follow it again.
-func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Store, rec *artifacts.Run, name string, sigs <-chan os.Signal) error {
+func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Store, rec *artifacts.Run, followed *argorun.Follower, sigs <-chan os.Signal) error {
 	ios := opts.IO
+	name := followed.Name
 	stop := opts.Argo.StopOnExit
 	if !stop && ios.InTTY && ios.ErrTTY {
 		fmt.Fprintf(ios.ErrOut, "\nStop workflow %s? [y/N] ", name)
@@ -265,7 +267,9 @@ func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Stor
 		stop = a == "y" || a == "yes"
 	}
 	if !stop {
-		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running. Follow it again with:\n  pipectl run --on argo --attach %s\n  pipectl runs get %s\n  pipectl logs %s\n", name, name, name, name)
+		self, ns := program(), kc.Namespace
+		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running in namespace %s. Follow it again (Ctrl-C there offers to stop it):\n  %s run --on argo --attach %s -n %s\n", name, ns, self, name, ns)
+		fmt.Fprintf(ios.ErrOut, "Look at it:\n  %s runs get %s -n %s\n  %s logs %s -n %s\n", self, name, ns, self, name, ns)
 		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: errors.New("interrupted"), Silent: true}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -286,6 +290,10 @@ func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Stor
 	if err != nil {
 		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("workflow %s asked to stop: %w", name, err)}
 	}
+	// The logs streamed until Ctrl-C: the launcher step's (its ranks') is kept nowhere else.
+	if err := followed.StoreLogs(context.Background(), store); err != nil {
+		fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err)
+	}
 	if err := argorun.Record(context.Background(), store, rec, wf); err != nil {
 		return err
 	}
@@ -293,4 +301,13 @@ func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Stor
 		return err
 	}
 	return finish(opts, rec)
+}
+
+// program is how to name pipectl in hints: as it was run when that was a path to a
+// binary named pipectl (bin/pipectl), else "pipectl".
+func program() string {
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "pipectl" && !filepath.IsAbs(os.Args[0]) {
+		return os.Args[0]
+	}
+	return "pipectl"
 }

@@ -224,7 +224,7 @@ func TestArgoRunInterruptedLeavesItRunning(t *testing.T) {
 	if cmdutil.Code(err) != cmdutil.ExitCancelled {
 		t.Fatalf("argoRun = %v, want exit code 130", err)
 	}
-	if !strings.Contains(errOut.String(), "pipectl run --on argo --attach words-abcde") {
+	if !strings.Contains(errOut.String(), "pipectl run --on argo --attach words-abcde -n ") {
 		t.Errorf("stderr does not say how to follow again:\n%s", errOut)
 	}
 	if rec := readRecord(t, store); rec.Status != artifacts.StatusRunning {

@@ -25,6 +25,9 @@ type Process struct {
 	Env []string
 	// Stdout and Stderr receive the program's output.
 	Stdout, Stderr io.Writer
+	// Order, if set, records when the process exits relative to the others
+	// it watches.
+	Order *ExitOrder
 }
 
 // ExitError reports a program that did not exit 0.
@@ -99,14 +102,23 @@ func Start(p Process) (*Running, error) {
 		}()
 		return pw, nil
 	}
-	var err error
-	if cmd.Stdout, err = pipe(p.Stdout); err != nil {
+	stdout, err := pipe(p.Stdout)
+	if err != nil {
 		return nil, err
 	}
-	if p.Stderr == p.Stdout {
-		cmd.Stderr = cmd.Stdout
-	} else if cmd.Stderr, err = pipe(p.Stderr); err != nil {
-		return nil, err
+	stderr := stdout
+	if p.Stderr != p.Stdout {
+		if stderr, err = pipe(p.Stderr); err != nil {
+			return nil, err
+		}
+	}
+	// A nil *os.File in an io.Writer is not a nil Writer: leave those unset
+	// (the program's output then goes to /dev/null).
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
 	}
 	err = cmd.Start()
 	for _, f := range closeAfterStart {
@@ -115,6 +127,11 @@ func Start(p Process) (*Running, error) {
 	if err != nil {
 		copies.Wait()
 		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
+	}
+	if p.Order != nil {
+		// Before anything can reap the process. Without pidfds (old
+		// kernels) the order falls back to the exit timestamps.
+		_ = p.Order.watch(cmd.Process.Pid)
 	}
 	r := &Running{cmd: cmd, done: make(chan struct{})}
 	go func() {

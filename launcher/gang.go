@@ -76,6 +76,7 @@ func (g *Gang) procs() int {
 
 type rankResult struct {
 	rank int
+	pid  int
 	err  error
 	at   time.Time
 }
@@ -83,7 +84,7 @@ type rankResult struct {
 // failureWindow is how long a gang attempt keeps collecting exits after the
 // first failure before it names the rank that failed: when one rank dies
 // its peers fail too (a closed connection), and their exits may be reaped
-// first. The rank that exited earliest is named.
+// first. The rank that exited earliest, by the kernel's exit order, is named.
 const failureWindow = 250 * time.Millisecond
 
 // attempt starts every process and waits for all to succeed or for the first failure.
@@ -102,6 +103,10 @@ func (g *Gang) attempt(ctx context.Context) error {
 		torchrun = IsTorchrun(argv)
 	}
 	var running []*components.Running
+	order, err := components.NewExitOrder()
+	if err == nil {
+		defer order.Close()
+	}
 	results := make(chan rankResult, g.Nodes*g.procs())
 	stopAll := func() {
 		for _, r := range running {
@@ -117,14 +122,14 @@ func (g *Gang) attempt(ctx context.Context) error {
 			return err
 		}
 		out := g.Output(rank)
-		r, err := components.Start(components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
+		r, err := components.Start(components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Order: order})
 		if err != nil {
 			return &RankError{Rank: rank, Err: err}
 		}
 		running = append(running, r)
 		go func() {
 			<-r.Done()
-			results <- rankResult{rank: rank, err: r.Err(), at: r.ExitedAt()}
+			results <- rankResult{rank: rank, pid: r.Pid(), err: r.Err(), at: r.ExitedAt()}
 		}()
 		return nil
 	}
@@ -147,7 +152,7 @@ func (g *Gang) attempt(ctx context.Context) error {
 		select {
 		case res := <-results:
 			if res.err != nil {
-				first := firstFailure(res, results, left-1)
+				first := firstFailure(order, res, results, left-1)
 				stopAll()
 				return &RankError{Rank: first.rank, Err: first.err}
 			}
@@ -160,14 +165,25 @@ func (g *Gang) attempt(ctx context.Context) error {
 }
 
 // firstFailure collects the exits that follow a failure within
-// failureWindow (at most left of them) and returns the earliest failure.
-func firstFailure(failed rankResult, results <-chan rankResult, left int) rankResult {
+// failureWindow (at most left of them) and returns the earliest failure: by
+// the kernel's exit order when order knows both, else by exit timestamp.
+func firstFailure(order *components.ExitOrder, failed rankResult, results <-chan rankResult, left int) rankResult {
 	timer := time.NewTimer(failureWindow)
 	defer timer.Stop()
+	earlier := func(a, b rankResult) bool {
+		if order != nil {
+			pa, oka := order.Position(a.pid)
+			pb, okb := order.Position(b.pid)
+			if oka && okb {
+				return pa < pb
+			}
+		}
+		return a.at.Before(b.at)
+	}
 	for ; left > 0; left-- {
 		select {
 		case res := <-results:
-			if res.err != nil && res.at.Before(failed.at) {
+			if res.err != nil && earlier(res, failed) {
 				failed = res
 			}
 		case <-timer.C:

@@ -263,14 +263,18 @@ func TestIsTorchrun(t *testing.T) {
 	}
 }
 
-// TestGangNamesTheRankThatFailedFirst: rank 1 fails; rank 0 notices and
-// fails right after (as a DDP peer does on a closed connection). The gang
-// names rank 1, the cause, whatever order the exits are reaped in.
+// TestGangNamesTheRankThatFailedFirst: rank 1 fails; rank 0 notices when
+// rank 1's end of a FIFO closes (as a DDP peer sees its socket close) and
+// fails 50 ms later. The gang names rank 1, the cause, whatever order the
+// exits are reaped in.
 func TestGangNamesTheRankThatFailedFirst(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		dir := t.TempDir()
-		script := `if [ "$RANK" = 1 ]; then touch gone; exit 3; fi
-while [ ! -e gone ]; do sleep 0.01; done; exit 1`
+		if err := syscall.Mkfifo(filepath.Join(dir, "link"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script := `if [ "$RANK" = 1 ]; then exec 3>link; exit 3; fi
+cat link; sleep 0.05; exit 1`
 		g, out := shGang(script, 1, 2, dir)
 		_, err := g.Run(context.Background())
 		var re *RankError

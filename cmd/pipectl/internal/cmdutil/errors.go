@@ -3,6 +3,9 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // ExitError ends a command with a given exit code. When Silent, the message
@@ -55,4 +58,32 @@ func Code(err error) int {
 	default:
 		return ExitError1
 	}
+}
+
+// RequireFlags returns a usage error naming every flag left empty, given as
+// name, value pairs ("--run", opts.Run, ...); hint, if any, follows the list.
+func RequireFlags(hint string, nameValues ...string) error {
+	var missing []string
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		if nameValues[i+1] == "" {
+			missing = append(missing, nameValues[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := "missing " + strings.Join(missing, ", ")
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return &FlagError{Err: errors.New(msg)}
+}
+
+// CommandAfterDash returns the command given after "--", refusing any other
+// positional argument.
+func CommandAfterDash(cmd *cobra.Command, args []string) ([]string, error) {
+	if n := cmd.ArgsLenAtDash(); n > 0 || (n < 0 && len(args) > 0) {
+		return nil, FlagErrorf("unexpected argument %q (a command goes after --)", args[0])
+	}
+	return args, nil
 }

@@ -76,19 +76,14 @@ value in base64. After --, a command replaces the component's command and args.
 step pod).`,
 		Example: `  pipectl exec --run r1 --component "$C" --step "$S" --param epochs=3 --artifacts s3://ml/runs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 || (n < 0 && len(args) > 0) {
-				return cmdutil.FlagErrorf("unexpected argument %q (a command goes after --)", args[0])
+			argv, err := cmdutil.CommandAfterDash(cmd, args)
+			if err != nil {
+				return err
 			}
-			opts.Argv = args
+			opts.Argv = argv
 			if opts.Install == "" {
-				var missing []string
-				for _, f := range []struct{ name, v string }{{"--run", opts.Run}, {"--component", opts.Component}, {"--step", opts.Step}} {
-					if f.v == "" {
-						missing = append(missing, f.name)
-					}
-				}
-				if len(missing) > 0 {
-					return cmdutil.FlagErrorf("missing %s", strings.Join(missing, ", "))
+				if err := cmdutil.RequireFlags("", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step); err != nil {
+					return err
 				}
 			}
 			if runF != nil {

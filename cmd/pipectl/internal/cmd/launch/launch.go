@@ -113,10 +113,11 @@ Timings for benchmarks are logged on stderr as
   pipectl launch: timing terminal-to-exit=DURATION`,
 		Example: `  pipectl launch --dry-run -f examples/attrition/pipeline.yaml --step train -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 || (n < 0 && len(args) > 0) {
-				return cmdutil.FlagErrorf("unexpected argument %q (a command goes after --)", args[0])
+			argv, err := cmdutil.CommandAfterDash(cmd, args)
+			if err != nil {
+				return err
 			}
-			opts.Argv = args
+			opts.Argv = argv
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
@@ -128,14 +129,8 @@ Timings for benchmarks are logged on stderr as
 				if len(opts.Values) > 0 {
 					return cmdutil.FlagErrorf("-p goes with --dry-run -f PIPELINE (a launcher pod gets --param)")
 				}
-				var missing []string
-				for _, f := range []struct{ name, v string }{{"--run", opts.Run}, {"--component", opts.Component}, {"--step", opts.Step}, {"--distributed", opts.Distributed}} {
-					if f.v == "" {
-						missing = append(missing, f.name)
-					}
-				}
-				if len(missing) > 0 {
-					return cmdutil.FlagErrorf("missing %s (or --dry-run -f PIPELINE --step STEP)", strings.Join(missing, ", "))
+				if err := cmdutil.RequireFlags("or --dry-run -f PIPELINE --step STEP", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step, "--distributed", opts.Distributed); err != nil {
+					return err
 				}
 			}
 			if runF != nil {

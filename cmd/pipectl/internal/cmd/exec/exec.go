@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -119,11 +118,11 @@ func execRun(opts *Options) error {
 	if err := components.DecodeSpec(opts.Step, &es); err != nil {
 		return cmdutil.FlagErrorf("--step: %v", err)
 	}
-	params, err := values("--param", opts.Params)
+	params, err := cmdutil.ValueFlags("--param", opts.Params)
 	if err != nil {
 		return err
 	}
-	upstream, err := values("--upstream", opts.Upstream)
+	upstream, err := cmdutil.ValueFlags("--upstream", opts.Upstream)
 	if err != nil {
 		return err
 	}
@@ -229,23 +228,6 @@ func execRun(opts *Options) error {
 		}
 	}
 	return nil
-}
-
-// values reads NAME=VALUE flags, decoding each value.
-func values(flag string, flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		name, raw, ok := strings.Cut(f, "=")
-		if !ok || name == "" {
-			return nil, cmdutil.FlagErrorf("%s %q: expected NAME=VALUE", flag, f)
-		}
-		v, err := components.DecodeValue(raw)
-		if err != nil {
-			return nil, cmdutil.FlagErrorf("%s %s: %v", flag, name, err)
-		}
-		out[name] = v
-	}
-	return out, nil
 }
 
 // install copies the running binary to opts.Install.

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -177,11 +176,11 @@ func makePlan(e ExecFlags, argv []string, namespace string, owner *launcher.Owne
 	if es.Step == "" {
 		return nil, cmdutil.FlagErrorf("--step: the step spec names no step")
 	}
-	params, err := values("--param", e.Params)
+	params, err := cmdutil.ValueFlags("--param", e.Params)
 	if err != nil {
 		return nil, err
 	}
-	upstream, err := values("--upstream", e.Upstream)
+	upstream, err := cmdutil.ValueFlags("--upstream", e.Upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -204,23 +203,6 @@ func makePlan(e ExecFlags, argv []string, namespace string, owner *launcher.Owne
 		jobset:   launcher.BuildJobSet(ls, o),
 		podGroup: launcher.BuildPodGroup(ls, o),
 	}, nil
-}
-
-// values reads NAME=VALUE flags, decoding each value.
-func values(flag string, flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		name, raw, ok := strings.Cut(f, "=")
-		if !ok || name == "" {
-			return nil, cmdutil.FlagErrorf("%s %q: expected NAME=VALUE", flag, f)
-		}
-		v, err := components.DecodeValue(raw)
-		if err != nil {
-			return nil, cmdutil.FlagErrorf("%s %s: %v", flag, name, err)
-		}
-		out[name] = v
-	}
-	return out, nil
 }
 
 func (o *Options) getenv(name string) string {

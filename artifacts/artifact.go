@@ -219,7 +219,7 @@ func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err erro
 		return meta, err
 	}
 	if meta.Kind != KindDirectory {
-		return meta, fetchFile(ctx, s, key, dest, meta.SHA256, tr)
+		return meta, fetchFile(ctx, s, key, dest, meta.Size, meta.SHA256, tr)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
@@ -237,7 +237,7 @@ func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err erro
 			return meta, fmt.Errorf("%s: metadata names an unsafe path %q", s.URI(key), e.Path)
 		}
 		g.Go(func() error {
-			return fetchFile(gctx, s, key+"/"+e.Path, filepath.Join(tmp, filepath.FromSlash(e.Path)), e.SHA256, tr)
+			return fetchFile(gctx, s, key+"/"+e.Path, filepath.Join(tmp, filepath.FromSlash(e.Path)), e.Size, e.SHA256, tr)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -249,7 +249,13 @@ func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err erro
 	return meta, os.Rename(tmp, dest)
 }
 
-func fetchFile(ctx context.Context, s Store, key, dest, want string, tr Tracker) error {
+// fetchFile downloads the object key of size bytes to dest, through a
+// temporary file renamed into place once its sha256 matches want.
+func fetchFile(ctx context.Context, s Store, key, dest string, size int64, want string, tr Tracker) error {
+	direct, err := useDirectIO(size)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
@@ -258,7 +264,11 @@ func fetchFile(ctx context.Context, s Store, key, dest, want string, tr Tracker)
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	err = Copy(ctx, s, key, countingWriter{tmp, tr}, want)
+	var w io.Writer = tmp
+	if direct {
+		w = newDirectWriter(tmp)
+	}
+	err = Copy(ctx, s, key, countingWriter{w, tr}, want)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -302,7 +312,8 @@ func Copy(ctx context.Context, s Store, key string, w io.Writer, want string) er
 }
 
 // copyBufs are the buffers of copyHashed.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+// They are aligned for direct I/O (see directWriter).
+var copyBufs = sync.Pool{New: func() any { b := alignedBuffer(copyBufSize); return &b }}
 
 const (
 	copyBufSize = 512 << 10

@@ -79,8 +79,8 @@ func (r Ref) Entry() (FileEntry, bool) {
 	return FileEntry{}, false
 }
 
-// CopyToFile downloads the object key to the file dest, verifying its
-// sha256 against want; dest appears only once verified.
-func CopyToFile(ctx context.Context, s Store, key, dest, want string) error {
-	return fetchFile(ctx, s, key, dest, want, nopTracker{})
+// CopyToFile downloads the object key of size bytes to the file dest,
+// verifying its sha256 against want; dest appears only once verified.
+func CopyToFile(ctx context.Context, s Store, key, dest string, size int64, want string) error {
+	return fetchFile(ctx, s, key, dest, size, want, nopTracker{})
 }

@@ -70,6 +70,7 @@ type config struct {
 	partSize              int64
 	concurrency           int
 	keep                  bool
+	settle                bool
 }
 
 func run() error {
@@ -83,6 +84,7 @@ func run() error {
 	flag.Int64Var(&c.partSize, "part-size", 0, "pipectl's S3 part size in bytes (0: default)")
 	flag.IntVar(&c.concurrency, "concurrency", 0, "pipectl's parts in flight (0: default)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
+	flag.BoolVar(&c.settle, "settle", true, "before each measured transfer, write back dirty pages (sync) so no transfer pays for the previous one's writes")
 	flag.Parse()
 	var err error
 	if c.size, err = parseSize(size); err != nil {
@@ -195,6 +197,9 @@ func run() error {
 				tool := (k + r) % 2 // alternate which tool goes first
 				var m measurement
 				var err error
+				if c.settle {
+					syscall.Sync()
+				}
 				before := procCPU(srv.Pid())
 				if tool == 0 {
 					m, err = measure(self, mcEnv, mcBin, tr.mc(r)...)

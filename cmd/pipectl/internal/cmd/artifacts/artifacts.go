@@ -136,7 +136,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	dest := opts.Dest
 	if ref.File != "" {
 		e, _ := ref.Entry()
-		return artifacts.CopyToFile(ctx, store, ref.Key+"/"+ref.File, dest, e.SHA256)
+		return artifacts.CopyToFile(ctx, store, ref.Key+"/"+ref.File, dest, e.Size, e.SHA256)
 	}
 	meta, err := artifacts.Fetch(ctx, store, ref.Key, dest)
 	if err != nil {

@@ -311,24 +311,23 @@ func Copy(ctx context.Context, s Store, key string, w io.Writer, want string) er
 	return nil
 }
 
-// copyBufs are the buffers of copyHashed.
-// They are aligned for direct I/O (see directWriter).
+// copyBufs are the buffers of copyHashed. They are aligned for direct I/O
+// (see directWriter).
 var copyBufs = sync.Pool{New: func() any { b := alignedBuffer(copyBufSize); return &b }}
 
 const (
-	copyBufSize = 512 << 10
-	copyDepth   = 4 // buffers in flight per copy
+	copyBufSize = 1 << 20
+	copyDepth   = 8 // most buffers in flight per copy
 )
 
 // copyHashed copies r to w and returns the hex sha256 of the bytes.
-// Receiving, writing and hashing run in three goroutines, a pipeline of
-// copyDepth buffers, so that they overlap.
+// Receiving, writing and hashing run in three goroutines, a pipeline of up
+// to copyDepth buffers, so that they overlap. Buffers are taken as the
+// pipeline needs them: a small object uses one.
 func copyHashed(ctx context.Context, w io.Writer, r io.Reader) (string, error) {
 	free := make(chan *[]byte, copyDepth)
-	for range copyDepth {
-		free <- copyBufs.Get().(*[]byte)
-	}
-	// No send blocks: only copyDepth buffers exist.
+	made := 0 // buffers taken from copyBufs; only the reader takes them
+	// No send blocks: at most copyDepth buffers exist.
 	toWrite := make(chan *[]byte, copyDepth)
 	toHash := make(chan *[]byte, copyDepth)
 	stop := make(chan struct{})
@@ -339,8 +338,17 @@ func copyHashed(ctx context.Context, w io.Writer, r io.Reader) (string, error) {
 			var b *[]byte
 			select {
 			case b = <-free:
-			case <-stop:
-				return
+			default:
+				if made < copyDepth {
+					b = copyBufs.Get().(*[]byte)
+					made++
+					break
+				}
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
 			}
 			n, err := io.ReadFull(r, *b)
 			if n == 0 {
@@ -381,7 +389,9 @@ func copyHashed(ctx context.Context, w io.Writer, r io.Reader) (string, error) {
 	}
 	close(toHash)
 	<-hashed
-	for range copyDepth {
+	// The reader has returned (toWrite is closed): made is final, and
+	// every buffer is back in free.
+	for range made {
 		copyBufs.Put(<-free)
 	}
 	if werr != nil {

@@ -224,14 +224,14 @@ func run() error {
 	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "transfer\ttool\tseconds\tMB/s\tpeak RSS MiB\tthroughput vs mc\tRSS vs mc\t\n")
+	fmt.Fprintf(w, "transfer\ttool\tseconds\tmin–max\tMB/s\tpeak RSS MiB\tthroughput vs mc\tRSS vs mc\t\n")
 	ok := true
 	for i, tr := range transfers {
 		mcS, mcR := median(results[i][0].secs), slices.Max(results[i][0].rss)
 		pcS, pcR := median(results[i][1].secs), slices.Max(results[i][1].rss)
 		mb := float64(tr.bytes) / 1e6
-		fmt.Fprintf(w, "%s\tmc\t%.2f\t%.0f\t%.0f\t\t\t\n", tr.name, mcS, mb/mcS, mcR)
-		fmt.Fprintf(w, "%s\tpipectl\t%.2f\t%.0f\t%.0f\t%.2f×\t%.2f×\t\n", tr.name, pcS, mb/pcS, pcR, mcS/pcS, pcR/mcR)
+		fmt.Fprintf(w, "%s\tmc\t%.2f\t%s\t%.0f\t%.0f\t\t\t\n", tr.name, mcS, spread(results[i][0].secs), mb/mcS, mcR)
+		fmt.Fprintf(w, "%s\tpipectl\t%.2f\t%s\t%.0f\t%.0f\t%.2f×\t%.2f×\t\n", tr.name, pcS, spread(results[i][1].secs), mb/pcS, pcR, mcS/pcS, pcR/mcR)
 		if mcS/pcS < 1.05 || pcR > mcR {
 			ok = false
 		}
@@ -390,6 +390,11 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	return strconv.ParseInt(s, 10, 64)
+}
+
+// spread formats the fastest and slowest of v.
+func spread(v []float64) string {
+	return fmt.Sprintf("%.2f–%.2f", slices.Min(v), slices.Max(v))
 }
 
 func median(v []float64) float64 {

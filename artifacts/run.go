@@ -39,6 +39,8 @@ type Run struct {
 	Source string `json:"source,omitempty"`
 	// On is where the run ran: local or argo.
 	On string `json:"on,omitempty"`
+	// Namespace is the namespace of a cluster run's workflow.
+	Namespace string `json:"namespace,omitempty"`
 	// Params are the run's parameter values.
 	Params map[string]string `json:"params"`
 	// Message explains a failure or cancellation.

@@ -2,11 +2,13 @@ package argorun
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,7 +25,7 @@ const On = "argo"
 func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string, source string, now time.Time) *artifacts.Run {
 	rec := &artifacts.Run{
 		ID: wf.Name, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning,
-		Started: now, Source: source, On: On, Params: params,
+		Started: now, Source: source, On: On, Namespace: wf.Namespace, Params: params,
 	}
 	if !wf.CreationTimestamp.IsZero() {
 		rec.Started = wf.CreationTimestamp.Time
@@ -37,7 +39,7 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 // RecordFromWorkflow is the record of a run known only by its workflow
 // (attached to, with no record in the store): its steps are the DAG's tasks.
 func RecordFromWorkflow(wf *wfv1.Workflow) *artifacts.Run {
-	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[argo.LabelPipeline], Status: artifacts.StatusRunning, On: On, Params: map[string]string{}}
+	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[argo.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
 	if wf.Spec.Arguments.Parameters != nil {
 		for _, p := range wf.Spec.Arguments.Parameters {
 			if p.Value != nil {
@@ -93,39 +95,92 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 	return nil
 }
 
-// Refresh updates a Running cluster run's record from its workflow when the
-// cluster is reachable and the workflow exists, and writes the record back
-// once the workflow ended. It returns rec unchanged otherwise.
-func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec *artifacts.Run) *artifacts.Run {
+// Refresh updates a Running cluster run's record from its workflow, in the
+// namespace the record names, and writes the record back once the workflow
+// ended. When the cluster cannot tell (no kubeconfig, unreachable, no such
+// workflow) it returns rec unchanged and why.
+func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec *artifacts.Run) (*artifacts.Run, error) {
 	if rec.On != On || rec.Status != artifacts.StatusRunning {
-		return rec
+		return rec, nil
 	}
 	kc, err := f.Clients()
 	if err != nil {
-		return rec
+		return rec, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ns := rec.Namespace
+	if ns == "" {
+		ns = kc.Namespace
+	}
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	wf, err := findWorkflow(ctx, kc, rec.ID)
+	wf, err := findWorkflow(ctx, kc, ns, rec.ID)
 	if err != nil {
-		return rec
+		return rec, err
 	}
 	next := *rec
 	next.Steps = append([]artifacts.StepRecord(nil), rec.Steps...)
 	if err := Record(ctx, store, &next, wf); err != nil {
-		return rec
+		return rec, err
 	}
 	if next.Status != artifacts.StatusRunning {
-		_ = artifacts.WriteRun(ctx, store, &next)
+		if err := artifacts.WriteRun(ctx, store, &next); err != nil {
+			return &next, err
+		}
 	}
-	return &next
+	return &next, nil
 }
 
-// findWorkflow gets a workflow by name in the namespace in effect.
-func findWorkflow(ctx context.Context, kc *cmdutil.KubeClients, name string) (*wfv1.Workflow, error) {
-	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, errors.New("workflow " + name + " not found in namespace " + kc.Namespace)
+// refreshTimeout bounds how long Refresh waits for the cluster.
+const refreshTimeout = 5 * time.Second
+
+// RefreshAll refreshes the Running cluster runs among runs at once, within
+// one refreshTimeout, and returns the runs in the same order. warn says
+// once, on w, how many could not be refreshed and why.
+func RefreshAll(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, runs []*artifacts.Run, w io.Writer) []*artifacts.Run {
+	out := make([]*artifacts.Run, len(runs))
+	errs := make([]error, len(runs))
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i, r := range runs {
+		g.Go(func() error {
+			out[i], errs[i] = Refresh(ctx, f, store, r)
+			return nil
+		})
 	}
-	return wf, err
+	_ = g.Wait()
+	WarnStale(w, errs...)
+	return out
+}
+
+// WarnStale tells w that runs could not be refreshed from the cluster,
+// naming the first reason; it writes nothing when every error is nil.
+func WarnStale(w io.Writer, errs ...error) {
+	var first error
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+	}
+	switch {
+	case n == 1:
+		fmt.Fprintf(w, "Note: a running cluster run shows its last recorded status: %v\n", first)
+	case n > 1:
+		fmt.Fprintf(w, "Note: %d running cluster runs show their last recorded status: %v\n", n, first)
+	}
+}
+
+// findWorkflow gets a workflow by name.
+func findWorkflow(ctx context.Context, kc *cmdutil.KubeClients, ns, name string) (*wfv1.Workflow, error) {
+	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("workflow %s not found in namespace %s", name, ns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s in namespace %s: %w", name, ns, err)
+	}
+	return wf, nil
 }

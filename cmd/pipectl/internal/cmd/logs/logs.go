@@ -53,7 +53,8 @@ func logsRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	r = argorun.Refresh(ctx, opts.Factory, store, r)
+	r, err = argorun.Refresh(ctx, opts.Factory, store, r)
+	argorun.WarnStale(opts.IO.ErrOut, err)
 	if opts.Step != "" && r.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range r.Steps {

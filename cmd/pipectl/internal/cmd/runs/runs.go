@@ -74,8 +74,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	out := make([]Summary, 0, len(runs))
-	for _, r := range runs {
-		r = argorun.Refresh(ctx, opts.Factory, store, r)
+	for _, r := range argorun.RefreshAll(ctx, opts.Factory, store, runs, opts.IO.ErrOut) {
 		out = append(out, Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On})
 	}
 	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
@@ -138,7 +137,8 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	r = argorun.Refresh(ctx, opts.Factory, store, r)
+	r, err = argorun.Refresh(ctx, opts.Factory, store, r)
+	argorun.WarnStale(opts.IO.ErrOut, err)
 	return cmdutil.Print(opts.IO.Out, opts.Output, r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Run:\t%s\n", r.ID)
 		fmt.Fprintf(tw, "Pipeline:\t%s\n", r.Pipeline)

@@ -62,13 +62,7 @@ type Follower struct {
 // Follow watches the workflow until it completes (returning it) or ctx
 // ends (returning ctx's error and the last workflow seen).
 func (f *Follower) Follow(ctx context.Context) (*wfv1.Workflow, error) {
-	if f.Poll == 0 {
-		f.Poll = time.Second
-	}
-	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
-	for _, s := range f.Steps {
-		f.phases[s] = artifacts.StatusPending // lines say what changed from here
-	}
+	f.init()
 	if f.TTY {
 		f.draw()
 	}
@@ -140,6 +134,17 @@ func (f *Follower) Follow(ctx context.Context) (*wfv1.Workflow, error) {
 	return last, nil
 }
 
+// init readies the follower's state.
+func (f *Follower) init() {
+	if f.Poll == 0 {
+		f.Poll = time.Second
+	}
+	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
+	for _, s := range f.Steps {
+		f.phases[s] = artifacts.StatusPending // lines say what changed from here
+	}
+}
+
 // finishLogs waits a little for the log streams to drain, then stops them.
 func (f *Follower) finishLogs(stop context.CancelFunc) {
 	done := make(chan struct{})
@@ -156,8 +161,17 @@ func (f *Follower) finishLogs(stop context.CancelFunc) {
 }
 
 // observe reports step changes, starts log streams, and says whether the
-// workflow has ended.
+// workflow has ended. The logs of pods that ended before they were first
+// seen (on --attach, or a pod quicker than the watch) are printed whole,
+// step by step, before any live stream starts.
 func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
+	for _, s := range f.Steps {
+		for _, pod := range argo.PodNodes(wf, argo.StepNode(wf, s)) {
+			if pod.Fulfilled() {
+				f.replay(ctx, s, pod.ID)
+			}
+		}
+	}
 	changed := false
 	for _, s := range f.Steps {
 		n := argo.StepNode(wf, s)
@@ -231,16 +245,9 @@ func symbol(status string) string {
 
 // stream starts following the log of the pod of node id, once.
 func (f *Follower) stream(ctx context.Context, step, nodeID string) {
-	f.mu.Lock()
-	if f.streams[nodeID] {
-		f.mu.Unlock()
+	if !f.claim(step, nodeID) {
 		return
 	}
-	f.streams[nodeID] = true
-	if f.kept[step] == nil {
-		f.kept[step] = &bytes.Buffer{}
-	}
-	f.mu.Unlock()
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
@@ -248,24 +255,52 @@ func (f *Follower) stream(ctx context.Context, step, nodeID string) {
 	}()
 }
 
+// replayTimeout bounds the wait for the log of a pod that already ended.
+const replayTimeout = 10 * time.Second
+
+// replay copies the whole log of the ended pod of node id, once, before
+// returning.
+func (f *Follower) replay(ctx context.Context, step, nodeID string) {
+	if !f.claim(step, nodeID) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, replayTimeout)
+	defer cancel()
+	f.follow(ctx, step, nodeID)
+}
+
+// claim says whether the log of node id is still to be copied, and marks
+// it taken.
+func (f *Follower) claim(step, nodeID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.streams[nodeID] {
+		return false
+	}
+	f.streams[nodeID] = true
+	if f.kept[step] == nil {
+		f.kept[step] = &bytes.Buffer{}
+	}
+	return true
+}
+
 // follow finds the node's pod and copies its main container's log, retrying
-// until the container started; it gives up once the pod is gone.
+// until the container started; it gives up once the node ended with its pod
+// gone or its container never started.
 func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 	pods := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace)
 	for {
-		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name})
-		if err == nil {
-			for _, p := range list.Items {
-				if p.Annotations[annotationNode] != nodeID {
-					continue
-				}
-				if p.Status.Phase == corev1.PodPending && !started(&p) {
+		var pod *corev1.Pod
+		if list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name}); err == nil {
+			for i := range list.Items {
+				if list.Items[i].Annotations[annotationNode] == nodeID {
+					pod = &list.Items[i]
 					break
 				}
-				rc, err := pods.GetLogs(p.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true}).Stream(ctx)
-				if err != nil {
-					break
-				}
+			}
+		}
+		if pod != nil && (pod.Status.Phase != corev1.PodPending || started(pod)) {
+			if rc, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true}).Stream(ctx); err == nil {
 				f.copyLines(step, rc)
 				rc.Close()
 				return
@@ -274,7 +309,7 @@ func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 		if ctx.Err() != nil {
 			return
 		}
-		if gone, _ := f.nodeDone(ctx, nodeID); gone {
+		if ended, err := f.nodeEnded(ctx, nodeID); err != nil || ended && (pod == nil || !started(pod)) {
 			return
 		}
 		select {
@@ -285,26 +320,14 @@ func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 	}
 }
 
-// nodeDone says whether the node ended and its pod no longer exists.
-func (f *Follower) nodeDone(ctx context.Context, nodeID string) (bool, error) {
+// nodeEnded says whether the node has ended.
+func (f *Follower) nodeEnded(ctx context.Context, nodeID string) (bool, error) {
 	wf, err := f.Clients.Workflows.ArgoprojV1alpha1().Workflows(f.Clients.Namespace).Get(ctx, f.Name, metav1.GetOptions{})
 	if err != nil {
 		return true, err
 	}
 	n, ok := wf.Status.Nodes[nodeID]
-	if !ok || !n.Fulfilled() {
-		return false, nil
-	}
-	list, err := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name})
-	if err != nil {
-		return true, err
-	}
-	for _, p := range list.Items {
-		if p.Annotations[annotationNode] == nodeID {
-			return false, nil
-		}
-	}
-	return true, nil
+	return ok && n.Fulfilled(), nil
 }
 
 func started(p *corev1.Pod) bool {

@@ -1,6 +1,20 @@
 package argorun
 
-import "testing"
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+)
 
 func TestExecutorLine(t *testing.T) {
 	for line, want := range map[string]bool{
@@ -14,5 +28,55 @@ func TestExecutorLine(t *testing.T) {
 		if got := ExecutorLine(line); got != want {
 			t.Errorf("ExecutorLine(%q) = %v, want %v", line, got, want)
 		}
+	}
+}
+
+// Following a workflow whose steps b and c already ended while a runs
+// (as --attach does) prints b's and c's logs whole, in step order, before
+// a's live lines; d, which failed before its container started, has no log
+// and is not waited for.
+func TestFollowReplaysEndedStepsFirst(t *testing.T) {
+	const name = "wf-1"
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml"}, Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowRunning, Nodes: wfv1.Nodes{}}}
+	var pods []runtime.Object
+	for _, step := range []struct {
+		name  string
+		phase wfv1.NodePhase
+	}{{"a", wfv1.NodeRunning}, {"b", wfv1.NodeSucceeded}, {"c", wfv1.NodeFailed}, {"d", wfv1.NodeError}} {
+		id := name + "-" + step.name
+		wf.Status.Nodes[id] = wfv1.NodeStatus{ID: id, Name: name + "." + step.name, DisplayName: step.name, Type: wfv1.NodeTypePod, BoundaryID: name, Phase: step.phase}
+		state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		podPhase := corev1.PodRunning
+		switch step.phase {
+		case wfv1.NodeRunning:
+		case wfv1.NodeError: // the image could not be pulled
+			podPhase, state = corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+		default:
+			state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
+		}
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: "ml", Labels: map[string]string{labelWorkflow: name}, Annotations: map[string]string{annotationNode: id}},
+			Status:     corev1.PodStatus{Phase: podPhase, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer, State: state}}},
+		})
+	}
+	var logs strings.Builder
+	f := &Follower{
+		Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
+		Name:    name, Steps: []string{"a", "b", "c", "d"}, Logs: &logs, Status: io.Discard, Poll: time.Millisecond,
+	}
+	f.init()
+	start := time.Now()
+	for range 2 { // a second event changes nothing
+		if f.observe(t.Context(), wf) {
+			t.Fatal("observe says a running workflow ended")
+		}
+	}
+	f.wg.Wait()
+	if d := time.Since(start); d > replayTimeout/2 {
+		t.Errorf("observe waited %v for logs, as if for d's, which never started", d)
+	}
+	// The fake clientset serves every log as "fake logs".
+	if want := "[b] fake logs\n[c] fake logs\n[a] fake logs\n"; logs.String() != want {
+		t.Errorf("logs:\n%s\nwant:\n%s", logs.String(), want)
 	}
 }

@@ -19,28 +19,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/componentstest"
 )
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func shGang(script string, nodes, procs int, dir string) (*Gang, *syncBuffer) {
-	out := &syncBuffer{}
+func shGang(script string, nodes, procs int, dir string) (*Gang, *componentstest.Buffer) {
+	out := &componentstest.Buffer{}
 	return &Gang{
 		Nodes: nodes, ProcsPerNode: procs, Dir: dir,
 		Env:         os.Environ(),
@@ -106,7 +89,7 @@ func TestGangTorchrun(t *testing.T) {
 	if err := os.WriteFile(torchrun, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &componentstest.Buffer{}
 	var started []string
 	var mu sync.Mutex
 	g := &Gang{

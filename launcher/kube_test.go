@@ -20,6 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
+
+	"pipectl.dev/pipectl/components/componentstest"
 )
 
 // fakeCluster is a fake API server whose watches the test drives.
@@ -28,7 +30,7 @@ type fakeCluster struct {
 	jobsets   *jobsetfake.Clientset
 	jsWatches chan *watch.FakeWatcher
 	podWatch  chan *watch.FakeWatcher
-	out, errs syncBuffer
+	out, errs componentstest.Buffer
 	mu        sync.Mutex
 	deletes   []metav1.DeletionPropagation
 }

@@ -10,13 +10,14 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/componentstest"
 )
 
 // nodeRequest is a step whose program prints its rank and writes it to its
 // model output and its loss parameter.
-func nodeRequest(t *testing.T, store artifacts.Store, script string) (components.ExecRequest, *syncBuffer) {
+func nodeRequest(t *testing.T, store artifacts.Store, script string) (components.ExecRequest, *componentstest.Buffer) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &componentstest.Buffer{}
 	return components.ExecRequest{
 		Component: &components.ExecComponent{
 			Version: 1, Name: "train",

@@ -11,31 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/pipeline"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // shComponent is an inline component running a shell script with the
 // given inputs and outputs; $1.. are the resolved args.
@@ -59,8 +41,8 @@ type fixture struct {
 	t      *testing.T
 	dir    string
 	store  *artifacts.Local
-	logs   *syncBuffer
-	status *syncBuffer
+	logs   *componentstest.Buffer
+	status *componentstest.Buffer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -69,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, dir: dir, store: store, logs: &syncBuffer{}, status: &syncBuffer{}}
+	return &fixture{t: t, dir: dir, store: store, logs: &componentstest.Buffer{}, status: &componentstest.Buffer{}}
 }
 
 func (f *fixture) load(yaml string) *pipeline.Pipeline {

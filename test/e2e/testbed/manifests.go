@@ -125,18 +125,44 @@ func installCRDs(ctx context.Context, cfg *rest.Config, jobsetDir, argoDir strin
 }
 
 func applyCRD(ctx context.Context, cs apiextclient.Interface, crd *apiextv1.CustomResourceDefinition) error {
-	api := cs.ApiextensionsV1().CustomResourceDefinitions()
-	_, err := api.Create(ctx, crd, metav1.CreateOptions{})
+	return apply(ctx, cs.ApiextensionsV1().CustomResourceDefinitions(), crd)
+}
+
+// typedClient is the part of a typed client of cluster-scoped objects that
+// apply uses.
+type typedClient[T metav1.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// apply creates obj, or replaces the object of its name when one exists.
+func apply[T metav1.Object](ctx context.Context, api typedClient[T], obj T) error {
+	_, err := api.Create(ctx, obj, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
-		return err
+		if err != nil {
+			return fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+		return nil
 	}
-	old, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
+	old, err := api.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	crd.ResourceVersion = old.ResourceVersion
-	_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
-	return err
+	obj.SetResourceVersion(old.GetResourceVersion())
+	if _, err := api.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
+
+// loopbackWebhook points one JobSet webhook at the controller's loopback
+// port with our CA, and limits a pod webhook to JobSet pods.
+func loopbackWebhook(port int, caPEM []byte, cc *admissionv1.WebhookClientConfig, rules []admissionv1.RuleWithOperations, sel **metav1.LabelSelector) {
+	*cc = admissionv1.WebhookClientConfig{URL: webhookURL(port, *cc), CABundle: caPEM}
+	if targetsPods(rules) {
+		*sel = jobSetPodSelector()
+	}
 }
 
 // jobSetPodSelector is the objectSelector JobSet's kustomize patches give its pod webhooks.
@@ -189,24 +215,10 @@ func registerJobSetWebhooks(ctx context.Context, client kubernetes.Interface, jo
 			wc.Name = "jobset-" + wc.Name
 			for i := range wc.Webhooks {
 				w := &wc.Webhooks[i]
-				w.ClientConfig = admissionv1.WebhookClientConfig{URL: webhookURL(port, w.ClientConfig), CABundle: caPEM}
-				if targetsPods(w.Rules) {
-					w.ObjectSelector = jobSetPodSelector()
-				}
+				loopbackWebhook(port, caPEM, &w.ClientConfig, w.Rules, &w.ObjectSelector)
 			}
-			api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-			if _, err := api.Create(ctx, &wc, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-				old, gerr := api.Get(ctx, wc.Name, metav1.GetOptions{})
-				if gerr != nil {
-					return gerr
-				}
-				wc.ResourceVersion = old.ResourceVersion
-				_, err = api.Update(ctx, &wc, metav1.UpdateOptions{})
-				if err != nil {
-					return err
-				}
-			} else if err != nil {
-				return fmt.Errorf("register %s: %w", wc.Name, err)
+			if err := apply(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), &wc); err != nil {
+				return err
 			}
 		case "ValidatingWebhookConfiguration":
 			var wc admissionv1.ValidatingWebhookConfiguration
@@ -216,24 +228,10 @@ func registerJobSetWebhooks(ctx context.Context, client kubernetes.Interface, jo
 			wc.Name = "jobset-" + wc.Name
 			for i := range wc.Webhooks {
 				w := &wc.Webhooks[i]
-				w.ClientConfig = admissionv1.WebhookClientConfig{URL: webhookURL(port, w.ClientConfig), CABundle: caPEM}
-				if targetsPods(w.Rules) {
-					w.ObjectSelector = jobSetPodSelector()
-				}
+				loopbackWebhook(port, caPEM, &w.ClientConfig, w.Rules, &w.ObjectSelector)
 			}
-			api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-			if _, err := api.Create(ctx, &wc, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-				old, gerr := api.Get(ctx, wc.Name, metav1.GetOptions{})
-				if gerr != nil {
-					return gerr
-				}
-				wc.ResourceVersion = old.ResourceVersion
-				_, err = api.Update(ctx, &wc, metav1.UpdateOptions{})
-				if err != nil {
-					return err
-				}
-			} else if err != nil {
-				return fmt.Errorf("register %s: %w", wc.Name, err)
+			if err := apply(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), &wc); err != nil {
+				return err
 			}
 		}
 	}

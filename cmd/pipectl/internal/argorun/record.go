@@ -130,6 +130,23 @@ func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec
 	return &next, nil
 }
 
+// ReadRun reads the record of run id (or "latest") from the factory's
+// store, refreshed from the cluster when it is a running cluster run; a
+// note on warn says when it could not be.
+func ReadRun(ctx context.Context, f *cmdutil.Factory, id string, warn io.Writer) (artifacts.Store, *artifacts.Run, error) {
+	store, err := f.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := cmdutil.ReadRun(ctx, store, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = Refresh(ctx, f, store, r)
+	WarnStale(warn, err)
+	return store, r, nil
+}
+
 // refreshTimeout bounds how long Refresh waits for the cluster.
 const refreshTimeout = 5 * time.Second
 

@@ -45,16 +45,10 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 }
 
 func logsRun(ctx context.Context, opts *Options) error {
-	store, err := opts.Factory.Store(ctx)
+	store, r, err := argorun.ReadRun(ctx, opts.Factory, opts.RunID, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
-	if err != nil {
-		return err
-	}
-	r, err = argorun.Refresh(ctx, opts.Factory, store, r)
-	argorun.WarnStale(opts.IO.ErrOut, err)
 	if opts.Step != "" && r.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range r.Steps {

@@ -129,16 +129,10 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	store, err := opts.Factory.Store(ctx)
+	_, r, err := argorun.ReadRun(ctx, opts.Factory, opts.RunID, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
-	if err != nil {
-		return err
-	}
-	r, err = argorun.Refresh(ctx, opts.Factory, store, r)
-	argorun.WarnStale(opts.IO.ErrOut, err)
 	return cmdutil.Print(opts.IO.Out, opts.Output, r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Run:\t%s\n", r.ID)
 		fmt.Fprintf(tw, "Pipeline:\t%s\n", r.Pipeline)

@@ -1,0 +1,28 @@
+// Package componentstest has helpers for tests of code that runs
+// components: pipeline/local, launcher.
+package componentstest
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer that many goroutines may write to, as the log
+// sinks of parallel steps and ranks do.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -27,6 +27,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"pipectl.dev/pipectl/components/componentstest"
 )
 
 // EnvBinary names the MinIO server binary to use.
@@ -50,7 +52,7 @@ type Server struct {
 	mu     sync.Mutex
 	proc   *os.Process // nil when stopped
 	exited chan error
-	out    *syncBuffer
+	out    *componentstest.Buffer
 }
 
 // Start starts a MinIO server with its data in a temporary directory; it
@@ -141,7 +143,7 @@ func (s *Server) Log() string {
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &syncBuffer{}
+	out := &componentstest.Buffer{}
 	cmd := exec.Command(s.bin, "server", "--quiet", "--address", s.Host,
 		"--console-address", "127.0.0.1:0", "--certs-dir", filepath.Join(s.Dir, ".certs"), filepath.Join(s.Dir, "data"))
 	cmd.Env = append(os.Environ(),
@@ -290,22 +292,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails
 	return hex.EncodeToString(b)
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

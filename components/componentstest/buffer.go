@@ -1,5 +1,5 @@
-// Package componentstest has helpers for tests of code that runs
-// components: pipeline/local, launcher.
+// Package componentstest has helpers for the tests of code that runs
+// components and collects their output.
 package componentstest
 
 import (
@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// Buffer is a bytes.Buffer that many goroutines may write to, as the log
-// sinks of parallel steps and ranks do.
+// Buffer is a bytes.Buffer that many goroutines may write to and read, as
+// the log sinks of parallel steps, ranks and test servers are.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/launcher"
 )
 
@@ -40,29 +40,12 @@ func runLaunch(t *testing.T, f *cmdutil.Factory, prepare func(*Options), args ..
 	return cmd.Execute()
 }
 
-func testFactory(t *testing.T) (*cmdutil.Factory, *strings.Builder, *syncWriter) {
+func testFactory(t *testing.T) (*cmdutil.Factory, *strings.Builder, *componentstest.Buffer) {
 	ios, _, _, _ := cmdutil.Test()
-	out, errOut := &strings.Builder{}, &syncWriter{}
+	out, errOut := &strings.Builder{}, &componentstest.Buffer{}
 	ios.Out, ios.ErrOut = out, errOut
 	env := map[string]string{}
 	return &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: t.TempDir(), Version: "test", Getenv: func(k string) string { return env[k] }}, out, errOut
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 func TestDryRunExample(t *testing.T) {

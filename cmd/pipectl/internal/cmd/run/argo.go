@@ -52,7 +52,7 @@ func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, opts *Options) {
 	fl.StringVar(&a.S3Secret, "s3-secret", "", "--on argo: a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
 	fl.StringVar(&a.PodS3Endpoint, "pod-s3-endpoint", "", "--on argo: the S3 endpoint the pods use (default: --s3-endpoint)")
 	fl.BoolVar(&a.AllowNonS3, "allow-non-s3", false, "--on argo: accept an --artifacts root that is not s3:// (every pod must see the same path)")
-	fl.StringVar(&a.Attach, "attach", "", "--on argo: follow the run RUN (a workflow) instead of submitting one")
+	fl.StringVar(&a.Attach, "attach", "", "--on argo: follow the run RUN (a workflow, or \"latest\") instead of submitting one; its record names its namespace")
 	fl.BoolVar(&a.StopOnExit, "stop-on-exit", false, "--on argo: on Ctrl-C, stop the workflow without asking")
 	cmdutil.AddKubeFlags(cmd, f)
 }
@@ -118,6 +118,16 @@ func argoRun(opts *Options) error {
 		}
 		fmt.Fprintf(ios.ErrOut, "Submitted workflow %s in namespace %s (artifacts %s)\n", wf.Name, kc.Namespace, store.URI(wf.Name))
 	} else {
+		// The run's record, when the store has one, names the run's
+		// namespace (used unless -n says otherwise) and resolves "latest".
+		if r, err := cmdutil.ReadRun(ctx, store, opts.Argo.Attach); err == nil {
+			opts.Argo.Attach = r.ID
+			if f.Kube.Namespace == "" {
+				f.Kube.Namespace = r.Namespace
+			}
+		} else if opts.Argo.Attach == "latest" {
+			return err
+		}
 		kc, err := f.Clients()
 		if err != nil {
 			return err

@@ -343,3 +343,42 @@ func TestArgoRunAttach(t *testing.T) {
 		}
 	}
 }
+
+// --attach latest follows the newest run of the store, in the namespace its
+// record names when -n is not given.
+func TestArgoRunAttachLatest(t *testing.T) {
+	kcs, wc, kc := fakeCluster(t)
+	opts, store, _, errOut := argoOpts(t, kcs)
+	opts.File, opts.Argo.Attach = "", "latest"
+	if err := argoRun(opts); err == nil || !strings.Contains(err.Error(), "no runs in") {
+		t.Fatalf("--attach latest with no runs: %v", err)
+	}
+
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "words-abcde", Namespace: "ml", Labels: map[string]string{"pipectl.dev/pipeline": "words"}},
+		Spec: wfv1.WorkflowSpec{Templates: []wfv1.Template{{Name: "main", DAG: &wfv1.DAGTemplate{Tasks: []wfv1.DAGTask{{Name: "make"}}}}}}}
+	if _, err := wc.ArgoprojV1alpha1().Workflows("ml").Create(context.Background(), wf, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := artifacts.NewLocal(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &artifacts.Run{ID: "words-abcde", Pipeline: "words", Status: artifacts.StatusRunning, On: "argo", Namespace: "ml", Started: time.Now(),
+		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
+	if err := artifacts.WriteRun(context.Background(), s, rec); err != nil {
+		t.Fatal(err)
+	}
+	go progress(t, wc, kc, wfv1.WorkflowSucceeded, []wfv1.NodeStatus{node("words-abcde", "make", "make-1", wfv1.NodeSucceeded, "0", "")})
+	if err := argoRun(opts); err != nil {
+		t.Fatalf("argoRun: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut.String(), "Run words-abcde Succeeded") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+	if ns := opts.Factory.Kube.Namespace; ns != "ml" {
+		t.Errorf("namespace in effect %q, want the record's, ml", ns)
+	}
+	if got := readRecord(t, store); got.Status != artifacts.StatusSucceeded {
+		t.Errorf("record status %s, want Succeeded", got.Status)
+	}
+}

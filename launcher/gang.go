@@ -102,66 +102,103 @@ func (g *Gang) attempt(ctx context.Context) error {
 	if argv, err := g.Argv(0, 0); err == nil {
 		torchrun = IsTorchrun(argv)
 	}
-	var running []*components.Running
-	order, err := components.NewExitOrder()
-	if err == nil {
-		defer order.Close()
-	}
-	results := make(chan rankResult, g.Nodes*g.procs())
-	stopAll := func() {
-		for _, r := range running {
-			go r.Stop(g.grace())
-		}
-		for _, r := range running {
-			<-r.Done()
-		}
-	}
+	ps := newProcSet(g.Nodes*g.procs(), g.grace())
+	defer ps.close()
 	start := func(rank, node, local int, env []string) error {
 		argv, err := g.Argv(node, local)
 		if err != nil {
 			return err
 		}
 		out := g.Output(rank)
-		r, err := components.Start(components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Order: order})
-		if err != nil {
-			return &RankError{Rank: rank, Err: err}
-		}
-		running = append(running, r)
-		go func() {
-			<-r.Done()
-			results <- rankResult{rank: rank, pid: r.Pid(), err: r.Err(), at: r.ExitedAt()}
-		}()
-		return nil
+		return ps.start(rank, components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
 	}
 	for node := 0; node < g.Nodes; node++ {
 		if torchrun {
 			if err := start(node*topo.ProcsPerNode, node, -1, topo.NodeEnv(node)); err != nil {
-				stopAll()
+				ps.stop()
 				return err
 			}
 			continue
 		}
 		for local := 0; local < topo.ProcsPerNode; local++ {
 			if err := start(node*topo.ProcsPerNode+local, node, local, topo.RankEnv(node, local)); err != nil {
-				stopAll()
+				ps.stop()
 				return err
 			}
 		}
 	}
-	for left := len(running); left > 0; left-- {
+	return ps.wait(ctx)
+}
+
+// procSet runs the rank processes of one gang attempt, or of one node: all
+// must exit 0; at the first failure the others are stopped and the rank that
+// failed first is named.
+type procSet struct {
+	grace   time.Duration
+	order   *components.ExitOrder // nil where the kernel cannot tell
+	running []*components.Running
+	results chan rankResult
+}
+
+// newProcSet returns a set for at most n processes.
+func newProcSet(n int, grace time.Duration) *procSet {
+	s := &procSet{grace: grace, results: make(chan rankResult, n)}
+	if order, err := components.NewExitOrder(); err == nil {
+		s.order = order
+	}
+	return s
+}
+
+// start starts the process of rank p.
+func (s *procSet) start(rank int, p components.Process) error {
+	p.Order = s.order
+	r, err := components.Start(p)
+	if err != nil {
+		return &RankError{Rank: rank, Err: err}
+	}
+	s.running = append(s.running, r)
+	go func() {
+		<-r.Done()
+		s.results <- rankResult{rank: rank, pid: r.Pid(), err: r.Err(), at: r.ExitedAt()}
+	}()
+	return nil
+}
+
+// wait waits until every process exited 0 (nil), one failed (the
+// *RankError of the first to fail, the others stopped) or ctx ended (its
+// error, every process stopped).
+func (s *procSet) wait(ctx context.Context) error {
+	for left := len(s.running); left > 0; left-- {
 		select {
-		case res := <-results:
+		case res := <-s.results:
 			if res.err != nil {
-				first := firstFailure(order, res, results, left-1)
-				stopAll()
+				first := firstFailure(s.order, res, s.results, left-1)
+				s.stop()
 				return &RankError{Rank: first.rank, Err: first.err}
 			}
 		case <-ctx.Done():
-			stopAll()
+			s.stop()
 			return ctx.Err()
 		}
 	}
 	return nil
+}
+
+// stop stops every process (SIGTERM, SIGKILL after the grace period) and
+// waits for them.
+func (s *procSet) stop() {
+	for _, r := range s.running {
+		go r.Stop(s.grace)
+	}
+	for _, r := range s.running {
+		<-r.Done()
+	}
+}
+
+func (s *procSet) close() {
+	if s.order != nil {
+		s.order.Close()
+	}
 }
 
 // firstFailure collects the exits that follow a failure within

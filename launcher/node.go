@@ -137,17 +137,10 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 		}
 	}
 	var mu sync.Mutex
-	var running []*components.Running
-	results := make(chan rankResult, len(ps))
 	var writers []*components.LineWriter
-	stopAll := func() {
-		for _, r := range running {
-			go r.Stop(grace(req.GracePeriod))
-		}
-		for _, r := range running {
-			<-r.Done()
-		}
-	}
+	set := newProcSet(len(ps), grace(req.GracePeriod))
+	defer set.close()
+	var failed error
 	for _, p := range ps {
 		stdout, stderr := req.Stdout, req.Stderr
 		if len(ps) > 1 {
@@ -156,30 +149,13 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 			writers = append(writers, lw)
 			stdout, stderr = lw, lw
 		}
-		r, err := components.Start(components.Process{Argv: p.argv, Dir: c.WorkingDir, Env: p.env, Stdout: stdout, Stderr: stderr})
-		if err != nil {
-			stopAll()
-			return nil, &RankError{Rank: p.rank, Err: err}
-		}
-		running = append(running, r)
-		go func(rank int) {
-			<-r.Done()
-			results <- rankResult{rank: rank, err: r.Err()}
-		}(p.rank)
-	}
-	var failed error
-	for left := len(running); left > 0 && failed == nil; left-- {
-		select {
-		case res := <-results:
-			if res.err != nil {
-				failed = &RankError{Rank: res.rank, Err: res.err}
-			}
-		case <-ctx.Done():
-			failed = ctx.Err()
+		if failed = set.start(p.rank, components.Process{Argv: p.argv, Dir: c.WorkingDir, Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
+			set.stop()
+			break
 		}
 	}
-	if failed != nil {
-		stopAll()
+	if failed == nil {
+		failed = set.wait(ctx)
 	}
 	for _, w := range writers {
 		w.Flush()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -104,6 +105,27 @@ func TestExecNodeFailures(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "model, loss") {
 		t.Fatalf("ExecNode = %v, want a *ConfigError naming the missing outputs", err)
+	}
+}
+
+// TestExecNodeNamesTheRankThatFailedFirst: as for a local gang, the ranks
+// of one pod are told apart by the kernel's exit order: rank 1 fails, rank 0
+// fails 50 ms after it sees rank 1's end of a FIFO close; rank 1 is named.
+func TestExecNodeNamesTheRankThatFailedFirst(t *testing.T) {
+	store, _ := artifacts.NewLocal(t.TempDir())
+	rt := &components.Runtime{Store: store}
+	for i := range 5 {
+		link := filepath.Join(t.TempDir(), "link")
+		if err := syscall.Mkfifo(link, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		req, out := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exec 3>`+link+`; exit 3; fi
+cat `+link+`; sleep 0.05; exit 1`)
+		_, err := ExecNode(context.Background(), rt, req, Node{Topology: Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}})
+		var re *RankError
+		if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
+			t.Fatalf("try %d: ExecNode = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
+		}
 	}
 }
 

@@ -556,7 +556,11 @@ func (s *session) progress() string {
 		line += fmt.Sprintf(" (restart %d)", attempt)
 	}
 	if suspended(s.js) {
-		line += " (JobSet suspended: waiting for admission)"
+		if q := s.js.Labels[LabelKueueQueue]; q != "" {
+			line += fmt.Sprintf(" (JobSet suspended: waiting for admission by Kueue queue %s)", q)
+		} else {
+			line += " (JobSet suspended: waiting for admission)"
+		}
 	}
 	return line
 }

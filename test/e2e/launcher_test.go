@@ -19,7 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	jobsetv1 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 	"sigs.k8s.io/yaml"
@@ -771,6 +775,109 @@ func TestLauncherGangDoesNotFit(t *testing.T) {
 		t.Errorf("failed after %s, before the 15s startup timeout", took)
 	}
 	l.noJobSetLeft(ctx, 10*time.Second)
+}
+
+// A Kueue gang is admitted whole or not at all: with quota for one of its two rank
+// pods the JobSet stays suspended and no rank pod is created; once the quota fits both,
+// Kueue admits it and the step succeeds.
+func TestLauncherKueueAdmitsTheWholeGang(t *testing.T) {
+	c, ns, ctx := launcherSetup(t)
+	if err := c.StartKueue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq := "pipectl-" + ns
+	create := func(gvr schema.GroupVersionResource, namespace string, obj map[string]any) {
+		t.Helper()
+		u := &unstructured.Unstructured{Object: obj}
+		var err error
+		if namespace == "" {
+			_, err = dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{})
+			t.Cleanup(func() { _ = dyn.Resource(gvr).Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
+		} else {
+			_, err = dyn.Resource(gvr).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatalf("create %s %s: %v", gvr.Resource, u.GetName(), err)
+		}
+	}
+	quota := func(cpu string) []any {
+		return []any{map[string]any{
+			"coveredResources": []any{"cpu"},
+			"flavors":          []any{map[string]any{"name": cq, "resources": []any{map[string]any{"name": "cpu", "nominalQuota": cpu}}}},
+		}}
+	}
+	create(testbed.KueueResourceFlavors, "", map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": cq}})
+	create(testbed.KueueClusterQueues, "", map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": cq},
+		"spec": map[string]any{"namespaceSelector": map[string]any{}, "resourceGroups": quota("600m")}})
+	create(testbed.KueueLocalQueues, ns, map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": map[string]any{"name": "training", "namespace": ns},
+		"spec": map[string]any{"clusterQueue": cq}})
+
+	l := newLab(t, c, ns, ctx)
+	wf := l.compile(ctx, shellPipeline(t, "      nodes: 2\n      resources: {cpu: 500m}\n      gang: {kueue: {queue: training}}\n"))
+	o := l.observe(ctx)
+	pod := wf.podOf(t, "gpu", "kueue-run", nil, "")
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Kueue takes the suspended JobSet's workload and, lacking quota for both pods,
+	// admits neither.
+	poll(t, ctx, "a pending Kueue workload", func(ctx context.Context) (bool, error) {
+		list, err := dyn.Resource(testbed.KueueWorkloads).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		for _, cond := range conditions(list.Items[0].Object) {
+			if cond["type"] == "QuotaReserved" && cond["status"] == "False" && cond["reason"] == "Pending" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	time.Sleep(2 * time.Second) // a gang admitted in part would have pods by now
+	o.mu.Lock()
+	npods := len(o.pods)
+	var suspended bool
+	for _, js := range o.jobsets {
+		suspended = js.Spec.Suspend != nil && *js.Spec.Suspend
+	}
+	o.mu.Unlock()
+	if npods != 0 || !suspended {
+		t.Fatalf("with quota for one rank: %d rank pods, JobSet suspended %v; want none and true", npods, suspended)
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"resourceGroups": quota("2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(testbed.KueueClusterQueues).Patch(ctx, cq, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := l.waitPodEnded(ctx, pod.Name)
+	logs := l.logs(ctx, pod.Name)
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("launcher pod %s, want Succeeded; log:\n%s", p.Status.Phase, logs)
+	}
+	for _, want := range []string{"(JobSet suspended: waiting for admission by Kueue queue training)", "[rank 0] rank 0 on ", "[rank 1] rank 1 on "} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("launcher log lacks %q:\n%s", want, logs)
+		}
+	}
+	l.noJobSetLeft(ctx, 30*time.Second)
+}
+
+// conditions returns status.conditions of an unstructured object.
+func conditions(obj map[string]any) []map[string]any {
+	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	var out []map[string]any
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // BenchmarkLauncherTrain runs the example's train step (2 ranks, one epoch) through the

@@ -71,13 +71,20 @@ func crdFiles(jobsetDir, argoDir string) ([]string, error) {
 	return files, nil
 }
 
-// installCRDs creates (or updates) the CRDs and waits until each is Established.
+// installCRDs creates (or updates) the JobSet and Argo CRDs and waits until each is
+// Established.
 func installCRDs(ctx context.Context, cfg *rest.Config, jobsetDir, argoDir string, watch []*component) error {
-	cs, err := apiextclient.NewForConfig(cfg)
+	files, err := crdFiles(jobsetDir, argoDir)
 	if err != nil {
 		return err
 	}
-	files, err := crdFiles(jobsetDir, argoDir)
+	return applyCRDFiles(ctx, cfg, files, watch, nil)
+}
+
+// applyCRDFiles creates (or updates) the CRDs of files, each changed by edit first
+// when edit is not nil, and waits until each is Established.
+func applyCRDFiles(ctx context.Context, cfg *rest.Config, files []string, watch []*component, edit func(*apiextv1.CustomResourceDefinition)) error {
+	cs, err := apiextclient.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -98,6 +105,9 @@ func installCRDs(ctx context.Context, cfg *rest.Config, jobsetDir, argoDir strin
 			var crd apiextv1.CustomResourceDefinition
 			if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
 				return fmt.Errorf("%s: %w", file, err)
+			}
+			if edit != nil {
+				edit(&crd)
 			}
 			if err := applyCRD(ctx, cs, &crd); err != nil {
 				return fmt.Errorf("%s: %w", file, err)
@@ -156,13 +166,30 @@ func apply[T metav1.Object](ctx context.Context, api typedClient[T], obj T) erro
 	return nil
 }
 
-// loopbackWebhook points one JobSet webhook at the controller's loopback
-// port with our CA, and limits a pod webhook to JobSet pods.
-func loopbackWebhook(port int, caPEM []byte, cc *admissionv1.WebhookClientConfig, rules []admissionv1.RuleWithOperations, sel **metav1.LabelSelector) {
-	*cc = admissionv1.WebhookClientConfig{URL: webhookURL(port, *cc), CABundle: caPEM}
-	if targetsPods(rules) {
-		*sel = jobSetPodSelector()
+// webhookParts are the fields of a mutating or validating webhook that
+// loopbackWebhooks reads or sets.
+type webhookParts struct {
+	clientConfig *admissionv1.WebhookClientConfig
+	rules        []admissionv1.RuleWithOperations
+	selector     **metav1.LabelSelector
+}
+
+// loopbackWebhooks returns the hooks keep accepts (all when keep is nil), each pointed
+// at the controller's loopback port with our CA, pod webhooks limited to JobSet pods.
+func loopbackWebhooks[W any](hooks []W, port int, caPEM []byte, keep func([]admissionv1.RuleWithOperations) bool, parts func(*W) webhookParts) []W {
+	var out []W
+	for i := range hooks {
+		p := parts(&hooks[i])
+		if keep != nil && !keep(p.rules) {
+			continue
+		}
+		*p.clientConfig = admissionv1.WebhookClientConfig{URL: webhookURL(port, *p.clientConfig), CABundle: caPEM}
+		if targetsPods(p.rules) {
+			*p.selector = jobSetPodSelector()
+		}
+		out = append(out, hooks[i])
 	}
+	return out
 }
 
 // jobSetPodSelector is the objectSelector JobSet's kustomize patches give its pod webhooks.
@@ -197,7 +224,15 @@ func webhookURL(port int, cc admissionv1.WebhookClientConfig) *string {
 // config/components/webhook/manifests.yaml, each webhook pointed at the controller's
 // loopback port by URL with our CA, pod webhooks limited to JobSet pods.
 func registerJobSetWebhooks(ctx context.Context, client kubernetes.Interface, jobsetDir string, port int, caPEM []byte) error {
-	docs, err := yamlDocs(filepath.Join(jobsetDir, "config", "components", "webhook", "manifests.yaml"))
+	return registerWebhooks(ctx, client, filepath.Join(jobsetDir, "config", "components", "webhook", "manifests.yaml"), "jobset-", port, caPEM, nil)
+}
+
+// registerWebhooks installs the webhook configurations of a controller's manifests
+// file, named with prefix, each webhook pointed at the controller's loopback port by
+// URL with our CA and pod webhooks limited to JobSet pods; when keep is not nil, only
+// the webhooks whose rules it accepts.
+func registerWebhooks(ctx context.Context, client kubernetes.Interface, manifests, prefix string, port int, caPEM []byte, keep func([]admissionv1.RuleWithOperations) bool) error {
+	docs, err := yamlDocs(manifests)
 	if err != nil {
 		return err
 	}
@@ -212,11 +247,10 @@ func registerJobSetWebhooks(ctx context.Context, client kubernetes.Interface, jo
 			if err := yaml.UnmarshalStrict(doc, &wc); err != nil {
 				return err
 			}
-			wc.Name = "jobset-" + wc.Name
-			for i := range wc.Webhooks {
-				w := &wc.Webhooks[i]
-				loopbackWebhook(port, caPEM, &w.ClientConfig, w.Rules, &w.ObjectSelector)
-			}
+			wc.Name = prefix + wc.Name
+			wc.Webhooks = loopbackWebhooks(wc.Webhooks, port, caPEM, keep, func(w *admissionv1.MutatingWebhook) webhookParts {
+				return webhookParts{&w.ClientConfig, w.Rules, &w.ObjectSelector}
+			})
 			if err := apply(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), &wc); err != nil {
 				return err
 			}
@@ -225,11 +259,10 @@ func registerJobSetWebhooks(ctx context.Context, client kubernetes.Interface, jo
 			if err := yaml.UnmarshalStrict(doc, &wc); err != nil {
 				return err
 			}
-			wc.Name = "jobset-" + wc.Name
-			for i := range wc.Webhooks {
-				w := &wc.Webhooks[i]
-				loopbackWebhook(port, caPEM, &w.ClientConfig, w.Rules, &w.ObjectSelector)
-			}
+			wc.Name = prefix + wc.Name
+			wc.Webhooks = loopbackWebhooks(wc.Webhooks, port, caPEM, keep, func(w *admissionv1.ValidatingWebhook) webhookParts {
+				return webhookParts{&w.ClientConfig, w.Rules, &w.ObjectSelector}
+			})
 			if err := apply(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), &wc); err != nil {
 				return err
 			}

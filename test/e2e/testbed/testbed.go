@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,12 @@ type Cluster struct {
 
 	components []*component
 	ports      []int
+	opts       Options
+	pki        *pki
+	kueue      struct {
+		once sync.Once
+		err  error
+	}
 }
 
 // Start builds what is missing and starts etcd, kube-apiserver, kube-controller-manager,
@@ -129,7 +136,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	c := &Cluster{Dir: opts.Dir, Logs: filepath.Join(opts.Dir, "logs"), Kubectl: bins[ToolKubectl]}
+	c := &Cluster{Dir: opts.Dir, Logs: filepath.Join(opts.Dir, "logs"), Kubectl: bins[ToolKubectl], opts: opts}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n%s", err, c.LogTails(15))
@@ -156,6 +163,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.pki = pk
 	serving, err := pk.issue("apiserver", "kube-apiserver", nil, []string{"127.0.0.1", "localhost", "10.0.0.1",
 		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
 	if err != nil {

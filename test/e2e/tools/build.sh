@@ -6,7 +6,8 @@
 # executable `prepare` hook (run with the tool folder as its working directory and
 # $OUT as the binary to produce) for tools that need more than `go build`.
 # Several tools may share one module: a folder holding a file MODULE (naming a sibling
-# folder, e.g. `kube`) and a PACKAGE is built with that sibling's go.mod.
+# folder, e.g. `kube`) and a PACKAGE is built with that sibling's go.mod. A file LDFLAGS
+# adds linker flags (e.g. the version a binary reports).
 # Binaries are cached under ${PIPECTL_CACHE:-~/.cache/pipectl}/bin, keyed by a hash of the
 # folder's files, so a second build of the same versions costs nothing.
 set -euo pipefail
@@ -35,7 +36,9 @@ for name in "$@"; do
         (cd "$dir" && OUT="$tmp" ./prepare) >&2
       else
         pkg=$(cat "$dir/PACKAGE")
-        (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="-s -w" -o "$tmp" "$pkg") >&2
+        ldflags="-s -w"
+        [ -f "$dir/LDFLAGS" ] && ldflags="$ldflags $(cat "$dir/LDFLAGS")"
+        (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="$ldflags" -o "$tmp" "$pkg") >&2
       fi
       mv "$tmp" "$out"
     fi

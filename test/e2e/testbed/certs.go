@@ -66,6 +66,26 @@ func (p *pki) caPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.caCert.Raw})
 }
 
+// webhookCerts issues a loopback serving certificate into the folder NAME as tls.crt
+// and tls.key, where a controller-runtime webhook server (JobSet's, Kueue's) reads
+// them, and returns the folder.
+func (p *pki) webhookCerts(name string) (string, error) {
+	dir := filepath.Join(p.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	kp, err := p.issue(name, name, nil, []string{"127.0.0.1", "localhost"})
+	if err != nil {
+		return "", err
+	}
+	for src, dst := range map[string]string{kp.cert: "tls.crt", kp.key: "tls.key"} {
+		if err := os.Rename(src, filepath.Join(dir, dst)); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
 // issue writes NAME.crt and NAME.key: a server certificate when hosts is not empty
 // (IPs and DNS names), a client certificate for cn in the groups orgs otherwise.
 func (p *pki) issue(name, cn string, orgs, hosts []string) (keyPair, error) {

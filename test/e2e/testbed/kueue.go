@@ -58,18 +58,9 @@ func (c *Cluster) startKueue(ctx context.Context) error {
 	c.ports = append(c.ports, ports...)
 	webhookPort, probePort, visibilityPort := ports[0], ports[1], ports[2]
 
-	certDir := filepath.Join(c.Dir, "pki", "kueue-webhook")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return err
-	}
-	kp, err := c.pki.issue("kueue-webhook", "kueue-webhook", nil, []string{"127.0.0.1", "localhost"})
+	certDir, err := c.pki.webhookCerts("kueue-webhook")
 	if err != nil {
 		return err
-	}
-	for src, dst := range map[string]string{kp.cert: "tls.crt", kp.key: "tls.key"} {
-		if err := os.Rename(src, filepath.Join(certDir, dst)); err != nil {
-			return err
-		}
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kueue-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
@@ -98,24 +89,10 @@ func (c *Cluster) startKueue(ctx context.Context) error {
 	}
 
 	config := filepath.Join(c.Dir, "kueue-config.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-health:
-  healthProbeBindAddress: 127.0.0.1:%d
-metrics:
-  bindAddress: "0"
-manageJobsWithoutQueueName: false
+	if err := os.WriteFile(config, []byte(managerConfig("config.kueue.x-k8s.io/v1beta2", webhookPort, certDir, probePort)+`manageJobsWithoutQueueName: false
 integrations:
   frameworks: ["jobset.x-k8s.io/jobset"]
-`, webhookPort, certDir, probePort)), 0o644); err != nil {
+`), 0o644); err != nil {
 		return err
 	}
 	// Without internal certificate management Kueue reads its metrics server's

@@ -185,18 +185,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	webhookDir := filepath.Join(opts.Dir, "pki", "jobset-webhook")
-	if err := os.MkdirAll(webhookDir, 0o700); err != nil {
-		return nil, err
-	}
-	webhookKP, err := pk.issue("jobset-webhook", "jobset-webhook", nil, []string{"127.0.0.1", "localhost"})
+	webhookDir, err := pk.webhookCerts("jobset-webhook")
 	if err != nil {
 		return nil, err
-	}
-	for src, dst := range map[string]string{webhookKP.cert: "tls.crt", webhookKP.key: "tls.key"} {
-		if err := os.Rename(src, filepath.Join(webhookDir, dst)); err != nil {
-			return nil, err
-		}
 	}
 	sa, err := pk.serviceAccountKey()
 	if err != nil {
@@ -342,21 +333,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 
 	// JobSet controller: certificates from our CA, webhooks on a loopback port.
 	jsConfig := filepath.Join(opts.Dir, "jobset-config.yaml")
-	if err := os.WriteFile(jsConfig, []byte(fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-health:
-  healthProbeBindAddress: 127.0.0.1:%d
-metrics:
-  bindAddress: "0"
-`, webhookPort, webhookDir, jsProbe)), 0o644); err != nil {
+	if err := os.WriteFile(jsConfig, []byte(managerConfig("config.jobset.x-k8s.io/v1alpha1", webhookPort, webhookDir, jsProbe)), 0o644); err != nil {
 		return nil, err
 	}
 	jobset, err := start("jobset", bins[ToolJobSet], []string{"--config=" + jsConfig, "--zap-devel=false"},
@@ -507,6 +484,27 @@ func (c *Cluster) Env() []string {
 		"AWS_SECRET_ACCESS_KEY=" + MinIOSecretKey,
 		"AWS_REGION=us-east-1",
 	}
+}
+
+// managerConfig is the configuration file of a controller-runtime manager (JobSet's,
+// Kueue's, of config API apiVersion) as the test bed runs it: no leader election, our
+// certificates, webhooks and health probes on loopback ports, no metrics server.
+func managerConfig(apiVersion string, webhookPort int, certDir string, probePort int) string {
+	return fmt.Sprintf(`apiVersion: %s
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+metrics:
+  bindAddress: "0"
+`, apiVersion, webhookPort, certDir, probePort)
 }
 
 func writeKubeconfig(path, server string, pk *pki, user keyPair) error {

@@ -868,6 +868,60 @@ func TestLauncherKueueAdmitsTheWholeGang(t *testing.T) {
 	l.noJobSetLeft(ctx, 30*time.Second)
 }
 
+// A coscheduling gang is bound whole or not at all. Two rank pods of one GPU each run
+// together under the scheduler-plugins scheduler; two that need 3 of the GPU node's 4
+// GPUs each are never bound one without the other (the default scheduler would bind the
+// first), and the launcher fails after its startup timeout.
+func TestLauncherPodGroupGang(t *testing.T) {
+	c, ns, ctx := launcherSetup(t)
+	if err := c.StartCoscheduling(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := newLab(t, c, ns, ctx)
+	o := l.observe(ctx)
+	gang := "      gang: {podGroup: {scheduler: coscheduling}}\n"
+
+	wf := l.compile(ctx, shellPipeline(t, "      nodes: 2\n      resources: {gpu: 1}\n"+gang))
+	p, logs := l.runPod(ctx, wf.podOf(t, "gpu", "pg-fit", nil, ""))
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("launcher pod %s, want Succeeded; log:\n%s", p.Status.Phase, logs)
+	}
+	for _, want := range []string{"created PodGroup " + ns + "/pg-fit-gpu", "[rank 0] rank 0 on ", "[rank 1] rank 1 on "} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("launcher log lacks %q:\n%s", want, logs)
+		}
+	}
+	o.mu.Lock()
+	for name, pod := range o.pods {
+		if pod.Spec.SchedulerName != testbed.CoschedulingSchedulerName || pod.Labels["scheduling.x-k8s.io/pod-group"] != "pg-fit-gpu" || pod.Spec.NodeName == "" {
+			t.Errorf("rank pod %s: scheduler %q, pod group %q, node %q", name, pod.Spec.SchedulerName, pod.Labels["scheduling.x-k8s.io/pod-group"], pod.Spec.NodeName)
+		}
+	}
+	o.mu.Unlock()
+	l.noJobSetLeft(ctx, 30*time.Second)
+
+	wf = l.compile(ctx, shellPipeline(t, "      nodes: 2\n      startupTimeout: 15s\n      resources: {gpu: 3}\n"+gang))
+	p, logs = l.runPod(ctx, wf.podOf(t, "gpu", "pg-nofit", nil, ""))
+	if p.Status.Phase != corev1.PodFailed || !strings.Contains(logs, "not every rank was running after 15s") {
+		t.Errorf("launcher pod %s, want Failed after the startup timeout; log:\n%s", p.Status.Phase, logs)
+	}
+	o.mu.Lock()
+	seen := 0
+	for name, pod := range o.pods {
+		if strings.HasPrefix(name, "pg-nofit-") {
+			seen++
+			if pod.Spec.NodeName != "" {
+				t.Errorf("rank pod %s was bound to %s without its gang", name, pod.Spec.NodeName)
+			}
+		}
+	}
+	o.mu.Unlock()
+	if seen != 2 {
+		t.Errorf("saw %d rank pods of the gang that does not fit, want 2", seen)
+	}
+	l.noJobSetLeft(ctx, 30*time.Second)
+}
+
 // conditions returns status.conditions of an unstructured object.
 func conditions(obj map[string]any) []map[string]any {
 	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")

@@ -73,10 +73,14 @@ type Cluster struct {
 	ports      []int
 	opts       Options
 	pki        *pki
-	kueue      struct {
-		once sync.Once
-		err  error
-	}
+	kueue      onDemand
+	cosched    onDemand
+}
+
+// onDemand is a component started by the first test that needs it.
+type onDemand struct {
+	once sync.Once
+	err  error
 }
 
 // Start builds what is missing and starts etcd, kube-apiserver, kube-controller-manager,
@@ -214,26 +218,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		c.components = append(c.components, comp)
 		return comp, nil
 	}
-	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	httpOK := func(url string) func(context.Context) error {
-		return func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := insecure.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-				return fmt.Errorf("%s: %s: %s", url, resp.Status, body)
-			}
-			return nil
-		}
-	}
-
 	// etcd and MinIO.
 	say("starting etcd, MinIO")
 	etcd, err := start("etcd", bins[ToolEtcd], []string{
@@ -259,7 +243,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if err := poll(ctx, "etcd", 200*time.Millisecond, []*component{etcd},
-		httpOK(fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort))); err != nil {
+		httpReady(fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort))); err != nil {
 		return nil, err
 	}
 
@@ -385,10 +369,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		what  string
 		check func(context.Context) error
 	}{
-		{"kube-controller-manager", httpOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", kcmPort))},
-		{"kube-scheduler", httpOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort))},
-		{"jobset", httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", jsProbe))},
-		{"minio", httpOK(fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", minioPort))},
+		{"kube-controller-manager", httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", kcmPort))},
+		{"kube-scheduler", httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort))},
+		{"jobset", httpReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", jsProbe))},
+		{"minio", httpReady(fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", minioPort))},
 		{"nodes Ready", c.nodesReady},
 		{"default service account and kube-root-ca.crt", c.namespaceReady("default")},
 		{"jobset webhooks", func(ctx context.Context) error { return jobSetDryRun(ctx, c.Config) }},
@@ -485,6 +469,29 @@ func (c *Cluster) Env() []string {
 		"AWS_REGION=us-east-1",
 	}
 }
+
+// httpReady is a readiness check: GET url answers 200 (TLS certificates not checked:
+// components serve self-signed ones on loopback).
+func httpReady(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := insecureClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return fmt.Errorf("%s: %s: %s", url, resp.Status, body)
+		}
+		return nil
+	}
+}
+
+var insecureClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 
 // managerConfig is the configuration file of a controller-runtime manager (JobSet's,
 // Kueue's, of config API apiVersion) as the test bed runs it: no leader election, our

@@ -441,27 +441,32 @@ func TestS3PutStream(t *testing.T) {
 func TestS3CorruptObject(t *testing.T) {
 	s, srv := newTestS3(t, "", S3Options{})
 	ctx := t.Context()
-	file := filepath.Join(t.TempDir(), "m")
-	writeRandom(t, file, 1<<20)
-	key := OutputKey("r1", "train", "model")
-	if _, err := Publish(ctx, s, key, file, Metadata{Type: "Model"}); err != nil {
-		t.Fatal(err)
-	}
-	bad := bytes.Repeat([]byte{'x'}, 1<<20)
-	if _, err := srv.Client().PutObject(ctx, testBucket, key, bytes.NewReader(bad), int64(len(bad)), minio.PutObjectOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dest := filepath.Join(t.TempDir(), "m")
-	_, err := Fetch(ctx, s, key, dest)
-	var ce *ChecksumError
-	if !errors.As(err, &ce) {
-		t.Fatalf("Fetch of a corrupt object = %v, want a *ChecksumError", err)
-	}
-	if ce.URI != s.URI(key) {
-		t.Errorf("ChecksumError.URI = %s, want %s", ce.URI, s.URI(key))
-	}
-	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a corrupt download was left at %s (%v)", dest, err)
+	// A small file, written through the page cache, and one large enough
+	// for direct I/O whose size is not a multiple of its alignment.
+	for _, size := range []int{1 << 20, directMinSize + 5} {
+		file := filepath.Join(t.TempDir(), "m")
+		writeRandom(t, file, int64(size))
+		key := OutputKey("r1", "train", fmt.Sprintf("model-%d", size))
+		if _, err := Publish(ctx, s, key, file, Metadata{Type: "Model"}); err != nil {
+			t.Fatal(err)
+		}
+		bad := bytes.Repeat([]byte{'x'}, size)
+		if _, err := srv.Client().PutObject(ctx, testBucket, key, bytes.NewReader(bad), int64(len(bad)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		dest := filepath.Join(dir, "m")
+		_, err := Fetch(ctx, s, key, dest)
+		var ce *ChecksumError
+		if !errors.As(err, &ce) {
+			t.Fatalf("size %d: Fetch of a corrupt object = %v, want a *ChecksumError", size, err)
+		}
+		if ce.URI != s.URI(key) {
+			t.Errorf("ChecksumError.URI = %s, want %s", ce.URI, s.URI(key))
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("size %d: a corrupt download left %v in %s", size, entries, dir)
+		}
 	}
 }
 

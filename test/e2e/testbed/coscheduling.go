@@ -26,22 +26,13 @@ func (c *Cluster) StartCoscheduling(ctx context.Context) error {
 }
 
 func (c *Cluster) startCoscheduling(ctx context.Context) error {
-	say := func(format string, args ...any) { fmt.Fprintf(c.opts.Progress, "testbed: "+format+"\n", args...) }
 	began := time.Now()
-	bins, err := Build(ctx, c.opts.ToolsDir, c.opts.Progress, ToolSchedulerPlugins)
+	t, err := c.prepareTool(ctx, ToolSchedulerPlugins, "sigs.k8s.io/scheduler-plugins", 1)
 	if err != nil {
 		return err
 	}
-	dir, err := moduleDir(ctx, filepath.Join(c.opts.ToolsDir, ToolSchedulerPlugins), "sigs.k8s.io/scheduler-plugins")
-	if err != nil {
-		return err
-	}
-	ports, err := freePorts(1)
-	if err != nil {
-		return err
-	}
-	c.ports = append(c.ports, ports...)
-	say("installing the PodGroup CRD")
+	dir, ports := t.moduleDir, t.ports
+	c.say("installing the PodGroup CRD")
 	if err := applyCRDFiles(ctx, c.Config, []string{filepath.Join(dir, "config", "crd", "bases", "scheduling.x-k8s.io_podgroups.yaml")}, c.components, nil); err != nil {
 		return err
 	}
@@ -70,8 +61,8 @@ profiles:
 `, c.Kubeconfig, CoschedulingSchedulerName)), 0o644); err != nil {
 		return err
 	}
-	say("starting the coscheduling scheduler")
-	sched, err := startComponent(c.Logs, "coscheduling", bins[ToolSchedulerPlugins], []string{
+	c.say("starting the coscheduling scheduler")
+	sched, err := startComponent(c.Logs, "coscheduling", t.bin, []string{
 		"--config=" + config,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports[0]),
@@ -84,6 +75,6 @@ profiles:
 	if err := poll(ctx, "coscheduling scheduler", 250*time.Millisecond, c.components, httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[0]))); err != nil {
 		return err
 	}
-	say("coscheduling scheduler ready in %s", time.Since(began).Round(time.Second))
+	c.say("coscheduling scheduler ready in %s", time.Since(began).Round(time.Second))
 	return nil
 }

@@ -41,21 +41,12 @@ func (c *Cluster) StartKueue(ctx context.Context) error {
 }
 
 func (c *Cluster) startKueue(ctx context.Context) error {
-	say := func(format string, args ...any) { fmt.Fprintf(c.opts.Progress, "testbed: "+format+"\n", args...) }
 	began := time.Now()
-	bins, err := Build(ctx, c.opts.ToolsDir, c.opts.Progress, ToolKueue)
+	t, err := c.prepareTool(ctx, ToolKueue, "sigs.k8s.io/kueue", 3)
 	if err != nil {
 		return err
 	}
-	dir, err := moduleDir(ctx, filepath.Join(c.opts.ToolsDir, ToolKueue), "sigs.k8s.io/kueue")
-	if err != nil {
-		return err
-	}
-	ports, err := freePorts(3)
-	if err != nil {
-		return err
-	}
-	c.ports = append(c.ports, ports...)
+	dir, ports := t.moduleDir, t.ports
 	webhookPort, probePort, visibilityPort := ports[0], ports[1], ports[2]
 
 	certDir, err := c.pki.webhookCerts("kueue-webhook")
@@ -66,7 +57,7 @@ func (c *Cluster) startKueue(ctx context.Context) error {
 		return err
 	}
 
-	say("installing Kueue's CRDs")
+	c.say("installing Kueue's CRDs")
 	files, err := filepath.Glob(filepath.Join(dir, "config", "components", "crd", "bases", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no Kueue CRD manifests in %s (%v)", dir, err)
@@ -103,10 +94,10 @@ integrations:
 	if err != nil {
 		return err
 	}
-	say("starting Kueue")
+	c.say("starting Kueue")
 	kueue, err := startComponent(c.Logs, "kueue", bwrap, []string{
 		"--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", certDir, "/etc/kueue/metrics/certs", "--die-with-parent", "--",
-		bins[ToolKueue], "--config=" + config, "--zap-devel=false",
+		t.bin, "--config=" + config, "--zap-devel=false",
 		// The visibility API server (beta, on by default) needs its own certificate.
 		"--feature-gates=VisibilityOnDemand=false", fmt.Sprintf("--visibility-server-port=%d", visibilityPort),
 	}, append(cleanEnv(), "KUBECONFIG="+c.Kubeconfig))
@@ -144,7 +135,7 @@ integrations:
 	}); err != nil {
 		return fmt.Errorf("%w\n%s", err, tailFile(filepath.Join(c.Logs, "kueue.log"), 20))
 	}
-	say("Kueue ready in %s", time.Since(began).Round(time.Second))
+	c.say("Kueue ready in %s", time.Since(began).Round(time.Second))
 	return nil
 }
 

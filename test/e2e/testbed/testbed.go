@@ -83,6 +83,36 @@ type onDemand struct {
 	err  error
 }
 
+// onDemandTool is what starting an on-demand component begins with: its binary
+// (built when missing), the folder of the module it comes from (for its manifests),
+// and n free loopback ports, which Stop then checks.
+type onDemandTool struct {
+	bin, moduleDir string
+	ports          []int
+}
+
+func (c *Cluster) prepareTool(ctx context.Context, tool, module string, n int) (onDemandTool, error) {
+	bins, err := Build(ctx, c.opts.ToolsDir, c.opts.Progress, tool)
+	if err != nil {
+		return onDemandTool{}, err
+	}
+	dir, err := moduleDir(ctx, filepath.Join(c.opts.ToolsDir, tool), module)
+	if err != nil {
+		return onDemandTool{}, err
+	}
+	ports, err := freePorts(n)
+	if err != nil {
+		return onDemandTool{}, err
+	}
+	c.ports = append(c.ports, ports...)
+	return onDemandTool{bin: bins[tool], moduleDir: dir, ports: ports}, nil
+}
+
+// say reports a start-up step on the test bed's progress writer.
+func (c *Cluster) say(format string, args ...any) {
+	fmt.Fprintf(c.opts.Progress, "testbed: "+format+"\n", args...)
+}
+
 // Start builds what is missing and starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, the JobSet controller (webhooks registered by loopback URL), the Argo
 // workflow controller (see argo.go), MinIO and the node agent (two nodes: plain and GPU)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -262,13 +261,8 @@ func launchRun(opts *Options) error {
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
 		defer stop()
 	}
-	sigs := opts.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
+	sigs, stopSignals := cmdutil.StopSignals(opts.Signals)
+	defer stopSignals()
 	var got os.Signal
 	done := make(chan struct{})
 	defer close(done)

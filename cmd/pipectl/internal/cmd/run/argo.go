@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -149,13 +147,8 @@ func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name strin
 	if err != nil {
 		return err
 	}
-	sigs := opts.Argo.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
+	sigs, stopSignals := cmdutil.StopSignals(opts.Argo.Signals)
+	defer stopSignals()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	interrupted := make(chan struct{})

@@ -4,7 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -254,14 +255,14 @@ func (es *ExecStep) Invocation(c *Component, s artifacts.Store, v ExecValues) (*
 		return nil, fmt.Errorf("no run id (want --run RUN)")
 	}
 	inv := &Invocation{Component: c, Run: v.Run, Step: es.Step, Params: map[string]string{}, Inputs: map[string]string{}}
-	for _, name := range sortedKeys(es.Params) {
+	for _, name := range slices.Sorted(maps.Keys(es.Params)) {
 		val, err := es.Params[name].Eval(v)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %v", name, err)
 		}
 		inv.Params[name] = val
 	}
-	for _, name := range sortedKeys(es.Inputs) {
+	for _, name := range slices.Sorted(maps.Keys(es.Inputs)) {
 		ref := es.Inputs[name]
 		if ref.Step == "" || ref.Output == "" {
 			return nil, fmt.Errorf("input %q: the step spec names no producing step and output", name)
@@ -276,13 +277,4 @@ func (es *ExecStep) Invocation(c *Component, s artifacts.Store, v ExecValues) (*
 		inv.Env = append(inv.Env, e.Name+"="+val)
 	}
 	return inv, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,7 +3,7 @@ package launcher
 import (
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -300,10 +300,10 @@ func requested(r corev1.ResourceRequirements, name string) bool {
 // travel in components.EncodeValue's encoding, so Kubernetes expands no $(VAR).
 func execFlags(e ExecArgs) []string {
 	flags := []string{"--gang", "--run=" + e.Run, "--work=" + WorkDir, "--step=" + e.Step}
-	for _, k := range sortedKeys(e.Params) {
+	for _, k := range slices.Sorted(maps.Keys(e.Params)) {
 		flags = append(flags, "--param="+k+"="+components.EncodeValue(e.Params[k]))
 	}
-	for _, k := range sortedKeys(e.Upstream) {
+	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
 		flags = append(flags, "--upstream="+k+"="+components.EncodeValue(e.Upstream[k]))
 	}
 	flags = append(flags, "--component="+e.Component)
@@ -363,13 +363,4 @@ func totalResources(l corev1.ResourceList, n int) corev1.ResourceList {
 		out[k] = t
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,7 +186,7 @@ func (f *File) check(n *yaml.Node, t reflect.Type, field string, errs *[]error) 
 			k, v := n.Content[i], n.Content[i+1]
 			sf, ok := fields[k.Value]
 			if !ok {
-				*errs = append(*errs, f.Errorf(k, join(field, k.Value), "unknown field %q (expected one of: %s)", k.Value, strings.Join(sortedKeys(fields), ", ")))
+				*errs = append(*errs, f.Errorf(k, join(field, k.Value), "unknown field %q (expected one of: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
 				continue
 			}
 			f.check(v, sf.Type, join(field, k.Value), errs)
@@ -289,15 +290,6 @@ func structFields(t reflect.Type) map[string]reflect.StructField {
 		out[name] = sf
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // decodeError turns yaml.v3's "line N: ..." decode errors into located ones.

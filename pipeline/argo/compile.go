@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -189,7 +190,7 @@ func checkOptions(o *Options) error {
 
 func checkLabels(labels map[string]string) error {
 	var errs []error
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("label key %q: %s", k, strings.Join(msgs, "; ")))
 		}
@@ -300,7 +301,7 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 	}
 	task := wfv1.DAGTask{Name: c.tasks[s.Name], Template: tmpl}
 	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: StepInput, Value: wfv1.AnyStringPtr(stepArg)})
-	for _, in := range sortedKeys(upstream) {
+	for _, in := range slices.Sorted(maps.Keys(upstream)) {
 		ref := upstream[in]
 		task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{
 			Name:  UpstreamInputPrefix + in,
@@ -330,7 +331,7 @@ func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]
 	upstream := map[string]components.OutputRef{}
 	params := map[string]bool{}
 	binds := s.Bindings()
-	for _, name := range sortedKeys(binds) {
+	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
 		in, ok := comp.Input(name)
 		if !ok {
@@ -385,7 +386,7 @@ func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]
 			return nil, nil, nil, fmt.Errorf("unknown parameter %q", r)
 		}
 	}
-	return es, upstream, sortedKeys(params), nil
+	return es, upstream, slices.Sorted(maps.Keys(params)), nil
 }
 
 // interpolation splits a literal holding {{params.NAME}} references into
@@ -418,15 +419,6 @@ func interpolation(s string) (components.Text, []string, error) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // templateKey identifies a leaf template: steps with equal keys share one.
 type templateKey struct {
 	Component string    `json:"component"`
@@ -456,7 +448,7 @@ func (c *compiler) template(s *pipeline.Step, upstream map[string]components.Out
 	if err != nil {
 		return "", err
 	}
-	key := templateKey{Component: compArg, Image: comp.Image, Retries: s.Retries, Params: params, Upstream: sortedKeys(upstream)}
+	key := templateKey{Component: compArg, Image: comp.Image, Retries: s.Retries, Params: params, Upstream: slices.Sorted(maps.Keys(upstream))}
 	if s.Timeout.Duration > 0 {
 		key.Timeout = int64((s.Timeout.Duration + 999_999_999) / 1_000_000_000)
 	}

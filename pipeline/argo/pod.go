@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +75,7 @@ func resources(r *pipeline.Resources) (req corev1.ResourceRequirements, gpu stri
 		}
 		add("gpu", gpu, fmt.Sprint(r.GPU))
 	}
-	for _, name := range sortedKeys(r.Extra) {
+	for _, name := range slices.Sorted(maps.Keys(r.Extra)) {
 		add("extra."+name, name, r.Extra[name])
 	}
 	if len(errs) > 0 {
@@ -87,7 +89,7 @@ func resources(r *pipeline.Resources) (req corev1.ResourceRequirements, gpu stri
 
 func checkNodeSelector(m map[string]string) error {
 	var errs []error
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("nodeSelector key %q: %s", k, strings.Join(msgs, "; ")))
 		}

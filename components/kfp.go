@@ -3,8 +3,9 @@ package components
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -124,12 +125,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 	}
 	c.Command = convert(cont.Command, "command")
 	c.Args = convert(cont.Args, "args")
-	names := make([]string, 0, len(cont.Env))
-	for name := range cont.Env {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cont.Env)) {
 		c.Env = append(c.Env, EnvVar{Name: name, Value: cont.Env[name]})
 	}
 	if k.Name == "" {

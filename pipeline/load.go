@@ -3,8 +3,10 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -195,12 +197,7 @@ func unwrapPathErr(err error) error {
 func (v *validator) step(i int, index map[string]int) {
 	s := &v.p.Steps[i]
 	c := s.Resolved
-	names := make([]string, 0, len(s.Inputs))
-	for name := range s.Inputs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.Inputs)) {
 		node := s.Inputs[name]
 		path := p("steps", i, "inputs", name)
 		if c == nil {

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -228,12 +229,7 @@ func (e *execution) invocation(s *pipeline.Step) (*components.Invocation, map[st
 		inv.Env = append(inv.Env, env.Name+"="+v)
 	}
 	binds := s.Bindings()
-	names := make([]string, 0, len(binds))
-	for n := range binds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
 		in, _ := s.Resolved.Input(name)
 		if b.Step != "" {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -369,14 +368,9 @@ func ExecutorLine(line string) bool {
 func (f *Follower) KeptLogs() map[string][]byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := map[string][]byte{}
-	names := make([]string, 0, len(f.kept))
-	for s := range f.kept {
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	for _, s := range names {
-		out[s] = append([]byte(nil), f.kept[s].Bytes()...)
+	out := make(map[string][]byte, len(f.kept))
+	for s, b := range f.kept {
+		out[s] = bytes.Clone(b.Bytes())
 	}
 	return out
 }

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,12 +70,7 @@ func (r *runtime) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		if err != nil {
 			return nil, err
 		}
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(data)) {
 			e.set(from.Prefix+k, data[k])
 		}
 	}
@@ -214,13 +210,8 @@ func subscript(path, prefix string) (string, bool) {
 }
 
 func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}

@@ -78,22 +78,22 @@ func (f *fakeCluster) launcher() *Launcher {
 
 func (f *fakeCluster) nextJSWatch(t *testing.T) *watch.FakeWatcher {
 	t.Helper()
-	select {
-	case w := <-f.jsWatches:
-		return w
-	case <-time.After(5 * time.Second):
-		t.Fatal("the launcher opened no JobSet watch")
-		return nil
-	}
+	return nextWatch(t, f.jsWatches, "JobSet")
 }
 
 func (f *fakeCluster) nextPodWatch(t *testing.T) *watch.FakeWatcher {
 	t.Helper()
+	return nextWatch(t, f.podWatch, "pod")
+}
+
+// nextWatch waits up to 5 s for the launcher to open a watch of what.
+func nextWatch(t *testing.T, watches <-chan *watch.FakeWatcher, what string) *watch.FakeWatcher {
+	t.Helper()
 	select {
-	case w := <-f.podWatch:
+	case w := <-watches:
 		return w
 	case <-time.After(5 * time.Second):
-		t.Fatal("the launcher opened no pod watch")
+		t.Fatalf("the launcher opened no %s watch", what)
 		return nil
 	}
 }

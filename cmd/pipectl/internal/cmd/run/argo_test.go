@@ -232,24 +232,29 @@ func TestArgoRunInterruptedLeavesItRunning(t *testing.T) {
 	}
 }
 
+// failWhenStopped answers a patch of the workflow (spec.shutdown) as the
+// controller does: 50 ms later the workflow fails, with message.
+func failWhenStopped(wc *wffake.Clientset, message string) {
+	wc.PrependReactor("patch", "workflows", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			api := wc.ArgoprojV1alpha1().Workflows("ml")
+			wf, _ := api.Get(context.Background(), "words-abcde", metav1.GetOptions{})
+			wf.Status.Phase = wfv1.WorkflowFailed
+			wf.Status.Message = message
+			_, _ = api.Update(context.Background(), wf, metav1.UpdateOptions{})
+		}()
+		return false, nil, nil
+	})
+}
+
 func TestArgoRunStopOnExit(t *testing.T) {
 	kcs, wc, _ := fakeCluster(t)
 	opts, store, _, errOut := argoOpts(t, kcs)
 	opts.Argo.StopOnExit = true
 	sigs := make(chan os.Signal, 1)
 	opts.Argo.Signals = sigs
-	wc.PrependReactor("patch", "workflows", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		// The controller's answer to spec.shutdown: the workflow fails.
-		go func() {
-			time.Sleep(50 * time.Millisecond)
-			api := wc.ArgoprojV1alpha1().Workflows("ml")
-			wf, _ := api.Get(context.Background(), "words-abcde", metav1.GetOptions{})
-			wf.Status.Phase = wfv1.WorkflowFailed
-			wf.Status.Message = "Stopped with strategy 'Stop'"
-			_, _ = api.Update(context.Background(), wf, metav1.UpdateOptions{})
-		}()
-		return false, nil, nil
-	})
+	failWhenStopped(wc, "Stopped with strategy 'Stop'")
 	go func() { time.Sleep(200 * time.Millisecond); sigs <- os.Interrupt }()
 	err := argoRun(opts)
 	if cmdutil.Code(err) != cmdutil.ExitCancelled {
@@ -298,16 +303,7 @@ func TestArgoRunTTY(t *testing.T) {
 	opts.IO.In = strings.NewReader("y\n")
 	sigs := make(chan os.Signal, 1)
 	opts.Argo.Signals = sigs
-	wc.PrependReactor("patch", "workflows", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		go func() {
-			time.Sleep(50 * time.Millisecond)
-			api := wc.ArgoprojV1alpha1().Workflows("ml")
-			wf, _ := api.Get(context.Background(), "words-abcde", metav1.GetOptions{})
-			wf.Status.Phase = wfv1.WorkflowFailed
-			_, _ = api.Update(context.Background(), wf, metav1.UpdateOptions{})
-		}()
-		return false, nil, nil
-	})
+	failWhenStopped(wc, "")
 	go func() { time.Sleep(200 * time.Millisecond); sigs <- os.Interrupt }()
 	err := argoRun(opts)
 	if cmdutil.Code(err) != cmdutil.ExitCancelled {

@@ -125,7 +125,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 		labels[k] = v
 	}
 	labels[LabelPipeline] = name
-	if err := checkLabels(labels); err != nil {
+	if err := checkLabelMap("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
 	wf := &wfv1.Workflow{
@@ -188,14 +188,16 @@ func checkOptions(o *Options) error {
 	return errors.Join(errs...)
 }
 
-func checkLabels(labels map[string]string) error {
+// checkLabelMap checks the keys and values of a map of Kubernetes labels
+// (labels, a nodeSelector); what names the map in the errors.
+func checkLabelMap(what string, m map[string]string) error {
 	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("label key %q: %s", k, strings.Join(msgs, "; ")))
+			errs = append(errs, fmt.Errorf("%s key %q: %s", what, k, strings.Join(msgs, "; ")))
 		}
-		if msgs := validation.IsValidLabelValue(labels[k]); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("label %s value %q: %s", k, labels[k], strings.Join(msgs, "; ")))
+		if msgs := validation.IsValidLabelValue(m[k]); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s %s value %q: %s", what, k, m[k], strings.Join(msgs, "; ")))
 		}
 	}
 	return errors.Join(errs...)

@@ -30,7 +30,7 @@ func podShapeOf(r *pipeline.Resources, nodeSelector map[string]string, toleratio
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNodeSelector(nodeSelector); err != nil {
+	if err := checkLabelMap("nodeSelector", nodeSelector); err != nil {
 		return nil, err
 	}
 	tols, err := tolerationsOf(tolerations, gpu)
@@ -85,19 +85,6 @@ func resources(r *pipeline.Resources) (req corev1.ResourceRequirements, gpu stri
 		req.Requests, req.Limits = list, list.DeepCopy()
 	}
 	return req, gpu, nil
-}
-
-func checkNodeSelector(m map[string]string) error {
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("nodeSelector key %q: %s", k, strings.Join(msgs, "; ")))
-		}
-		if msgs := validation.IsValidLabelValue(m[k]); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("nodeSelector %s value %q: %s", k, m[k], strings.Join(msgs, "; ")))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // tolerationsOf converts tolerations and, for a GPU pod, adds the

@@ -40,17 +40,39 @@ type ExecRequest struct {
 	GracePeriod time.Duration
 }
 
-// Exec runs one invocation the way the local runner runs a step (Prepare,
-// then RunOnce) and writes the output parameters for the workflow engine.
-// The error is an *ExitError when the program failed, a
-// *MissingOutputError when it did not write a declared output.
-func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
+// RunComponent returns the component the request runs: its command and
+// args replaced by Argv when that is set.
+func (req ExecRequest) RunComponent() (*Component, error) {
 	c, err := req.Component.Component()
 	if err != nil {
 		return nil, err
 	}
 	if len(req.Argv) > 0 {
 		c.Command, c.Args = req.Argv, nil
+	}
+	return c, nil
+}
+
+// Environ is the environment of the request's program: Env (the process's
+// when nil), then the invocation's variables, the run id and the step.
+func (req ExecRequest) Environ(inv *Invocation) []string {
+	base := req.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	return append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
+}
+
+// Exec runs one invocation the way the local runner runs a step (Prepare,
+// then RunOnce) and writes the output parameters for the workflow engine.
+// The error is an *ExitError when the program failed, a
+// *MissingOutputError when it did not write a declared output.
+func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
+	c, err := req.RunComponent()
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Argv) > 0 {
 		for _, s := range c.Command {
 			if err := c.checkRefs(s); err != nil {
 				return nil, fmt.Errorf("command: %v", err)
@@ -66,13 +88,8 @@ func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.Outpu
 	if err != nil {
 		return nil, err
 	}
-	base := req.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
 	records, err := rt.RunOnce(ctx, inv, ws, values, ExecOptions{
-		Dir: c.WorkingDir, Env: env, Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
+		Dir: c.WorkingDir, Env: req.Environ(inv), Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
 	})
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -78,12 +77,9 @@ type OutputsRecord struct {
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRequest, node Node) ([]artifacts.OutputRecord, error) {
-	c, err := req.Component.Component()
+	c, err := req.RunComponent()
 	if err != nil {
 		return nil, &ConfigError{Err: err}
-	}
-	if len(req.Argv) > 0 {
-		c.Command, c.Args = req.Argv, nil
 	}
 	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
 	if err != nil {
@@ -94,11 +90,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 	if err != nil {
 		return nil, err
 	}
-	base := req.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := append(append(append([]string{}, base...), inv.Env...), components.EnvRunID+"="+inv.Run, components.EnvStep+"="+inv.Step)
+	env := req.Environ(inv)
 	procs := max(node.ProcsPerNode, 1)
 	type proc struct {
 		rank int

@@ -87,6 +87,33 @@ func writePipeline(t *testing.T, body string) string {
 
 var runID = regexp.MustCompile(`Submitted workflow (\S+) `)
 
+// runArgoOK runs file on Argo (see runArgo), wants exit 0 and each of
+// stdout's and stderr's lines in its output, and returns the run id.
+func (a *argoLab) runArgoOK(t *testing.T, ctx context.Context, file string, stdout, stderr []string, extra ...string) string {
+	t.Helper()
+	began := time.Now()
+	out, errOut, code := a.runArgo(ctx, file, extra...)
+	t.Logf("pipectl run %s --on argo took %s", file, time.Since(began).Round(100*time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range stdout {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range stderr {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	m := runID.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", errOut)
+	}
+	return m[1]
+}
+
 // A two-step shell pipeline through the real Argo controller: progress lines, step
 // logs, the summary, the run record and artifacts in MinIO, exit 0.
 func TestArgoRunShellPipeline(t *testing.T) {
@@ -113,27 +140,10 @@ steps:
       command: [sh, -c, 'echo "counted $(wc -w < "$0") words, told $1"', "{{inputs.text.path}}", "{{inputs.n}}"]
     inputs: {text: "{{steps.make.outputs.text}}", n: "{{steps.make.outputs.n}}"}
 `)
-	began := time.Now()
-	out, errOut, code := a.runArgo(ctx, file, "-p", "words=three")
-	t.Logf("pipectl run --on argo took %s", time.Since(began).Round(100*time.Millisecond))
-	if code != 0 {
-		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"[make] making a three", "[count] counted 3 words, told 3"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
-		}
-	}
-	for _, want := range []string{"make Succeeded", "count Succeeded", "Succeeded", "n = 3", "text → s3://"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
-	}
-	m := runID.FindStringSubmatch(errOut)
-	if m == nil {
-		t.Fatalf("no run id in:\n%s", errOut)
-	}
-	run := m[1]
+	run := a.runArgoOK(t, ctx, file,
+		[]string{"[make] making a three", "[count] counted 3 words, told 3"},
+		[]string{"make Succeeded", "count Succeeded", "Succeeded", "n = 3", "text → s3://"},
+		"-p", "words=three")
 	got, _, code := a.pipectl(ctx, "artifacts", "cat", run+"/make/text")
 	if code != 0 || got != "a three and\n" {
 		t.Errorf("artifacts cat = %q (exit %d)", got, code)
@@ -202,35 +212,18 @@ steps:
 // ranks → evaluate pod, data set and model in MinIO, metrics read back.
 func TestArgoRunExample(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	began := time.Now()
-	out, errOut, code := a.runArgo(ctx, filepath.Join(images.repoRoot, "examples", "attrition", "pipeline.yaml"),
+	run := a.runArgoOK(t, ctx, filepath.Join(images.repoRoot, "examples", "attrition", "pipeline.yaml"),
+		[]string{"[preprocess] ", "[train] [rank 0] ", "[train] [rank 1] ", "[evaluate] "},
+		[]string{"preprocess Succeeded", "train Succeeded", "evaluate Succeeded", "model → s3://", "accuracy = "},
 		"-p", "rows=4000", "-p", "epochs=1")
-	t.Logf("pipectl run --on argo (example) took %s", time.Since(began).Round(100*time.Millisecond))
-	if code != 0 {
-		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"[preprocess] ", "[train] [rank 0] ", "[train] [rank 1] ", "[evaluate] "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
-		}
-	}
-	for _, want := range []string{"preprocess Succeeded", "train Succeeded", "evaluate Succeeded", "model → s3://", "accuracy = "} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
-	}
-	m := runID.FindStringSubmatch(errOut)
-	if m == nil {
-		t.Fatalf("no run id in:\n%s", errOut)
-	}
-	metrics, _, code := a.pipectl(ctx, "artifacts", "cat", m[1]+"/evaluate/metrics")
+	metrics, _, code := a.pipectl(ctx, "artifacts", "cat", run+"/evaluate/metrics")
 	var got map[string]any
 	if err := json.Unmarshal([]byte(metrics), &got); err != nil || code != 0 || got["accuracy"] == nil {
-		t.Errorf("artifacts cat %s/evaluate/metrics = %q (exit %d, %v)", m[1], metrics, code, err)
+		t.Errorf("artifacts cat %s/evaluate/metrics = %q (exit %d, %v)", run, metrics, code, err)
 	}
-	logs, _, _ := a.pipectl(ctx, "logs", m[1], "train")
+	logs, _, _ := a.pipectl(ctx, "logs", run, "train")
 	if !strings.Contains(logs, "[rank 1] ") {
-		t.Errorf("pipectl logs %s train lacks the ranks' lines:\n%s", m[1], logs)
+		t.Errorf("pipectl logs %s train lacks the ranks' lines:\n%s", run, logs)
 	}
 }
 

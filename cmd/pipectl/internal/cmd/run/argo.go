@@ -68,15 +68,8 @@ func argoRun(opts *Options) error {
 	var wf *wfv1.Workflow
 	var p *pipeline.Pipeline
 	if opts.Argo.Attach == "" {
-		if p, err = pipeline.Load(opts.File); err != nil {
-			return err
-		}
-		overrides, err := pipeline.ParseOverrides(opts.Params)
-		if err != nil {
-			return cmdutil.FlagErrorf("%v", err)
-		}
-		params, err := p.ResolveParams(overrides)
-		if err != nil {
+		var overrides, params map[string]string
+		if p, overrides, params, err = loadPipeline(opts); err != nil {
 			return err
 		}
 		kc, err := f.Clients()
@@ -106,11 +99,7 @@ func argoRun(opts *Options) error {
 		if err != nil {
 			return fmt.Errorf("submit %s: %w", opts.File, err)
 		}
-		strs := map[string]string{}
-		for k, v := range params {
-			strs[k] = fmt.Sprint(v)
-		}
-		rec = argorun.NewRecord(p, wf, strs, opts.File, time.Now())
+		rec = argorun.NewRecord(p, wf, params, opts.File, time.Now())
 		if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 			return fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
 		}

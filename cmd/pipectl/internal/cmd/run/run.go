@@ -100,16 +100,26 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 	return cmd
 }
 
-func runRun(opts *Options) error {
+// loadPipeline loads the pipeline file and returns it with the -p
+// overrides and every param's resolved value.
+func loadPipeline(opts *Options) (*pipeline.Pipeline, map[string]string, map[string]string, error) {
 	p, err := pipeline.Load(opts.File)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	overrides, err := pipeline.ParseOverrides(opts.Params)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return nil, nil, nil, cmdutil.FlagErrorf("%v", err)
 	}
 	params, err := p.ResolveParams(overrides)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, overrides, params, nil
+}
+
+func runRun(opts *Options) error {
+	p, _, params, err := loadPipeline(opts)
 	if err != nil {
 		return err
 	}

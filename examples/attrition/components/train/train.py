@@ -170,7 +170,12 @@ def main(argv=None):
 
     if os.environ.get(FAIL_ENV, "").strip() == str(rank):
         log("failing on purpose")
-        sys.exit(3)
+        # A crash, as when a rank is killed: the process is gone at once.
+        # sys.exit would run Python's finalization, which closes the
+        # process group's sockets first and may outlast the peer that
+        # fails on them, so that the peer would exit first.
+        sys.stderr.flush()
+        os._exit(3)
 
     torch.manual_seed(args.seed)
 

@@ -59,6 +59,8 @@ type StepRecord struct {
 	ExitCode *int `json:"exitCode"`
 	// Cached is true when the step reused an earlier step's outputs.
 	Cached bool `json:"cached"`
+	// DependsOn names the steps this step waits for (the DAG's edges).
+	DependsOn []string `json:"dependsOn,omitempty"`
 	// CachedFrom names the run whose outputs were reused.
 	CachedFrom string `json:"cachedFrom,omitempty"`
 	// Fingerprint identifies the step's work for caching.

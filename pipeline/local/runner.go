@@ -78,7 +78,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		Source: p.Source, On: "local", Params: params,
 	}
 	for _, s := range p.Steps {
-		run.Steps = append(run.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}})
+		run.Steps = append(run.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
 	}
 	base := r.WorkDir
 	if base == "" {

@@ -154,6 +154,9 @@ steps:
 	if mk.ExitCode == nil || *mk.ExitCode != 0 || len(mk.Outputs) != 3 || mk.Outputs[1].Value == nil || *mk.Outputs[1].Value != "1" {
 		t.Errorf("make record %+v", mk)
 	}
+	if got := rec.Step("use").DependsOn; len(got) != 1 || got[0] != "make" || rec.Step("make").DependsOn != nil {
+		t.Errorf("dependsOn of make %v, of use %v; want none and [make]", rec.Step("make").DependsOn, got)
+	}
 	if rec.Params["greeting"] != "hello {{not-a-ref}}" || rec.Finished == nil {
 		t.Errorf("run record params %v finished %v", rec.Params, rec.Finished)
 	}

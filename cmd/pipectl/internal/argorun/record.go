@@ -31,7 +31,7 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 		rec.Started = wf.CreationTimestamp.Time
 	}
 	for _, s := range p.Steps {
-		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}})
+		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
 	}
 	return rec
 }
@@ -50,11 +50,23 @@ func RecordFromWorkflow(wf *wfv1.Workflow) *artifacts.Run {
 	for _, t := range wf.Spec.Templates {
 		if t.Name == argo.EntryTemplate && t.DAG != nil {
 			for _, task := range t.DAG.Tasks {
-				rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: task.Name, Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}})
+				rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: task.Name, Status: artifacts.StatusPending, DependsOn: taskDeps(task.Depends), Outputs: []artifacts.OutputRecord{}})
 			}
 		}
 	}
 	return rec
+}
+
+// taskDeps returns the tasks a compiled task's depends expression names
+// ("a.Succeeded && b.Succeeded", see pipeline/argo).
+func taskDeps(depends string) []string {
+	var out []string
+	for _, d := range strings.Split(depends, "&&") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, strings.TrimSuffix(d, ".Succeeded"))
+		}
+	}
+	return out
 }
 
 // Record brings rec up to date with wf and adds the artifact outputs of

@@ -9,10 +9,12 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argo"
 )
 
 // A detached run's record is completed by the first reader that finds its
@@ -95,5 +97,24 @@ func TestRefreshAll(t *testing.T) {
 	RefreshAll(ctx, f, store, []*artifacts.Run{done}, &warn)
 	if warn.Len() != 0 {
 		t.Errorf("warning with nothing to refresh: %q", warn.String())
+	}
+}
+
+// A run known only by its workflow gets the DAG's edges from the tasks'
+// depends expressions.
+func TestRecordFromWorkflowDependsOn(t *testing.T) {
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1"}, Spec: wfv1.WorkflowSpec{Templates: []wfv1.Template{{
+		Name: argo.EntryTemplate,
+		DAG: &wfv1.DAGTemplate{Tasks: []wfv1.DAGTask{
+			{Name: "prep"}, {Name: "step-1a", Depends: "prep.Succeeded"}, {Name: "eval", Depends: "prep.Succeeded && step-1a.Succeeded"},
+		}},
+	}}}}
+	got := map[string][]string{}
+	for _, s := range RecordFromWorkflow(wf).Steps {
+		got[s.Name] = s.DependsOn
+	}
+	want := map[string][]string{"prep": nil, "step-1a": {"prep"}, "eval": {"prep", "step-1a"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dependsOn (-want +got):\n%s", diff)
 	}
 }

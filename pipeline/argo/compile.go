@@ -128,12 +128,17 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err := checkLabelMap("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
+	steps, err := stepTasks(p, c.tasks)
+	if err != nil {
+		return nil, err
+	}
 	wf := &wfv1.Workflow{
 		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow"},
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: name + "-",
 			Namespace:    opts.Namespace,
 			Labels:       labels,
+			Annotations:  map[string]string{AnnotationSteps: steps},
 		},
 		Spec: wfv1.WorkflowSpec{
 			Entrypoint:         EntryTemplate,

@@ -57,6 +57,11 @@
 //     `pipectl exec --gang` with the flags the launcher got, minus --distributed
 //     (see package launcher).
 //
+// The workflow is annotated pipectl.dev/steps (AnnotationSteps) with a JSON
+// array of {"step", "task"} in the pipeline's order: the task name of every
+// step, so that whoever reads the workflow's status (the follower, `pipectl
+// runs`) finds each step's nodes without guessing (see StepTasks, TaskNode).
+//
 // Pods are labelled pipectl.dev/pipeline=<name> and
 // pipectl.dev/run={{workflow.name}}; the Workflow object gets the run label
 // from spec.workflowMetadata.labelsFrom (its name is not known before).

@@ -1,34 +1,75 @@
 package argo
 
 import (
+	"encoding/json"
+	"fmt"
 	"sort"
-	"strconv"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
 )
 
-// StepNode returns the node of a step's DAG task in wf (a Pod node, or the
-// Retry node of a step with retries), or nil before the task has one. The
-// task is the step's name, or "step-" and the name (see TaskNames).
-func StepNode(wf *wfv1.Workflow, step string) *wfv1.NodeStatus {
-	var found *wfv1.NodeStatus
-	for _, task := range []string{step, "step-" + step} {
-		for id := range wf.Status.Nodes {
-			n := wf.Status.Nodes[id]
-			if n.DisplayName == task && n.BoundaryID == wf.Name && n.Type != wfv1.NodeTypeDAG {
-				if found == nil || n.StartedAt.After(found.StartedAt.Time) {
-					found = &n
-				}
+// AnnotationSteps is the annotation of a compiled workflow that maps the
+// pipeline's steps to their DAG tasks, in the pipeline's order: a JSON
+// array of StepTask. A reader of the workflow's status finds a step's
+// nodes through it, never by guessing the task's name.
+const AnnotationSteps = "pipectl.dev/steps"
+
+// StepTask names a step and its DAG task in the compiled workflow.
+type StepTask struct {
+	// Step is the step's name in the pipeline.
+	Step string `json:"step"`
+	// Task is the name of its task in the DAG template "main".
+	Task string `json:"task"`
+}
+
+// stepTasks is the value of AnnotationSteps for p.
+func stepTasks(p *pipeline.Pipeline, tasks map[string]string) (string, error) {
+	st := make([]StepTask, 0, len(p.Steps))
+	for _, s := range p.Steps {
+		st = append(st, StepTask{Step: s.Name, Task: tasks[s.Name]})
+	}
+	b, err := json.Marshal(st)
+	return string(b), err
+}
+
+// StepTasks returns the steps of a workflow and their tasks, in the
+// pipeline's order, from its AnnotationSteps. A workflow without the
+// annotation (not compiled by pipectl) has one step per task of its DAG
+// template "main", named after the task.
+func StepTasks(wf *wfv1.Workflow) ([]StepTask, error) {
+	if v, ok := wf.Annotations[AnnotationSteps]; ok {
+		var st []StepTask
+		if err := json.Unmarshal([]byte(v), &st); err != nil {
+			return nil, fmt.Errorf("workflow %s: annotation %s: %w", wf.Name, AnnotationSteps, err)
+		}
+		return st, nil
+	}
+	var st []StepTask
+	for _, t := range wf.Spec.Templates {
+		if t.Name == EntryTemplate && t.DAG != nil {
+			for _, task := range t.DAG.Tasks {
+				st = append(st, StepTask{Step: task.Name, Task: task.Name})
 			}
 		}
-		if found != nil {
-			return found
+	}
+	return st, nil
+}
+
+// TaskNode returns the node of a DAG task in wf (a Pod node, or the Retry
+// node of a step with retries), or nil before the task has one.
+func TaskNode(wf *wfv1.Workflow, task string) *wfv1.NodeStatus {
+	var found *wfv1.NodeStatus
+	for id := range wf.Status.Nodes {
+		n := wf.Status.Nodes[id]
+		if n.DisplayName == task && n.BoundaryID == wf.Name && n.Type != wfv1.NodeTypeDAG {
+			if found == nil || n.StartedAt.After(found.StartedAt.Time) {
+				found = &n
+			}
 		}
 	}
-	return nil
+	return found
 }
 
 // PodNodes returns the Pod nodes of a step node, oldest attempt first: the
@@ -48,115 +89,4 @@ func PodNodes(wf *wfv1.Workflow, n *wfv1.NodeStatus) []wfv1.NodeStatus {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(&out[j].StartedAt) })
 	return out
-}
-
-// StepStatus maps an Argo node phase to a step status.
-func StepStatus(p wfv1.NodePhase) string {
-	switch p {
-	case wfv1.NodeRunning:
-		return artifacts.StatusRunning
-	case wfv1.NodeSucceeded:
-		return artifacts.StatusSucceeded
-	case wfv1.NodeFailed, wfv1.NodeError:
-		return artifacts.StatusFailed
-	case wfv1.NodeSkipped, wfv1.NodeOmitted:
-		return artifacts.StatusSkipped
-	default:
-		return artifacts.StatusPending
-	}
-}
-
-// RunStatus maps a workflow's phase to a run status: a failed workflow that
-// was told to stop or terminate (spec.shutdown) is Cancelled.
-func RunStatus(wf *wfv1.Workflow) string {
-	switch wf.Status.Phase {
-	case wfv1.WorkflowSucceeded:
-		return artifacts.StatusSucceeded
-	case wfv1.WorkflowFailed, wfv1.WorkflowError:
-		if wf.Spec.Shutdown != "" {
-			return artifacts.StatusCancelled
-		}
-		return artifacts.StatusFailed
-	default:
-		return artifacts.StatusRunning
-	}
-}
-
-// UpdateRecord brings a run record up to date with its workflow: the run's
-// status, end and message, and each step's status, attempts, exit code,
-// times, message and output parameters (decoded; an output already in the
-// record keeps its type, a new one is a "string"). Artifact outputs are
-// not in the workflow: the caller adds them from the store. Pure.
-func UpdateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
-	rec.On = "argo"
-	rec.Status = RunStatus(wf)
-	if !wf.Status.StartedAt.IsZero() {
-		rec.Started = wf.Status.StartedAt.Time
-	}
-	if rec.Status != artifacts.StatusRunning && !wf.Status.FinishedAt.IsZero() {
-		t := wf.Status.FinishedAt.Time
-		rec.Finished = &t
-	}
-	if wf.Status.Message != "" {
-		rec.Message = wf.Status.Message
-	}
-	for i := range rec.Steps {
-		s := &rec.Steps[i]
-		n := StepNode(wf, s.Name)
-		if n == nil {
-			if rec.Status != artifacts.StatusRunning && s.Status == artifacts.StatusPending {
-				s.Status = artifacts.StatusSkipped
-			}
-			continue
-		}
-		s.Status = StepStatus(n.Phase)
-		if s.Status == artifacts.StatusFailed && rec.Status == artifacts.StatusCancelled {
-			s.Status = artifacts.StatusCancelled
-		}
-		s.Message = n.Message
-		pods := PodNodes(wf, n)
-		if len(pods) > 0 {
-			s.Attempts = len(pods)
-		}
-		if !n.StartedAt.IsZero() {
-			t := n.StartedAt.Time
-			s.Started = &t
-		}
-		if !n.FinishedAt.IsZero() {
-			t := n.FinishedAt.Time
-			s.Finished = &t
-		}
-		out := n.Outputs
-		if len(pods) > 0 && pods[len(pods)-1].Outputs != nil {
-			out = pods[len(pods)-1].Outputs
-		}
-		if out == nil {
-			continue
-		}
-		if out.ExitCode != nil {
-			if c, err := strconv.Atoi(*out.ExitCode); err == nil {
-				s.ExitCode = &c
-			}
-		}
-		for _, p := range out.Parameters {
-			if p.Value == nil {
-				continue
-			}
-			v, err := components.DecodeValue(p.Value.String())
-			if err != nil {
-				v = p.Value.String()
-			}
-			setParam(s, p.Name, v)
-		}
-	}
-}
-
-func setParam(s *artifacts.StepRecord, name, v string) {
-	for i := range s.Outputs {
-		if s.Outputs[i].Name == name {
-			s.Outputs[i].Value = &v
-			return
-		}
-	}
-	s.Outputs = append(s.Outputs, artifacts.OutputRecord{Name: name, Type: "string", Value: &v})
 }

@@ -164,8 +164,9 @@ func (f *Follower) finishLogs(stop context.CancelFunc) {
 // seen (on --attach, or a pod quicker than the watch) are printed whole,
 // step by step, before any live stream starts.
 func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
+	nodes := stepNodes(wf, f.Steps)
 	for _, s := range f.Steps {
-		for _, pod := range argo.PodNodes(wf, argo.StepNode(wf, s)) {
+		for _, pod := range argo.PodNodes(wf, nodes[s]) {
 			if pod.Fulfilled() {
 				f.replay(ctx, s, pod.ID)
 			}
@@ -173,11 +174,11 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 	}
 	changed := false
 	for _, s := range f.Steps {
-		n := argo.StepNode(wf, s)
+		n := nodes[s]
 		phase := artifacts.StatusPending
 		msg := ""
 		if n != nil {
-			phase = argo.StepStatus(n.Phase)
+			phase = stepStatus(n.Phase)
 			msg = n.Message
 			for _, pod := range argo.PodNodes(wf, n) {
 				f.stream(ctx, s, pod.ID)

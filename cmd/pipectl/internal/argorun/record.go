@@ -37,24 +37,41 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 }
 
 // RecordFromWorkflow is the record of a run known only by its workflow
-// (attached to, with no record in the store): its steps are the DAG's tasks.
-func RecordFromWorkflow(wf *wfv1.Workflow) *artifacts.Run {
+// (attached to, with no record in the store): its steps are those the
+// workflow's step annotation names (argo.StepTasks).
+func RecordFromWorkflow(wf *wfv1.Workflow) (*artifacts.Run, error) {
 	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[argo.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
-	if wf.Spec.Arguments.Parameters != nil {
-		for _, p := range wf.Spec.Arguments.Parameters {
-			if p.Value != nil {
-				rec.Params[p.Name] = p.Value.String()
-			}
+	for _, p := range wf.Spec.Arguments.Parameters {
+		if p.Value != nil {
+			rec.Params[p.Name] = p.Value.String()
 		}
+	}
+	tasks, err := argo.StepTasks(wf)
+	if err != nil {
+		return nil, err
+	}
+	stepOf, depends := map[string]string{}, map[string]string{}
+	for _, st := range tasks {
+		stepOf[st.Task] = st.Step
 	}
 	for _, t := range wf.Spec.Templates {
 		if t.Name == argo.EntryTemplate && t.DAG != nil {
 			for _, task := range t.DAG.Tasks {
-				rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: task.Name, Status: artifacts.StatusPending, DependsOn: taskDeps(task.Depends), Outputs: []artifacts.OutputRecord{}})
+				depends[task.Name] = task.Depends
 			}
 		}
 	}
-	return rec
+	for _, st := range tasks {
+		var deps []string
+		for _, d := range taskDeps(depends[st.Task]) {
+			if s, ok := stepOf[d]; ok {
+				d = s
+			}
+			deps = append(deps, d)
+		}
+		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: st.Step, Status: artifacts.StatusPending, DependsOn: deps, Outputs: []artifacts.OutputRecord{}})
+	}
+	return rec, nil
 }
 
 // taskDeps returns the tasks a compiled task's depends expression names
@@ -72,7 +89,7 @@ func taskDeps(depends string) []string {
 // Record brings rec up to date with wf and adds the artifact outputs of
 // succeeded steps from their metadata in the store.
 func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *wfv1.Workflow) error {
-	argo.UpdateRecord(rec, wf)
+	updateRecord(rec, wf)
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
 		if s.Status != artifacts.StatusSucceeded {

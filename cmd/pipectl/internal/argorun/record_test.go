@@ -109,8 +109,12 @@ func TestRecordFromWorkflowDependsOn(t *testing.T) {
 			{Name: "prep"}, {Name: "step-1a", Depends: "prep.Succeeded"}, {Name: "eval", Depends: "prep.Succeeded && step-1a.Succeeded"},
 		}},
 	}}}}
+	rec, err := RecordFromWorkflow(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[string][]string{}
-	for _, s := range RecordFromWorkflow(wf).Steps {
+	for _, s := range rec.Steps {
 		got[s.Name] = s.DependsOn
 	}
 	want := map[string][]string{"prep": nil, "step-1a": {"prep"}, "eval": {"prep", "step-1a"}}

@@ -123,7 +123,9 @@ func argoRun(opts *Options) error {
 			return fmt.Errorf("attach %s: %w", opts.Argo.Attach, err)
 		}
 		if rec, err = artifacts.ReadRun(ctx, store, wf.Name); err != nil {
-			rec = argorun.RecordFromWorkflow(wf)
+			if rec, err = argorun.RecordFromWorkflow(wf); err != nil {
+				return fmt.Errorf("attach %s: %w", wf.Name, err)
+			}
 		}
 		fmt.Fprintf(ios.ErrOut, "Following workflow %s in namespace %s\n", wf.Name, kc.Namespace)
 	}

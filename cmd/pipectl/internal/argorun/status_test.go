@@ -1,0 +1,132 @@
+package argorun
+
+import (
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
+)
+
+func statusNode(id, task string, typ wfv1.NodeType, phase wfv1.NodePhase, start int, exit string) wfv1.NodeStatus {
+	n := wfv1.NodeStatus{ID: id, DisplayName: task, Type: typ, BoundaryID: "wf-1", Phase: phase,
+		StartedAt: metav1.NewTime(time.Unix(int64(start), 0))}
+	if exit != "" {
+		n.Outputs = &wfv1.Outputs{ExitCode: &exit}
+		n.FinishedAt = metav1.NewTime(time.Unix(int64(start+1), 0))
+	}
+	return n
+}
+
+func pendingRecord(steps ...string) *artifacts.Run {
+	rec := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusRunning}
+	for _, s := range steps {
+		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s, Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}})
+	}
+	return rec
+}
+
+func TestUpdateRecord(t *testing.T) {
+	at := func(s int) *time.Time { v := time.Unix(int64(s), 0); return &v }
+	code := func(c int) *int { return &c }
+	str := func(s string) *string { return &s }
+	pod := statusNode("p1", "make", wfv1.NodeTypePod, wfv1.NodeSucceeded, 10, "0")
+	pod.Outputs.Parameters = []wfv1.Parameter{{Name: "n", Value: wfv1.AnyStringPtr(components.EncodeValue("{{x}}"))}}
+	retry := statusNode("r1", "step-1st", wfv1.NodeTypeRetry, wfv1.NodeFailed, 20, "")
+	retry.Message = "No more retries left"
+	retry.Children = []string{"a1", "a2"}
+	wf := &wfv1.Workflow{
+		ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Annotations: map[string]string{
+			argo.AnnotationSteps: `[{"step":"make","task":"make"},{"step":"1st","task":"step-1st"},{"step":"never","task":"never"}]`}},
+		Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, StartedAt: metav1.NewTime(time.Unix(5, 0)), FinishedAt: metav1.NewTime(time.Unix(40, 0)),
+			Message: "child failed",
+			Nodes: wfv1.Nodes{
+				"wf-1": {ID: "wf-1", DisplayName: "wf-1", Type: wfv1.NodeTypeDAG, Phase: wfv1.NodeFailed},
+				"p1":   pod,
+				"r1":   retry,
+				"a1":   statusNode("a1", "step-1st(0)", wfv1.NodeTypePod, wfv1.NodeFailed, 20, "2"),
+				"a2":   statusNode("a2", "step-1st(1)", wfv1.NodeTypePod, wfv1.NodeFailed, 25, "3"),
+			}},
+	}
+	rec := pendingRecord("make", "1st", "never")
+	updateRecord(rec, wf)
+	want := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusFailed, On: "argo", Started: time.Unix(5, 0), Finished: at(40), Message: "child failed",
+		Steps: []artifacts.StepRecord{
+			{Name: "make", Status: artifacts.StatusSucceeded, ExitCode: code(0), Attempts: 1, Started: at(10), Finished: at(11),
+				Outputs: []artifacts.OutputRecord{{Name: "n", Type: "string", Value: str("{{x}}")}}},
+			{Name: "1st", Status: artifacts.StatusFailed, ExitCode: code(3), Attempts: 2, Started: at(20), Message: "No more retries left",
+				Outputs: []artifacts.OutputRecord{}},
+			{Name: "never", Status: artifacts.StatusSkipped, Outputs: []artifacts.OutputRecord{}},
+		}}
+	if diff := cmp.Diff(want, rec); diff != "" {
+		t.Errorf("updateRecord (-want +got):\n%s", diff)
+	}
+
+	wf.Spec.Shutdown = wfv1.ShutdownStrategyStop
+	if got := runStatus(wf); got != artifacts.StatusCancelled {
+		t.Errorf("runStatus of a stopped workflow = %s, want Cancelled", got)
+	}
+}
+
+// Steps 1a and step-1a: the compiler names 1a's task step-1a-2 (step-1a is
+// taken); each step's record shows its own task's status, from the mapping
+// the compiled workflow carries.
+func TestUpdateRecordCollidingTaskNames(t *testing.T) {
+	p, err := pipeline.Parse("pipeline.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: clash}
+steps:
+  - name: 1a
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: noop}
+      image: busybox
+      command: ["true"]
+  - name: step-1a
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: noop}
+      image: busybox
+      command: ["true"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := argo.Compile(p, argo.Options{Image: "pipectl:test", Artifacts: "s3://b/runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf.Name = "wf-1"
+	tasks, err := argo.StepTasks(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]argo.StepTask{{Step: "1a", Task: "step-1a-2"}, {Step: "step-1a", Task: "step-1a"}}, tasks); diff != "" {
+		t.Fatalf("StepTasks (-want +got):\n%s", diff)
+	}
+	wf.Status = wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{
+		"n1": statusNode("n1", "step-1a-2", wfv1.NodeTypePod, wfv1.NodeFailed, 10, "7"),
+		"n2": statusNode("n2", "step-1a", wfv1.NodeTypePod, wfv1.NodeSucceeded, 10, "0"),
+	}}
+	rec := pendingRecord("1a", "step-1a")
+	updateRecord(rec, wf)
+	got := map[string]string{}
+	for _, s := range rec.Steps {
+		got[s.Name] = s.Status
+	}
+	if diff := cmp.Diff(map[string]string{"1a": artifacts.StatusFailed, "step-1a": artifacts.StatusSucceeded}, got); diff != "" {
+		t.Errorf("step statuses (-want +got):\n%s", diff)
+	}
+	attached, err := RecordFromWorkflow(wf)
+	if err != nil || len(attached.Steps) != 2 || attached.Steps[0].Name != "1a" || attached.Steps[1].Name != "step-1a" {
+		t.Errorf("RecordFromWorkflow = %+v, %v; want steps 1a, step-1a", attached, err)
+	}
+}

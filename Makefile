@@ -5,6 +5,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version.Version=$(VERSION)
 BIN := bin/pipectl
 EXAMPLE := examples/attrition/pipeline.yaml
+# PLATFORMS: the GOOS/GOARCH pairs every change must build for
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
 .PHONY: all build demo test unit bench vet fmt clean
 
@@ -33,11 +35,13 @@ unit: vet
 	examples/attrition/ensure-torch.sh >/dev/null
 	minio=$$(bash test/e2e/tools/build.sh minio) && PIPECTL_TEST_MINIO=$$minio $(GO) test -count=1 -timeout 30m ./...
 
-## vet: go vet and a gofmt check
+## vet: go vet, a gofmt check and the cross-builds (pipectl runs on Linux and macOS)
 vet:
 	$(GO) vet ./...
 	cd test/e2e && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	@for p in $(PLATFORMS); do echo "go build ./... for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... || exit 1; done
 
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,
 ## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), and

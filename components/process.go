@@ -76,7 +76,7 @@ func Start(p Process) (*Running, error) {
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	// Output goes through pipes we own, not exec's: exec's Wait would also
 	// wait for every process that inherited the pipe (a rank's background
 	// child), while we kill the whole group as soon as the leader exits.

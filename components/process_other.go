@@ -1,0 +1,11 @@
+//go:build !linux
+
+package components
+
+import "syscall"
+
+// sysProcAttr puts the process in its own process group. (Only Linux can
+// have the kernel kill it when this process dies.)
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

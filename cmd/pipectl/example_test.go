@@ -34,10 +34,7 @@ func exampleCLI(t *testing.T, env ...string) (pipectl func(extraEnv []string, ar
 		t.Fatalf("ensure-torch.sh: %v", err)
 	}
 	work = t.TempDir()
-	bin := filepath.Join(work, "pipectl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPipectl(t)
 	env = append(append(os.Environ(), "PATH="+strings.TrimSpace(string(pydir))+":"+os.Getenv("PATH")), env...)
 	pipectl = func(extraEnv []string, args ...string) (string, string, error) {
 		cmd := exec.Command(bin, args...)

@@ -53,32 +53,6 @@ func TestKFPUnsupportedPlaceholder(t *testing.T) {
 	}
 }
 
-func TestParseValue(t *testing.T) {
-	tests := []struct{ typ, in, want, err string }{
-		{TypeInt, " 42", "42", ""},
-		{TypeInt, "4.2", "", "expected a whole number"},
-		{TypeFloat, "1e-2", "0.01", ""},
-		{TypeFloat, "NaN", "", "expected a number"},
-		{TypeBool, "True", "true", ""},
-		{TypeBool, "yes", "", "expected true or false"},
-		{TypeJSON, `{"b": 1,  "a": [true]}`, `{"a":[true],"b":1}`, ""},
-		{TypeJSON, `{`, "", "expected JSON"},
-		{TypeString, "{{x}}", "{{x}}", ""},
-	}
-	for _, tt := range tests {
-		got, err := ParseValue(tt.typ, tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("ParseValue(%s, %q) err = %v, want %q", tt.typ, tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("ParseValue(%s, %q) = %q, %v; want %q", tt.typ, tt.in, got, err, tt.want)
-		}
-	}
-}
-
 func TestAssignable(t *testing.T) {
 	for _, tt := range []struct {
 		from, to string

@@ -107,7 +107,7 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 	return v, nil
 }
 
-// ParamValues returns the canonical value of every input parameter: given
+// ParamValues returns the value of every input parameter as written: given
 // values type-checked, defaults for the others. An optional input without a
 // default is left out; a required one is an error.
 func (c *Component) ParamValues(given map[string]string) (map[string]string, error) {
@@ -119,17 +119,16 @@ func (c *Component) ParamValues(given map[string]string) (map[string]string, err
 		val, ok := given[in.Name]
 		switch {
 		case ok:
-			canon, err := ParseValue(in.Type, val)
-			if err != nil {
+			if err := CheckValue(in.Type, val); err != nil {
 				return nil, fmt.Errorf("input %q: %v", in.Name, err)
 			}
-			out[in.Name] = canon
+			out[in.Name] = val
 		case in.HasDefault():
-			canon, err := NodeValue(in.Type, &in.Default)
+			val, err := NodeValue(in.Type, &in.Default)
 			if err != nil {
 				return nil, fmt.Errorf("input %q: default: %v", in.Name, err)
 			}
-			out[in.Name] = canon
+			out[in.Name] = val
 		case in.Required():
 			return nil, fmt.Errorf("input parameter %q (%s) has no value", in.Name, in.Type)
 		}
@@ -191,8 +190,8 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 				errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
 				continue
 			}
-			val, err := ParseValue(out.Type, strings.TrimRight(string(b), "\r\n"))
-			if err != nil {
+			val := strings.TrimRight(string(b), "\r\n")
+			if err := CheckValue(out.Type, val); err != nil {
 				errs = append(errs, fmt.Errorf("output parameter %q: %v", out.Name, err))
 				continue
 			}

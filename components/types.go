@@ -136,8 +136,9 @@ func (c *Component) Output(name string) (IO, bool) {
 // Required reports whether the input must be given a value.
 func (io IO) Required() bool { return !io.HasDefault() && !io.Optional }
 
-// HasDefault reports whether the input declares a default.
-func (io IO) HasDefault() bool { return io.Default.Kind != 0 }
+// HasDefault reports whether the input declares a default. A null default
+// (null, ~ or nothing) is no default.
+func (io IO) HasDefault() bool { return io.Default.Kind != 0 && !IsNull(&io.Default) }
 
 var identRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*$`)
 

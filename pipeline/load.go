@@ -48,6 +48,20 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 			return nil, decodeErr
 		}
 	}
+	// A null default or input (null, ~ or nothing) is not given.
+	for name, prm := range p.Params {
+		if components.IsNull(&prm.Default) {
+			prm.Default = yaml.Node{}
+			p.Params[name] = prm
+		}
+	}
+	for _, s := range p.Steps {
+		for name, n := range s.Inputs {
+			if components.IsNull(&n) {
+				delete(s.Inputs, name)
+			}
+		}
+	}
 	if n, _, ok := yamlfile.Lookup(f.Root, "params"); ok && n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
 			p.ParamOrder = append(p.ParamOrder, n.Content[i].Value)
@@ -248,11 +262,20 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 	}
 	if s.When != "" {
-		_, refs, err := ParseCondition(s.When)
+		c, refs, err := ParseCondition(s.When)
 		if err != nil {
 			v.atValue(p("steps", i, "when"), "%v", err)
 		} else {
 			v.checkRefs(p("steps", i, "when"), refs, index, i)
+			t := v.p.CompareType(c)
+			for _, side := range []Binding{c.Left, c.Right} {
+				if side.IsRef() {
+					continue
+				}
+				if err := components.CheckValue(t, side.Literal); err != nil {
+					v.atValue(p("steps", i, "when"), "cannot compare with %q: %v", side.Literal, err)
+				}
+			}
 		}
 	}
 	if s.Retries < 0 {
@@ -489,8 +512,8 @@ func (s *Step) Deps() []string {
 	return out
 }
 
-// ResolveParams returns every parameter's value: overrides (name=value
-// strings, type-checked) over defaults. A required parameter without a value
+// ResolveParams returns every parameter's value as written: overrides
+// (name=value strings, type-checked) over defaults. A required parameter without a value
 // or an unknown name is an error.
 func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]string, error) {
 	var errs []error
@@ -501,12 +524,11 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			errs = append(errs, fmt.Errorf("-p %s: pipeline %s has no parameter %q (params: %s)", name, pl.Metadata.Name, name, strings.Join(pl.ParamOrder, ", ")))
 			continue
 		}
-		v, err := components.ParseValue(prm.Type, raw)
-		if err != nil {
+		if err := components.CheckValue(prm.Type, raw); err != nil {
 			errs = append(errs, fmt.Errorf("-p %s: %v", name, err))
 			continue
 		}
-		out[name] = v
+		out[name] = raw
 	}
 	for _, name := range pl.ParamOrder {
 		if _, ok := out[name]; ok {

@@ -142,7 +142,7 @@ func TestResolveParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"epochs": "7", "tag": "{{literal}}", "flag": "true"}
+	want := map[string]string{"epochs": " 7", "tag": "{{literal}}", "flag": "true"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ResolveParams (-want +got):\n%s", diff)
 	}
@@ -170,27 +170,36 @@ func TestInterpolateNeverReparses(t *testing.T) {
 func TestCondition(t *testing.T) {
 	tests := []struct {
 		when   string
+		typ    string // the type the sides are compared as
 		values map[string]string
 		want   bool
 	}{
-		{"{{params.flag}} == true", map[string]string{"flag": "true"}, true},
-		{"{{params.flag}}", map[string]string{"flag": "false"}, false},
-		{"{{params.mode}} != 'fast'", map[string]string{"mode": "fast"}, false},
-		{"{{params.mode}} != fast", map[string]string{"mode": "slow"}, true},
+		{"{{params.flag}} == true", "bool", map[string]string{"flag": "true"}, true},
+		{"{{params.flag}} == true", "bool", map[string]string{"flag": "True"}, true},
+		{"{{params.flag}} == true", "string", map[string]string{"flag": "True"}, false},
+		{"{{params.flag}}", "bool", map[string]string{"flag": "false"}, false},
+		{"{{params.flag}}", "bool", map[string]string{"flag": "1"}, true},
+		{"{{params.n}} == 7", "int", map[string]string{"n": "+007"}, true},
+		{"{{params.n}} == 12345678901234567890", "int", map[string]string{"n": "12345678901234567891"}, false},
+		{"{{params.x}} == 1", "float", map[string]string{"x": "1.0"}, true},
+		{`{{params.j}} == '{"b": [1.0], "a": null}'`, "json", map[string]string{"j": `{"a":null,"b":[1]}`}, true},
+		{"{{params.mode}} != 'fast'", "string", map[string]string{"mode": "fast"}, false},
+		{"{{params.mode}} != fast", "string", map[string]string{"mode": "slow"}, true},
+		{"{{params.mode}} == fast", "string", map[string]string{"mode": " fast\n"}, true},
 	}
 	for _, tt := range tests {
 		c, _, err := ParseCondition(tt.when)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.when, err)
 		}
-		got := c.Eval(func(b Binding) string {
+		got := c.Eval(tt.typ, func(b Binding) string {
 			if b.Param != "" {
 				return tt.values[b.Param]
 			}
 			return b.Literal
 		})
 		if got != tt.want {
-			t.Errorf("%s with %v = %v, want %v", tt.when, tt.values, got, tt.want)
+			t.Errorf("%s as %s with %q = %v, want %v", tt.when, tt.typ, tt.values, got, tt.want)
 		}
 	}
 	if _, _, err := ParseCondition("{{steps.a.outputs.b}} == {{nope}}"); err == nil {

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // Binding is the value a step gives one component input: a literal (which
@@ -146,11 +148,52 @@ func ParseCondition(s string) (Condition, []ref, error) {
 	return c, refs, nil
 }
 
-// Eval evaluates the condition once each side's value is known.
-func (c Condition) Eval(value func(Binding) string) bool {
-	eq := value(c.Left) == value(c.Right)
+// Eval evaluates the condition once each side's value is known, comparing
+// the two values as values of type t (see Pipeline.CompareType): a bool
+// written True equals true, an int 007 equals 7.
+func (c Condition) Eval(t string, value func(Binding) string) bool {
+	eq := components.Equal(t, value(c.Left), value(c.Right))
 	if c.Op == "!=" {
 		return !eq
 	}
 	return eq
+}
+
+// ValueType returns the parameter type of a whole reference's value: the
+// parameter's or the step output's type; "" for a literal or an unknown
+// reference.
+func (pl *Pipeline) ValueType(b Binding) string {
+	switch {
+	case b.Param != "":
+		return pl.Params[b.Param].Type
+	case b.Step != "":
+		if s := pl.Step(b.Step); s != nil && s.Resolved != nil {
+			if out, ok := s.Resolved.Output(b.Output); ok {
+				return out.Type
+			}
+		}
+	}
+	return ""
+}
+
+// CompareType returns the type a condition compares its sides as: the
+// type of its typed side (a reference), float when an int meets a float,
+// and string (trimmed text) when the sides' types differ otherwise or
+// neither side is typed.
+func (pl *Pipeline) CompareType(c Condition) string {
+	l, r := pl.ValueType(c.Left), pl.ValueType(c.Right)
+	switch {
+	case l == r:
+	case l == "":
+		l = r
+	case r == "":
+	case (l == components.TypeInt || l == components.TypeFloat) && (r == components.TypeInt || r == components.TypeFloat):
+		l = components.TypeFloat
+	default:
+		l = components.TypeString
+	}
+	if l == "" || !components.IsParam(l) {
+		return components.TypeString
+	}
+	return l
 }

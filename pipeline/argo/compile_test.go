@@ -212,7 +212,7 @@ func TestParamsBecomeArguments(t *testing.T) {
 	for _, prm := range wf.Spec.Arguments.Parameters {
 		got[prm.Name] = prm.Value.String()
 	}
-	want := map[string]string{"evaluate": "false", "mode": components.EncodeValue("a {{b}}")}
+	want := map[string]string{"evaluate": "False", "mode": components.EncodeValue("a {{b}}")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
 	}

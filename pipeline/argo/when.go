@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
@@ -15,30 +14,34 @@ var plainLiteral = regexp.MustCompile(`^[A-Za-z0-9 _.:/+-]*$`)
 
 // when compiles a step's condition to an Argo when: an expression tag whose
 // operands are variables (never user text spliced into the expression),
-// decoded from the value encoding and trimmed, compared as strings.
+// decoded from the value encoding, trimmed and brought to the canonical
+// form of the type the sides are compared as (pipeline.CompareType), as
+// components.Equal does for a local run.
 func (c *compiler) when(s string) (string, error) {
 	cond, _, err := pipeline.ParseCondition(s)
 	if err != nil {
 		return "", err
 	}
-	left, err := c.operand(cond.Left)
+	t := c.p.CompareType(cond)
+	left, err := c.operand(cond.Left, t)
 	if err != nil {
 		return "", err
 	}
-	right, err := c.operand(cond.Right)
+	right, err := c.operand(cond.Right, t)
 	if err != nil {
 		return "", err
 	}
 	return "{{=" + left + " " + cond.Op + " " + right + "}}", nil
 }
 
-func (c *compiler) operand(b pipeline.Binding) (string, error) {
+// operand is the expression of one side of a condition compared as type t.
+func (c *compiler) operand(b pipeline.Binding, t string) (string, error) {
 	switch {
 	case b.Param != "":
 		if _, ok := c.p.Params[b.Param]; !ok {
 			return "", fmt.Errorf("unknown parameter %q", b.Param)
 		}
-		return decoded("workflow.parameters['" + b.Param + "']"), nil
+		return canonical(t, decoded("workflow.parameters['"+b.Param+"']")), nil
 	case b.Step != "":
 		up := c.p.Step(b.Step)
 		if up == nil || up.Resolved == nil {
@@ -51,17 +54,43 @@ func (c *compiler) operand(b pipeline.Binding) (string, error) {
 		if components.IsArtifact(out.Type) {
 			return "", fmt.Errorf("output %q of step %s is an artifact (%s): a condition can only use parameters", b.Output, b.Step, out.Type)
 		}
-		return decoded("tasks['" + c.tasks[b.Step] + "'].outputs.parameters['" + b.Output + "']"), nil
+		return canonical(t, decoded("tasks['"+c.tasks[b.Step]+"'].outputs.parameters['"+b.Output+"']")), nil
 	default:
-		lit := strings.TrimSpace(b.Literal)
-		if plainLiteral.MatchString(lit) {
-			return "'" + lit + "'", nil
+		lit, err := components.Canonical(t, b.Literal)
+		if err != nil {
+			return "", fmt.Errorf("literal %q: %v", b.Literal, err)
 		}
-		return "sprig.b64dec('" + base64.StdEncoding.EncodeToString([]byte(lit)) + "')", nil
+		switch {
+		case t == components.TypeBool:
+			return lit, nil // true or false
+		case t == components.TypeInt:
+			return "'" + lit + "'", nil // canonical already
+		case plainLiteral.MatchString(lit):
+			return canonical(t, "'"+lit+"'"), nil
+		}
+		return canonical(t, "sprig.b64dec('"+base64.StdEncoding.EncodeToString([]byte(lit))+"')"), nil
 	}
 }
 
 // decoded is the expression of the trimmed, decoded value of variable v.
 func decoded(v string) string {
 	return fmt.Sprintf("trim(hasPrefix(%s, '%s') ? sprig.b64dec(%s[%d:]) : %s)", v, components.ExecValuePrefix, v, len(components.ExecValuePrefix), v)
+}
+
+// canonical is the expression of the canonical form (components.Canonical)
+// of the trimmed text x as a value of type t, to compare with ==: a bool,
+// an int's digits without sign or leading zeros, a float64, JSON
+// re-encoded with sorted keys, or the text itself.
+func canonical(t, x string) string {
+	switch t {
+	case components.TypeBool:
+		return "(" + x + " in ['1', 't', 'T', 'TRUE', 'true', 'True'])"
+	case components.TypeInt:
+		return "sprig.regexReplaceAll('^-0$', sprig.regexReplaceAll('^(?:[+]|(-))?0*([0-9])', " + x + ", '$1$2'), '0')"
+	case components.TypeFloat:
+		return "float(" + x + ")"
+	case components.TypeJSON:
+		return "toJSON(fromJSON(" + x + "))"
+	}
+	return x
 }

@@ -293,7 +293,7 @@ func (e *execution) condition(s *pipeline.Step) (bool, error) {
 		return false, err
 	}
 	var verr error
-	ok := c.Eval(func(b pipeline.Binding) string {
+	ok := c.Eval(e.p.CompareType(c), func(b pipeline.Binding) string {
 		v, err := e.value(b)
 		if err != nil && verr == nil {
 			verr = err

@@ -109,14 +109,14 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 	if err := artifacts.Copy(ctx, store, key, &got, meta.SHA256); err != nil {
 		t.Fatal(err)
 	}
-	want := "a,b\n1,2\n" + msg + "|3|v-" + msg + "-x|run-1/fit|5|note:" + msg
+	want := "a,b\n1,2\n" + msg + "| 3|v-" + msg + "-x|run-1/fit|5|note:" + msg
 	if got.String() != want {
 		t.Errorf("output out = %q, want %q", got.String(), want)
 	}
 	if meta.Producer.Step != "fit" || meta.Type != "Artifact" {
 		t.Errorf("metadata = %+v", meta)
 	}
-	for name, want := range map[string]string{"count": "7", "echo": components.EncodeValue(msg)} {
+	for name, want := range map[string]string{"count": " 7", "echo": components.EncodeValue(msg)} {
 		b, err := os.ReadFile(filepath.Join(outParams, name))
 		if err != nil {
 			t.Fatal(err)

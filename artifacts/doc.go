@@ -8,8 +8,23 @@
 //	<root>/<run-id>/<step>/<output>               a file output, or
 //	<root>/<run-id>/<step>/<output>/<file>...     a directory output, one object per file
 //	<root>/<run-id>/<step>/<output>.meta.json     the output's metadata, written last
+//	<root>/<run-id>/<step>/outputs.json           the step's outputs record, written last
 //	<root>/<run-id>/<step>/step.log               the step's log
 //	<root>/.cache/<fingerprint>.json              the step cache index
+//
+// The outputs record (StepOutputs, at OutputsKey) is written once by whoever
+// published the step's outputs (the component runtime: a local step, `pipectl
+// exec` in a pod, rank 0 of a distributed step), after every output and its
+// metadata, and only when all of them were published:
+//
+//	{"run": "<run-id>", "step": "<step>", "outputs": [
+//	  {"name": "model", "type": "Model", "uri": "s3://…/<run-id>/train/model", "size": 1234, "sha256": "…"},
+//	  {"name": "loss", "type": "float", "value": "0.25"}]}
+//
+// Each output carries its declared type; a parameter carries its value as
+// the run record shows it. Readers (the launcher,
+// the Argo follower, `pipectl runs get`, `pipectl artifacts ls`) take a
+// step's outputs and their types from it rather than listing the store.
 //
 // Step and output names are DNS-1123 labels, so they never contain a dot and
 // never collide with the metadata and log objects.

@@ -167,7 +167,9 @@ func (e *MissingOutputError) Error() string {
 }
 
 // Publish stores the outputs rank 0 wrote in ws: artifacts with their
-// metadata, parameters read, type-checked and recorded by value.
+// metadata, parameters read, type-checked and recorded by value; then,
+// when every output was published, the step's outputs record
+// (artifacts.WriteOutputs), which it returns.
 func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) ([]artifacts.OutputRecord, error) {
 	c := inv.Component
 	dir := ws.OutputDir(0)
@@ -209,7 +211,13 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 		}
 		records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: rt.Store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
-	return records, errors.Join(errs...)
+	if len(errs) > 0 {
+		return records, errors.Join(errs...)
+	}
+	if err := artifacts.WriteOutputs(ctx, rt.Store, inv.Run, inv.Step, records); err != nil {
+		return records, fmt.Errorf("write the outputs record: %w", err)
+	}
+	return records, nil
 }
 
 // ExecOptions say where and how an invocation's program runs.

@@ -31,12 +31,12 @@
 // Only global rank 0 writes to the step's output paths; every other rank's
 // outputs go to throw-away paths in its pod. Node 0's exec, once its
 // processes exited 0, publishes the outputs (artifacts with their metadata)
-// and then writes an OutputsRecord (the output records, parameter values
-// included) at OutputsKey: <run>/<step>/rank0-outputs.json. The launcher
-// deletes that record before it creates the JobSet; after the JobSet
-// completed it reads the metadata of every artifact output and the
-// parameter values from the record, and writes the values to its
-// --output-params directory, where Argo reads the step's output parameters.
+// and then the step's outputs record (artifacts.OutputsKey:
+// <run>/<step>/outputs.json, every output with its type, parameter values
+// included). The launcher deletes that record before it creates the JobSet;
+// after the JobSet completed it reads the outputs from the record, and
+// writes the parameter values to its --output-params directory, where Argo
+// reads the step's output parameters.
 // A missing output fails the step, naming it.
 //
 // # Failures

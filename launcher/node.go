@@ -54,25 +54,13 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// OutputsKey is the key of the record rank 0 writes once it has published
-// the step's outputs: a JSON OutputsRecord. The launcher reads the output
-// parameters' values from it (Argo reads them from the launcher pod) and
-// checks every artifact's metadata.
-func OutputsKey(run, step string) string { return run + "/" + step + "/rank0-outputs.json" }
-
-// OutputsRecord is what rank 0 writes at OutputsKey.
-type OutputsRecord struct {
-	// Outputs are the outputs rank 0 published: artifacts by URI, parameters by value.
-	Outputs []artifacts.OutputRecord `json:"outputs"`
-}
-
 // ExecNode runs one node of a distributed step in its rank pod: it fetches
 // the inputs and runs the node's rank processes (one; or, with more
 // processes per node and a command other than torchrun, ProcsPerNode of
 // them with their RANK and LOCAL_RANK, all stopped when one fails). Only
 // global rank 0 writes to the step's output paths; the other ranks' outputs
 // go to throw-away paths. On node 0, once every process exited 0, the
-// outputs are published, the OutputsRecord written, and the output
+// outputs are published (with the step's outputs record), and the output
 // parameters written to req.OutputParams when set. Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
@@ -165,9 +153,6 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 			return nil, &ConfigError{Err: err}
 		}
 		return nil, err
-	}
-	if err := artifacts.PutJSON(ctx, rt.Store, OutputsKey(inv.Run, inv.Step), OutputsRecord{Outputs: records}); err != nil {
-		return records, fmt.Errorf("write the outputs record: %w", err)
 	}
 	if req.OutputParams != "" {
 		if err := components.WriteOutputParams(req.OutputParams, records); err != nil {

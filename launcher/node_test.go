@@ -56,7 +56,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 			t.Errorf("node 1 output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if _, err := store.Stat(ctx, OutputsKey("run-1", "train")); !errors.Is(err, artifacts.ErrNotFound) {
+	if _, err := store.Stat(ctx, artifacts.OutputsKey("run-1", "train")); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Fatalf("node 1 wrote the outputs record (%v)", err)
 	}
 
@@ -70,8 +70,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 	if len(records) != 2 {
 		t.Fatalf("records %+v, want model and loss", records)
 	}
-	var rec OutputsRecord
-	if err := artifacts.GetJSON(ctx, store, OutputsKey("run-1", "train"), &rec); err != nil || len(rec.Outputs) != 2 {
+	if rec, err := artifacts.ReadOutputs(ctx, store, "run-1", "train"); err != nil || len(rec) != 2 {
 		t.Fatalf("outputs record %+v, %v", rec, err)
 	}
 	tmp := filepath.Join(t.TempDir(), "model")
@@ -141,8 +140,9 @@ func TestNodeFromEnv(t *testing.T) {
 	}
 }
 
-// TestCollectOutputs: the outputs rank 0 published are found and the
-// output parameters written; a missing one fails, named.
+// TestCollectOutputs: the outputs rank 0 published are found in its
+// outputs record and the output parameters written; a missing one fails,
+// named.
 func TestCollectOutputs(t *testing.T) {
 	ctx := context.Background()
 	store, _ := artifacts.NewLocal(t.TempDir())
@@ -150,22 +150,21 @@ func TestCollectOutputs(t *testing.T) {
 
 	_, err := CollectOutputs(ctx, store, "run-1", "train", outputs, "")
 	var me *MissingOutputsError
-	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "model,loss" {
+	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "model,loss" || !strings.Contains(err.Error(), "no outputs record") {
 		t.Fatalf("CollectOutputs with nothing published = %v, want model and loss missing", err)
 	}
 
-	src := filepath.Join(t.TempDir(), "model")
-	os.WriteFile(src, []byte("weights"), 0o644)
-	if _, err := artifacts.Publish(ctx, store, artifacts.OutputKey("run-1", "train", "model"), src, artifacts.Metadata{Type: "Model"}); err != nil {
+	model := artifacts.OutputRecord{Name: "model", Type: "Model", URI: store.URI("run-1/train/model"), Size: 7}
+	if err := artifacts.WriteOutputs(ctx, store, "run-1", "train", []artifacts.OutputRecord{model}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = CollectOutputs(ctx, store, "run-1", "train", outputs, "")
-	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "loss" || !strings.Contains(err.Error(), "no outputs record") {
-		t.Fatalf("CollectOutputs without the record = %v, want loss missing", err)
+	if !errors.As(err, &me) || strings.Join(me.Outputs, ",") != "loss" || !strings.Contains(err.Error(), "not in its outputs record") {
+		t.Fatalf("CollectOutputs with a record without loss = %v, want loss missing", err)
 	}
 
 	v := "0.25"
-	if err := artifacts.PutJSON(ctx, store, OutputsKey("run-1", "train"), OutputsRecord{Outputs: []artifacts.OutputRecord{{Name: "loss", Type: "float", Value: &v}}}); err != nil {
+	if err := artifacts.WriteOutputs(ctx, store, "run-1", "train", []artifacts.OutputRecord{model, {Name: "loss", Type: "float", Value: &v}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

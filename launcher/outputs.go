@@ -23,45 +23,30 @@ func (e *MissingOutputsError) Error() string {
 }
 
 // CollectOutputs checks, once the JobSet completed, that rank 0 published
-// every declared output of the step: the metadata of each artifact output
-// at <run>/<step>/<output> and the value of each parameter output in the
-// OutputsRecord at OutputsKey. With paramsDir set, it writes each output
-// parameter's value to paramsDir/<name> (components.WriteOutputParams: where
-// Argo reads the launcher pod's output parameters). A missing output is a
+// every declared output of the step: each is in the step's outputs record
+// (artifacts.ReadOutputs), which rank 0 writes after every output and its
+// metadata. With paramsDir set, it writes each output parameter's value to
+// paramsDir/<name> (components.WriteOutputParams: where Argo reads the
+// launcher pod's output parameters). A missing output is a
 // *MissingOutputsError naming it.
 func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, outputs []components.ExecIO, paramsDir string) ([]artifacts.OutputRecord, error) {
-	var rec OutputsRecord
-	recErr := artifacts.GetJSON(ctx, s, OutputsKey(run, step), &rec)
+	published, recErr := artifacts.ReadOutputs(ctx, s, run, step)
 	if recErr != nil && !errors.Is(recErr, artifacts.ErrNotFound) {
 		return nil, fmt.Errorf("read rank 0's outputs record: %w", recErr)
 	}
 	byName := map[string]artifacts.OutputRecord{}
-	for _, r := range rec.Outputs {
+	for _, r := range published {
 		byName[r.Name] = r
 	}
 	missing := &MissingOutputsError{Step: step}
 	var records []artifacts.OutputRecord
 	for _, out := range outputs {
-		if components.IsArtifact(out.Type) {
-			key := artifacts.OutputKey(run, step, out.Name)
-			meta, err := artifacts.ReadMetadata(ctx, s, key)
-			if err != nil {
-				if !errors.Is(err, artifacts.ErrNotFound) {
-					return nil, fmt.Errorf("output %q: %w", out.Name, err)
-				}
-				missing.Outputs = append(missing.Outputs, out.Name)
-				missing.Details = append(missing.Details, fmt.Sprintf("%s (%s): no metadata at %s", out.Name, out.Type, s.URI(artifacts.MetadataKey(key))))
-				continue
-			}
-			records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: s.URI(key), Size: meta.Size, SHA256: meta.SHA256})
-			continue
-		}
 		r, ok := byName[out.Name]
-		if !ok || r.Value == nil {
+		if !ok || (components.IsArtifact(out.Type) && r.URI == "") || (!components.IsArtifact(out.Type) && r.Value == nil) {
 			missing.Outputs = append(missing.Outputs, out.Name)
 			where := "not in its outputs record"
 			if recErr != nil {
-				where = "no outputs record at " + s.URI(OutputsKey(run, step))
+				where = "no outputs record at " + s.URI(artifacts.OutputsKey(run, step))
 			}
 			missing.Details = append(missing.Details, fmt.Sprintf("%s (%s): %s", out.Name, out.Type, where))
 			continue

@@ -533,7 +533,9 @@ func TestLauncherTrainsExample(t *testing.T) {
 	if !strings.Contains(meta, `"sha256"`) {
 		t.Errorf("model.meta.json = %s", meta)
 	}
-	a.mcRun(ctx, "stat", "e2e/"+a.bucket+"/"+runsPrefix+"/train-ok/train/rank0-outputs.json")
+	if rec := a.mcRun(ctx, "cat", "e2e/"+a.bucket+"/"+runsPrefix+"/train-ok/train/outputs.json"); !strings.Contains(rec, `"type": "Model"`) {
+		t.Errorf("outputs.json = %s", rec)
+	}
 	tm := timings(t, logs)
 	if tm["launch-to-pods-created"] <= 0 || tm["terminal-to-exit"] <= 0 {
 		t.Errorf("timings %v from the log:\n%s", tm, logs)

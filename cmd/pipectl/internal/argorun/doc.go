@@ -6,8 +6,10 @@
 //   - `pipectl run --on argo` writes <run>/run.json when it submits (status
 //     Running, on argo, every step Pending) and, when the workflow ended,
 //     the final record from the workflow's status (Record): step status,
-//     attempts, exit codes, times, output parameters from the nodes'
-//     outputs, artifact outputs from their metadata in the store.
+//     attempts, exit codes and times from the workflow's nodes (each step's
+//     task named by the workflow's pipectl.dev/steps annotation), and each
+//     succeeded step's outputs, typed, from its outputs record
+//     (<run>/<step>/outputs.json, written by whoever published them).
 //   - `pipectl exec` in each step pod uploads its own log (the program's
 //     stdout and stderr and exec's messages) to <run>/<step>/step.log when
 //     it ends, success or not, so a run's logs outlive its pods.

@@ -2,6 +2,7 @@ package argorun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -86,8 +87,10 @@ func taskDeps(depends string) []string {
 	return out
 }
 
-// Record brings rec up to date with wf and adds the artifact outputs of
-// succeeded steps from their metadata in the store.
+// Record brings rec up to date with wf and sets the outputs of each
+// succeeded step from its outputs record in the store (every output with
+// its declared type; see artifacts.ReadOutputs). A succeeded step without
+// one keeps its outputs and says so in its message.
 func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *wfv1.Workflow) error {
 	updateRecord(rec, wf)
 	for i := range rec.Steps {
@@ -95,31 +98,15 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		if s.Status != artifacts.StatusSucceeded {
 			continue
 		}
-		objs, err := store.List(ctx, rec.ID+"/"+s.Name+"/", false)
+		outs, err := artifacts.ReadOutputs(ctx, store, rec.ID, s.Name)
+		if errors.Is(err, artifacts.ErrNotFound) {
+			s.Message = err.Error()
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		for _, o := range objs {
-			key, ok := strings.CutSuffix(o.Key, ".meta.json")
-			if o.Dir || !ok {
-				continue
-			}
-			name := key[strings.LastIndex(key, "/")+1:]
-			meta, err := artifacts.ReadMetadata(ctx, store, key)
-			if err != nil {
-				return err
-			}
-			out := artifacts.OutputRecord{Name: name, Type: meta.Type, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
-			replaced := false
-			for j := range s.Outputs {
-				if s.Outputs[j].Name == name {
-					s.Outputs[j], replaced = out, true
-				}
-			}
-			if !replaced {
-				s.Outputs = append(s.Outputs, out)
-			}
-		}
+		s.Outputs = outs
 	}
 	return nil
 }

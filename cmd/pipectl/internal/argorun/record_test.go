@@ -30,16 +30,19 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Put(ctx, "wf-1/make/data", strings.NewReader("abc"), 3); err != nil {
-		t.Fatal(err)
+	str := func(s string) *string { return &s }
+	outputs := []artifacts.OutputRecord{
+		{Name: "data", Type: "Dataset", URI: store.URI("wf-1/make/data"), Size: 3, SHA256: "ba7816bf"},
+		{Name: "rows", Type: "int", Value: str("3")},
 	}
-	if err := artifacts.WriteMetadata(ctx, store, "wf-1/make/data", artifacts.Metadata{Type: "Dataset", Kind: artifacts.KindFile, Size: 3, SHA256: "ba7816bf"}); err != nil {
+	if err := artifacts.WriteOutputs(ctx, store, "wf-1", "make", outputs); err != nil {
 		t.Fatal(err)
 	}
 	exit := "0"
 	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Namespace: "ml"}, Status: wfv1.WorkflowStatus{
 		Phase: wfv1.WorkflowSucceeded, FinishedAt: metav1.NewTime(time.Unix(9, 0)),
-		Nodes: wfv1.Nodes{"n1": {ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded, Outputs: &wfv1.Outputs{ExitCode: &exit}}},
+		Nodes: wfv1.Nodes{"n1": {ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded,
+			Outputs: &wfv1.Outputs{ExitCode: &exit, Parameters: []wfv1.Parameter{{Name: "rows", Value: wfv1.AnyStringPtr("3")}}}}},
 	}}
 	f := &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
 		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"}, nil
@@ -48,8 +51,14 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != artifacts.StatusSucceeded || len(got.Steps[0].Outputs) != 1 || got.Steps[0].Outputs[0].Size != 3 {
+	if got.Status != artifacts.StatusSucceeded {
 		t.Fatalf("refreshed record: %+v", got)
+	}
+	// The outputs, each with its declared type (an output parameter the
+	// workflow carries was once recorded as a string), come from the step's
+	// outputs record.
+	if diff := cmp.Diff(outputs, got.Steps[0].Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
 	stored, err := artifacts.ReadRun(ctx, store, "wf-1")
 	if err != nil || stored.Status != artifacts.StatusSucceeded {

@@ -6,7 +6,6 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
 
@@ -68,9 +67,8 @@ func runStatus(wf *wfv1.Workflow) string {
 
 // updateRecord brings a run record up to date with its workflow: the run's
 // status, end and message, and each step's status, attempts, exit code,
-// times, message and output parameters (decoded; an output already in the
-// record keeps its type, a new one is a "string"). Artifact outputs are
-// not in the workflow: the caller adds them from the store. Pure.
+// times and message. Outputs are not taken from the workflow: Record reads
+// them, typed, from each step's outputs record. Pure.
 func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 	rec.On = On
 	rec.Status = runStatus(wf)
@@ -127,25 +125,5 @@ func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 				s.ExitCode = &c
 			}
 		}
-		for _, p := range out.Parameters {
-			if p.Value == nil {
-				continue
-			}
-			v, err := components.DecodeValue(p.Value.String())
-			if err != nil {
-				v = p.Value.String()
-			}
-			setParam(s, p.Name, v)
-		}
 	}
-}
-
-func setParam(s *artifacts.StepRecord, name, v string) {
-	for i := range s.Outputs {
-		if s.Outputs[i].Name == name {
-			s.Outputs[i].Value = &v
-			return
-		}
-	}
-	s.Outputs = append(s.Outputs, artifacts.OutputRecord{Name: name, Type: "string", Value: &v})
 }

@@ -19,6 +19,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
@@ -280,8 +281,8 @@ func launchRun(opts *Options) error {
 	}
 	run, step := opts.Run, p.step.Step
 	// A record left by an earlier attempt must not stand for this one's.
-	if err := store.Delete(ctx, launcher.OutputsKey(run, step)); err != nil {
-		return fmt.Errorf("clear rank 0's outputs record: %w", err)
+	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
+		return fmt.Errorf("clear the step's outputs record: %w", err)
 	}
 	l := &launcher.Launcher{
 		Clients: cs, Logs: opts.Logs,

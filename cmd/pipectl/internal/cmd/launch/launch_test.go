@@ -180,7 +180,8 @@ func TestLaunchMissingOutput(t *testing.T) {
 	}
 }
 
-// TestLaunchSucceeds: rank 0 published the model; the launcher finds it.
+// TestLaunchSucceeds: rank 0 published the model and the step's outputs
+// record; the launcher finds it.
 func TestLaunchSucceeds(t *testing.T) {
 	f, _, errOut := testFactory(t)
 	c := newCluster()
@@ -192,7 +193,13 @@ func TestLaunchSucceeds(t *testing.T) {
 		}
 		src := filepath.Join(t.TempDir(), "model")
 		os.WriteFile(src, []byte("weights"), 0o644)
-		if _, err := artifacts.Publish(context.Background(), store, artifacts.OutputKey("run-2", "train", "model"), src, artifacts.Metadata{Type: "Model"}); err != nil {
+		key := artifacts.OutputKey("run-2", "train", "model")
+		meta, err := artifacts.Publish(context.Background(), store, key, src, artifacts.Metadata{Type: "Model"})
+		if err != nil {
+			t.Error(err)
+		}
+		out := artifacts.OutputRecord{Name: "model", Type: "Model", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
+		if err := artifacts.WriteOutputs(context.Background(), store, "run-2", "train", []artifacts.OutputRecord{out}); err != nil {
 			t.Error(err)
 		}
 	})

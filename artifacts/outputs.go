@@ -1,0 +1,45 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// OutputsKey is the key of a step's outputs record: the typed records of
+// every output the step published, written once by whoever published them.
+func OutputsKey(run, step string) string { return run + "/" + step + "/outputs.json" }
+
+// StepOutputs is the outputs record of one step, stored at OutputsKey.
+type StepOutputs struct {
+	// Run and Step name the step whose outputs these are.
+	Run  string `json:"run"`
+	Step string `json:"step"`
+	// Outputs are the step's outputs in the component's order, each with
+	// its declared type: artifacts by URI, size and sha256, parameters by
+	// value.
+	Outputs []OutputRecord `json:"outputs"`
+}
+
+// WriteOutputs stores the outputs record of a step. It is written after
+// every output it names (and its metadata), so its presence means the
+// step's outputs are complete.
+func WriteOutputs(ctx context.Context, s Store, run, step string, outputs []OutputRecord) error {
+	if outputs == nil {
+		outputs = []OutputRecord{}
+	}
+	return PutJSON(ctx, s, OutputsKey(run, step), StepOutputs{Run: run, Step: step, Outputs: outputs})
+}
+
+// ReadOutputs reads the outputs record of a step. A step that published
+// nothing (yet) gives an error for which errors.Is(err, ErrNotFound) holds.
+func ReadOutputs(ctx context.Context, s Store, run, step string) ([]OutputRecord, error) {
+	var rec StepOutputs
+	if err := GetJSON(ctx, s, OutputsKey(run, step), &rec); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("step %s of run %s has no outputs record at %s: %w", step, run, s.URI(OutputsKey(run, step)), ErrNotFound)
+		}
+		return nil, err
+	}
+	return rec.Outputs, nil
+}

@@ -69,15 +69,9 @@ type Entry struct {
 	Cached bool   `json:"cached,omitempty"`
 }
 
-func listRun(ctx context.Context, opts *ListOptions) error {
-	store, err := opts.Factory.Store(ctx)
-	if err != nil {
-		return err
-	}
-	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
-	if err != nil {
-		return err
-	}
+// Entries returns the `artifacts ls -o json` entries of r: its artifact
+// outputs (not its output parameters), step by step.
+func Entries(r *artifacts.Run) []Entry {
 	out := []Entry{}
 	for _, s := range r.Steps {
 		for _, o := range s.Outputs {
@@ -87,6 +81,19 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 			out = append(out, Entry{Step: s.Name, Output: o.Name, Type: o.Type, URI: o.URI, Size: o.Size, SHA256: o.SHA256, Cached: s.Cached})
 		}
 	}
+	return out
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
+	if err != nil {
+		return err
+	}
+	out := Entries(r)
 	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "STEP\tOUTPUT\tTYPE\tSIZE\tSHA256\tURI")
 		for _, e := range out {

@@ -64,6 +64,11 @@ type Summary struct {
 	On       string     `json:"on,omitempty"`
 }
 
+// Summarize returns the `runs ls -o json` entry of r.
+func Summarize(r *artifacts.Run) Summary {
+	return Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On}
+}
+
 func listRun(ctx context.Context, opts *ListOptions) error {
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
@@ -75,7 +80,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	}
 	out := make([]Summary, 0, len(runs))
 	for _, r := range argorun.RefreshAll(ctx, opts.Factory, store, runs, opts.IO.ErrOut) {
-		out = append(out, Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On})
+		out = append(out, Summarize(r))
 	}
 	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
 		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", store.Root())

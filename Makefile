@@ -30,9 +30,10 @@ demo: build
 ## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl)
 test: unit e2e
 
-## unit: the product module's tests (installs python3-torch when missing)
+## unit: the product module's tests (installs python3-torch and, for the UI's browser test, chromium when missing)
 unit: vet
 	examples/attrition/ensure-torch.sh >/dev/null
+	cmd/pipectl/internal/cmd/ui/testdata/ensure-chromium.sh >/dev/null
 	minio=$$(bash test/e2e/tools/build.sh minio) && PIPECTL_TEST_MINIO=$$minio $(GO) test -count=1 -timeout 30m ./...
 
 ## vet: go vet, a gofmt check and the cross-builds (pipectl runs on Linux and macOS)

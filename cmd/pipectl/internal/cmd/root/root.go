@@ -15,6 +15,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	uicmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/ui"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/validate"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
@@ -52,6 +53,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		compile.NewCmdCompile(f, nil),
 		execcmd.NewCmdExec(f, nil),
 		launch.NewCmdLaunch(f, nil),
+		uicmd.NewCmdUI(f, nil),
 	)
 	return cmd
 }

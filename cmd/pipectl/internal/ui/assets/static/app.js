@@ -1,0 +1,159 @@
+// pipectl ui: a little JavaScript over server-rendered pages. It shows
+// times in the browser's zone, follows running runs (server-sent events),
+// tails logs and filters them by rank. Every page works without it.
+"use strict";
+
+function localTimes(root) {
+  for (const t of root.querySelectorAll("time[datetime]")) {
+    const d = new Date(t.getAttribute("datetime"));
+    if (isNaN(d)) continue;
+    t.title = t.getAttribute("datetime");
+    t.textContent = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+}
+
+// fragment fetches a part of the current page (?part=NAME) as HTML.
+async function fragment(part, params) {
+  const q = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(params || {})) if (v) q.set(k, v);
+  q.set("part", part);
+  const resp = await fetch(location.pathname + "?" + q.toString(), { headers: { Accept: "text/html" } });
+  if (!resp.ok) throw new Error(resp.status + " " + resp.statusText);
+  return resp.text();
+}
+
+// The runs list: filters apply on change; the compare button needs a
+// ticked run; while a run is running the table refreshes.
+function runsPage() {
+  for (const s of document.querySelectorAll("select[data-autosubmit]")) {
+    s.addEventListener("change", () => s.form.submit());
+  }
+  const table = document.getElementById("runs-table");
+  const button = document.getElementById("compare");
+  const sync = () => { button.disabled = !table.querySelector("input[name=run]:checked"); };
+  table.addEventListener("change", sync);
+  sync();
+  const poll = async () => {
+    if (table.dataset.live !== "true") return;
+    try {
+      const html = await fragment("table");
+      const ticked = new Set([...table.querySelectorAll("input[name=run]:checked")].map((i) => i.value));
+      const next = document.createElement("div");
+      next.innerHTML = html;
+      for (const i of next.querySelectorAll("input[name=run]")) i.checked = ticked.has(i.value);
+      table.replaceChildren(...next.childNodes);
+      table.dataset.live = String(!!table.querySelector(".badge.st-running"));
+      localTimes(table);
+      sync();
+    } catch (e) { /* try again */ }
+    setTimeout(poll, 2000);
+  };
+  setTimeout(poll, 2000);
+}
+
+// The log of the step shown: the last MiB at first, then new bytes while
+// the run runs; lines filtered by rank.
+function logView(live) {
+  const pre = document.getElementById("log");
+  if (!pre) return { done() {}, ranks() {} };
+  const note = document.getElementById("log-note");
+  const select = document.getElementById("rank");
+  const rankRE = /^\[[^\]]*?\brank (\d+)\] /;
+  let lines = [], partial = "", offset = null, following = live, timer = null;
+  const ranks = new Set();
+
+  const shown = (l) => !select.value || (rankRE.exec(l) || [])[1] === select.value;
+  const showRanks = () => {
+    const dd = document.getElementById("ranks");
+    if (dd) dd.textContent = ranks.size ? String(ranks.size) : lines.length ? "1" : "–";
+  };
+  const render = (added) => {
+    const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 40;
+    if (added && !select.value && pre.firstChild) {
+      pre.appendChild(document.createTextNode(added.map((l) => l + "\n").join("")));
+    } else {
+      pre.textContent = lines.filter(shown).map((l) => l + "\n").join("") + (select.value ? "" : partial);
+    }
+    if (atEnd) pre.scrollTop = pre.scrollHeight;
+  };
+  const addRank = (l) => {
+    const m = rankRE.exec(l);
+    if (m && !ranks.has(m[1])) {
+      ranks.add(m[1]);
+      const o = document.createElement("option");
+      o.value = m[1];
+      o.textContent = "rank " + m[1];
+      const after = [...select.options].find((x) => x.value !== "" && Number(x.value) > Number(m[1]));
+      select.insertBefore(o, after || null);
+    }
+  };
+  const fetchMore = async () => {
+    timer = null;
+    const url = pre.dataset.src + (offset === null ? "" : "?offset=" + offset);
+    try {
+      const resp = await fetch(url);
+      if (resp.status === 404) {
+        const body = await resp.json().catch(() => ({}));
+        note.textContent = body.error || "No log.";
+      } else if (resp.ok) {
+        const start = Number(resp.headers.get("X-Log-Start"));
+        const end = Number(resp.headers.get("X-Log-End"));
+        const text = await resp.text();
+        if (offset !== null && start < offset) { lines = []; partial = ""; pre.textContent = ""; } // the log was replaced
+        if (offset === null && start > 0) note.textContent = "Showing the last " + Math.round((end - start) / 1024) + " KiB; the raw log has it all.";
+        else if (note.textContent.startsWith("No log") || note.textContent.includes("has no log")) note.textContent = "";
+        offset = end;
+        const parts = (partial + text).split("\n");
+        partial = parts.pop();
+        const before = lines.length;
+        lines.push(...parts);
+        parts.forEach(addRank);
+        showRanks();
+        if (parts.length || partial) render(pre.firstChild && before ? parts.filter(shown) : null);
+      }
+    } catch (e) { /* try again */ }
+    if (following) timer = setTimeout(fetchMore, 1000);
+  };
+  select.addEventListener("change", () => render(null));
+  fetchMore();
+  return {
+    // done fetches what is left once the run ended, then stops.
+    done() { following = false; if (timer) { clearTimeout(timer); fetchMore(); } },
+    ranks: showRanks,
+  };
+}
+
+// A run: while it runs, the server's events bring the record; each change
+// re-renders the DAG and the step (the log keeps its place).
+function runPage() {
+  const live = document.getElementById("live");
+  const log = logView(live.dataset.live === "true");
+  if (live.dataset.live !== "true") return;
+  let last = null;
+  const refresh = async () => {
+    try {
+      live.innerHTML = await fragment("live", { step: live.dataset.step });
+      localTimes(live);
+      log.ranks();
+    } catch (e) { /* the next event tries again */ }
+  };
+  const es = new EventSource("/api/runs/" + encodeURIComponent(live.dataset.run) + "/events");
+  es.addEventListener("run", (ev) => {
+    const r = JSON.parse(ev.data);
+    const sig = r.status + "|" + (r.steps || []).map((s) => s.name + ":" + s.status + ":" + (s.outputs || []).length).join(",");
+    if (sig !== last) refresh(); // the first event too: the page may be older than it
+    last = sig;
+  });
+  es.addEventListener("end", async () => {
+    es.close();
+    live.dataset.live = "false";
+    await refresh();
+    log.done();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  localTimes(document);
+  if (document.getElementById("runs-table")) runsPage();
+  if (document.getElementById("live")) runPage();
+});

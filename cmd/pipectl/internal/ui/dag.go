@@ -1,0 +1,147 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// Graph is a run's DAG laid out for drawing: steps in columns by depth (the
+// longest chain of dependencies before them), left to right.
+type Graph struct {
+	Nodes         []Node
+	Edges         []Edge
+	Width, Height int
+}
+
+// Node is one step's box.
+type Node struct {
+	Name, Status string
+	Cached       bool
+	// Col is the step's depth; Row its place in the column.
+	Col, Row int
+	X, Y     int
+}
+
+// Edge is an arrow from a step to one that depends on it, as an SVG path.
+type Edge struct {
+	From, To string
+	// Status is the upstream step's status.
+	Status string
+	Path   string
+}
+
+// Sizes of the drawing, in SVG user units (CSS pixels at scale 1).
+const (
+	NodeW = 196
+	NodeH = 52
+	gapX  = 64
+	gapY  = 18
+	pad   = 10
+)
+
+// Layout places the steps of a run record. Dependencies on steps the record
+// does not have are ignored; a record without dependsOn gives one column.
+// Within a column steps keep the record's order, then move towards the
+// average row of their dependencies (one barycentre pass), which keeps
+// chains straight and crossings few.
+func Layout(steps []artifacts.StepRecord) Graph {
+	index := make(map[string]int, len(steps))
+	for i, s := range steps {
+		index[s.Name] = i
+	}
+	depth := make([]int, len(steps))
+	state := make([]int8, len(steps)) // 0 new, 1 visiting, 2 done
+	var visit func(i int) int
+	visit = func(i int) int {
+		switch state[i] {
+		case 1:
+			return 0 // a cycle: records never have one, but do not loop
+		case 2:
+			return depth[i]
+		}
+		state[i] = 1
+		d := 0
+		for _, dep := range steps[i].DependsOn {
+			if j, ok := index[dep]; ok && j != i {
+				d = max(d, visit(j)+1)
+			}
+		}
+		depth[i], state[i] = d, 2
+		return d
+	}
+	cols := 0
+	for i := range steps {
+		cols = max(cols, visit(i)+1)
+	}
+	columns := make([][]int, cols)
+	for i := range steps {
+		columns[depth[i]] = append(columns[depth[i]], i)
+	}
+	row := make([]float64, len(steps))
+	for c, col := range columns {
+		if c > 0 {
+			key := make(map[int]float64, len(col))
+			for k, i := range col {
+				sum, n := 0.0, 0
+				for _, dep := range steps[i].DependsOn {
+					if j, ok := index[dep]; ok && depth[j] < c {
+						sum += row[j]
+						n++
+					}
+				}
+				key[i] = float64(k)
+				if n > 0 {
+					key[i] = sum / float64(n)
+				}
+			}
+			slices.SortStableFunc(col, func(a, b int) int {
+				switch {
+				case key[a] < key[b]:
+					return -1
+				case key[a] > key[b]:
+					return 1
+				}
+				return 0
+			})
+		}
+		for k, i := range col {
+			row[i] = float64(k)
+		}
+	}
+	tallest := 0
+	for _, col := range columns {
+		tallest = max(tallest, len(col))
+	}
+	g := Graph{
+		Width:  max(1, cols)*(NodeW+gapX) - gapX + 2*pad,
+		Height: max(1, tallest)*(NodeH+gapY) - gapY + 2*pad,
+	}
+	pos := make([]Node, len(steps))
+	for c, col := range columns {
+		// Centre short columns against the tallest one.
+		top := pad + (tallest-len(col))*(NodeH+gapY)/2
+		for k, i := range col {
+			s := steps[i]
+			pos[i] = Node{Name: s.Name, Status: s.Status, Cached: s.Cached, Col: c, Row: k,
+				X: pad + c*(NodeW+gapX), Y: top + k*(NodeH+gapY)}
+		}
+	}
+	g.Nodes = pos
+	for i, s := range steps {
+		for _, dep := range s.DependsOn {
+			j, ok := index[dep]
+			if !ok || j == i || depth[j] >= depth[i] {
+				continue
+			}
+			a, b := pos[j], pos[i]
+			x1, y1 := a.X+NodeW, a.Y+NodeH/2
+			x2, y2 := b.X-4, b.Y+NodeH/2
+			mx := (x1 + x2) / 2
+			g.Edges = append(g.Edges, Edge{From: dep, To: s.Name, Status: steps[j].Status,
+				Path: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mx, y1, mx, y2, x2, y2)})
+		}
+	}
+	return g
+}

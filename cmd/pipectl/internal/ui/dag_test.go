@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+func steps(deps ...[]string) []artifacts.StepRecord {
+	out := make([]artifacts.StepRecord, len(deps))
+	for i, d := range deps {
+		out[i] = artifacts.StepRecord{Name: string(rune('a' + i)), Status: artifacts.StatusPending, DependsOn: d}
+	}
+	return out
+}
+
+type place struct{ Col, Row int }
+
+func TestLayout(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []artifacts.StepRecord
+		want  map[string]place
+		edges int
+	}{
+		{"chain", steps(nil, []string{"a"}, []string{"b"}),
+			map[string]place{"a": {0, 0}, "b": {1, 0}, "c": {2, 0}}, 2},
+		{"diamond", steps(nil, []string{"a"}, []string{"a"}, []string{"b", "c"}),
+			map[string]place{"a": {0, 0}, "b": {1, 0}, "c": {1, 1}, "d": {2, 0}}, 4},
+		{"depth is the longest chain", steps(nil, []string{"a"}, []string{"a", "b"}),
+			map[string]place{"a": {0, 0}, "b": {1, 0}, "c": {2, 0}}, 3},
+		{"no dependencies: one column in record order", steps(nil, nil, nil),
+			map[string]place{"a": {0, 0}, "b": {0, 1}, "c": {0, 2}}, 0},
+		{"unknown and self dependencies are ignored", steps([]string{"zz"}, []string{"b", "a"}),
+			map[string]place{"a": {0, 0}, "b": {1, 0}}, 1},
+		{"a cycle does not loop", steps([]string{"b"}, []string{"a"}),
+			map[string]place{"a": {2, 0}, "b": {1, 0}}, 1},
+		{"barycentre: children follow their parents' order", steps(nil, nil, []string{"b"}, []string{"a"}),
+			map[string]place{"a": {0, 0}, "b": {0, 1}, "c": {1, 1}, "d": {1, 0}}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := Layout(c.steps)
+			got := map[string]place{}
+			for _, n := range g.Nodes {
+				got[n.Name] = place{n.Col, n.Row}
+				if n.X < 0 || n.Y < 0 || n.X+NodeW > g.Width || n.Y+NodeH > g.Height {
+					t.Errorf("node %s at (%d,%d) outside the %dx%d drawing", n.Name, n.X, n.Y, g.Width, g.Height)
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("places (-want +got):\n%s", diff)
+			}
+			if len(g.Edges) != c.edges {
+				t.Errorf("%d edges, want %d: %+v", len(g.Edges), c.edges, g.Edges)
+			}
+		})
+	}
+}
+
+func TestLayoutEmpty(t *testing.T) {
+	g := Layout(nil)
+	if len(g.Nodes) != 0 || g.Width <= 0 || g.Height <= 0 {
+		t.Errorf("Layout(nil) = %+v", g)
+	}
+}

@@ -1,0 +1,304 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+)
+
+var funcs = template.FuncMap{
+	"lower": strings.ToLower,
+	"dur":   duration,
+	"took": func(start time.Time, end *time.Time) string {
+		if end == nil {
+			return "running"
+		}
+		return duration(&start, end)
+	},
+	"bytes": humanBytes,
+	"short": func(s string) string {
+		if len(s) > 12 {
+			return s[:12]
+		}
+		return s
+	},
+	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"where": func(on, ns string) string {
+		switch {
+		case on == "":
+			return "local"
+		case ns != "":
+			return on + " · " + ns
+		}
+		return on
+	},
+	"runURL": func(id string) string { return "/runs/" + url.PathEscape(id) },
+	"stepURL": func(run, step string) string {
+		return "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(step)
+	},
+	"deref": func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	},
+	"inc": func(n int) int { return n + 1 },
+	"label": func(s string, n int) string {
+		if r := []rune(s); len(r) > n {
+			return string(r[:n-1]) + "…"
+		}
+		return s
+	},
+}
+
+// duration renders how long something ran; a nil end is "running" for a
+// started thing.
+func duration(start, end *time.Time) string {
+	if start == nil || start.IsZero() {
+		return ""
+	}
+	if end == nil {
+		return ""
+	}
+	d := end.Sub(*start)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// render executes the template name into a buffer, so that a failure never
+// leaves half a page.
+func (s *server) render(w http.ResponseWriter, name string, data any) {
+	var buf bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&buf, name, data); err != nil {
+		s.Log.Error("render", "template", name, "err", err)
+		http.Error(w, "pipectl ui: cannot render "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(buf.Bytes())
+}
+
+type runsView struct {
+	Root             string
+	Runs             []runs.Summary
+	All              int
+	Pipelines        []string
+	Statuses         []string
+	Pipeline, Status string
+	Live             bool
+	Namespaces       map[string]string
+}
+
+func (s *server) runsPage(w http.ResponseWriter, r *http.Request) {
+	all, err := s.Records.List(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	v := runsView{Root: s.Store.Root(), All: len(all), Pipeline: q.Get("pipeline"), Status: q.Get("status"),
+		Statuses:   []string{artifacts.StatusRunning, artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled},
+		Namespaces: map[string]string{}}
+	for _, rec := range all {
+		if !slices.Contains(v.Pipelines, rec.Pipeline) {
+			v.Pipelines = append(v.Pipelines, rec.Pipeline)
+		}
+		if rec.Status == artifacts.StatusRunning {
+			v.Live = true
+		}
+		v.Namespaces[rec.ID] = rec.Namespace
+	}
+	slices.Sort(v.Pipelines)
+	v.Runs = filterRuns(all, v.Pipeline, v.Status)
+	name := "runs"
+	if q.Get("part") == "table" {
+		name = "runs-table"
+	}
+	s.render(w, name, v)
+}
+
+type runView struct {
+	Root  string
+	Run   *artifacts.Run
+	Graph Graph
+	Step  *stepView
+	// Selected is the name of the step shown.
+	Selected string
+	Live     bool
+	// Params are the run's params, sorted.
+	Params [][2]string
+}
+
+type stepView struct {
+	*artifacts.StepRecord
+	Duration  string
+	Artifacts []outputView
+	Values    []artifacts.OutputRecord
+	LogURL    string
+}
+
+type outputView struct {
+	artifacts.OutputRecord
+	URL     string
+	Dir     bool
+	Files   []fileView
+	Preview *Preview
+	// File is the directory output's file previewed (?file=OUTPUT/PATH).
+	File    string
+	Problem string
+}
+
+type fileView struct {
+	Path    string
+	Size    int64
+	URL     string
+	Preview string
+}
+
+// artifactURL is the download URL of an output, or of a file inside it.
+func artifactURL(run, step, output, file string) string {
+	u := "/api/runs/" + url.PathEscape(run) + "/artifacts/" + url.PathEscape(step) + "/" + url.PathEscape(output)
+	if file != "" {
+		parts := strings.Split(file, "/")
+		for i, p := range parts {
+			parts[i] = url.PathEscape(p)
+		}
+		u += "/" + strings.Join(parts, "/")
+	}
+	return u
+}
+
+// selectStep picks the step a run page shows: the one asked for, else a
+// running one, else a failed one, else the last.
+func selectStep(rec *artifacts.Run, name string) *artifacts.StepRecord {
+	if st := rec.Step(name); st != nil {
+		return st
+	}
+	for _, want := range []string{artifacts.StatusRunning, artifacts.StatusFailed} {
+		for i := range rec.Steps {
+			if rec.Steps[i].Status == want {
+				return &rec.Steps[i]
+			}
+		}
+	}
+	if len(rec.Steps) == 0 {
+		return nil
+	}
+	return &rec.Steps[len(rec.Steps)-1]
+}
+
+func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	v := runView{Root: s.Store.Root(), Run: rec, Graph: Layout(rec.Steps),
+		Live: rec.Status == artifacts.StatusRunning || rec.Status == artifacts.StatusPending}
+	for _, k := range slices.Sorted(maps.Keys(rec.Params)) {
+		v.Params = append(v.Params, [2]string{k, rec.Params[k]})
+	}
+	if st := selectStep(rec, q.Get("step")); st != nil {
+		v.Step, v.Selected = s.stepView(r, rec, st, q.Get("file")), st.Name
+	}
+	name := "run"
+	if q.Get("part") == "live" {
+		name = "run-live"
+	}
+	s.render(w, name, v)
+}
+
+func (s *server) stepView(r *http.Request, rec *artifacts.Run, st *artifacts.StepRecord, file string) *stepView {
+	sv := &stepView{StepRecord: st, Duration: duration(st.Started, st.Finished),
+		LogURL: "/api/runs/" + url.PathEscape(rec.ID) + "/logs/" + url.PathEscape(st.Name)}
+	for _, o := range st.Outputs {
+		if o.URI == "" {
+			sv.Values = append(sv.Values, o)
+			continue
+		}
+		ov := outputView{OutputRecord: o, URL: artifactURL(rec.ID, st.Name, o.Name, "")}
+		obj, err := findOutput(r.Context(), s.Store, rec, st.Name, o.Name, "")
+		if err != nil {
+			ov.Problem = err.Error()
+			sv.Artifacts = append(sv.Artifacts, ov)
+			continue
+		}
+		if obj.Dir {
+			ov.Dir = true
+			for _, f := range obj.Meta.Files {
+				ov.Files = append(ov.Files, fileView{Path: f.Path, Size: f.Size,
+					URL:     artifactURL(rec.ID, st.Name, o.Name, f.Path),
+					Preview: "/runs/" + url.PathEscape(rec.ID) + "?step=" + url.QueryEscape(st.Name) + "&file=" + url.QueryEscape(o.Name+"/"+f.Path)})
+			}
+			if rest, ok := strings.CutPrefix(file, o.Name+"/"); ok {
+				if fo, err := findOutput(r.Context(), s.Store, rec, st.Name, o.Name, rest); err == nil {
+					obj, ov.File, ov.URL = fo, rest, artifactURL(rec.ID, st.Name, o.Name, rest)
+				} else {
+					ov.Problem = err.Error()
+				}
+			}
+		}
+		if !obj.Dir {
+			if ov.Preview, err = s.preview(r.Context(), obj); err != nil {
+				ov.Problem = err.Error()
+			}
+		}
+		sv.Artifacts = append(sv.Artifacts, ov)
+	}
+	return sv
+}
+
+type compareView struct {
+	Root string
+	*Comparison
+	IDs []string
+}
+
+func (s *server) comparePage(w http.ResponseWriter, r *http.Request) {
+	c, err := s.compare(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := compareView{Root: s.Store.Root(), Comparison: c}
+	for _, run := range c.Runs {
+		v.IDs = append(v.IDs, run.ID)
+	}
+	s.render(w, "compare", v)
+}

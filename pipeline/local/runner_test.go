@@ -374,3 +374,46 @@ func TestRunGangOnlyRankZeroPublishes(t *testing.T) {
 		t.Errorf("published model %q (%v), want rank 0's", buf.String(), err)
 	}
 }
+
+// A running step's log reaches the store while the step runs, so readers
+// can follow it; the final log has every line.
+func TestRunLogGrowsWhileRunning(t *testing.T) {
+	f := newFixture(t)
+	gate := filepath.Join(f.dir, "gate")
+	p := f.load(header + `steps:
+  - name: wait
+` + shComponent("wait", "", "", `echo started; while [ ! -e "$1" ]; do sleep 0.05; done; echo finished`, gate) + `
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.run(ctx, p, nil, func(r *Runner) { r.RunID = "live-log" })
+		done <- err
+	}()
+	key := artifacts.LogKey("live-log", "wait")
+	for {
+		var buf bytes.Buffer
+		if err := artifacts.Copy(ctx, f.store, key, &buf, ""); err == nil && strings.Contains(buf.String(), "[wait] started\n") {
+			if strings.Contains(buf.String(), "finished") {
+				t.Fatalf("the log says finished before the gate opened:\n%s", buf.String())
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the running step's log never reached the store")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	var buf bytes.Buffer
+	if err := artifacts.Copy(ctx, f.store, key, &buf, ""); err != nil || buf.String() != "[wait] started\n[wait] finished\n" {
+		t.Errorf("final log %q, %v", buf.String(), err)
+	}
+}

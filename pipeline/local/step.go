@@ -88,7 +88,9 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	}
 	stepLog := output("[" + s.Name + "] ")
 
+	stopCopy := copyLogWhileRunning(ctx, e.r.Store, e.run.ID, s.Name, logFile.Name())
 	attempts, records, runErr := e.attempts(ctx, s, inv, components.Workspace{Dir: dir}, output, stepLog)
+	stopCopy()
 	for _, w := range writers {
 		w.Flush()
 	}
@@ -303,6 +305,40 @@ func (e *execution) condition(s *pipeline.Step) (bool, error) {
 	return ok, verr
 }
 
+// logCopyEvery is how often the log of a running step is copied to the
+// store, so that readers (pipectl ui, pipectl logs) see it grow.
+const logCopyEvery = 2 * time.Second
+
+// copyLogWhileRunning copies the log file at path to the store every
+// logCopyEvery while it grows, until the returned func is called; that func
+// returns once no copy is under way, so the final upload comes last.
+func copyLogWhileRunning(ctx context.Context, s artifacts.Store, run, step, path string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(logCopyEvery)
+		defer tick.Stop()
+		var copied int64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if st, err := os.Stat(path); err == nil && st.Size() != copied {
+				if uploadLog(ctx, s, run, step, path) == nil {
+					copied = st.Size()
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 func uploadLog(ctx context.Context, s artifacts.Store, run, step, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -313,5 +349,6 @@ func uploadLog(ctx context.Context, s artifacts.Store, run, step, path string) e
 	if err != nil {
 		return err
 	}
-	return s.Put(ctx, artifacts.LogKey(run, step), f, st.Size())
+	// A running step's log grows while it is read: take what was there.
+	return s.Put(ctx, artifacts.LogKey(run, step), io.LimitReader(f, st.Size()), st.Size())
 }

@@ -208,6 +208,8 @@ func TestBrowser(t *testing.T) {
 	// The running run changes while its page is open.
 	b.open("/runs/" + running.ID)
 	b.waitJS(`document.querySelector('a.node[data-node="evaluate"]').dataset.status === "Running" && document.querySelector('a.node[data-node="report"]').dataset.status === "Pending"`)
+	// The log of the running step, tailed while it waits at the gate.
+	b.waitJS(`document.getElementById("log").textContent.includes("[evaluate] evaluating")`)
 	b.shot("run-running")
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -14,11 +14,10 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 )
 
-// inlineTypes are the media types a download may show in the browser
-// (?inline=1); everything else is an attachment.
-var inlineTypes = map[string]bool{
-	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
-	"text/plain; charset=utf-8": true,
+// inline says whether a download of media type t may show in the browser
+// (?inline=1): images and plain text; everything else is an attachment.
+func inline(t string) bool {
+	return imageType(t) || t == "text/plain; charset=utf-8"
 }
 
 // download serves an output's bytes: a file output or a file of a directory
@@ -59,7 +58,7 @@ func (s *server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Content-Type", ctype)
 	disp := "attachment"
-	if r.URL.Query().Get("inline") == "1" && inlineTypes[ctype] {
+	if r.URL.Query().Get("inline") == "1" && inline(ctype) {
 		disp = "inline"
 	}
 	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": path.Base(o.Name)}))

@@ -15,64 +15,63 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
 )
 
-var funcs = template.FuncMap{
-	"lower": strings.ToLower,
-	"dur":   duration,
-	"took": func(start time.Time, end *time.Time) string {
-		if end == nil {
-			return "running"
-		}
-		return duration(&start, end)
-	},
-	"bytes": humanBytes,
-	"short": func(s string) string {
-		if len(s) > 12 {
-			return s[:12]
-		}
-		return s
-	},
-	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"when": func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
-	"where": func(on, ns string) string {
-		switch {
-		case on == "":
-			return "local"
-		case ns != "":
-			return on + " · " + ns
-		}
-		return on
-	},
-	"runURL": func(id string) string { return "/runs/" + url.PathEscape(id) },
-	"stepURL": func(run, step string) string {
-		return "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(step)
-	},
-	"deref": func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	},
-	"inc": func(n int) int { return n + 1 },
-	"label": func(s string, n int) string {
-		if r := []rune(s); len(r) > n {
-			return string(r[:n-1]) + "…"
-		}
-		return s
-	},
+// templateFuncs are the functions the page templates use.
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"lower": strings.ToLower,
+		"took": func(start time.Time, end *time.Time) string {
+			if end == nil {
+				return "running"
+			}
+			return duration(&start, end)
+		},
+		"bytes": humanBytes,
+		"short": func(s string) string {
+			if len(s) > 12 {
+				return s[:12]
+			}
+			return s
+		},
+		"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "-"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05 UTC")
+		},
+		"where": func(on, ns string) string {
+			switch {
+			case on == "":
+				return "local"
+			case ns != "":
+				return on + " · " + ns
+			}
+			return on
+		},
+		"runURL": func(id string) string { return "/runs/" + url.PathEscape(id) },
+		"stepURL": func(run, step string) string {
+			return "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(step)
+		},
+		"deref": func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		},
+		"inc": func(n int) int { return n + 1 },
+		"label": func(s string, n int) string {
+			if r := []rune(s); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return s
+		},
+	}
 }
 
-// duration renders how long something ran; a nil end is "running" for a
-// started thing.
+// duration renders how long something ran: "" before it started or while
+// it runs.
 func duration(start, end *time.Time) string {
-	if start == nil || start.IsZero() {
-		return ""
-	}
-	if end == nil {
+	if start == nil || start.IsZero() || end == nil {
 		return ""
 	}
 	d := end.Sub(*start)

@@ -43,14 +43,22 @@ const (
 	textBytes    = 64 << 10  // text shown
 )
 
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// imageType says whether t is an image type browsers show (not SVG: it
+// can carry scripts).
+func imageType(t string) bool {
+	switch t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
 
 // preview reads the head of o and decides how to show it.
 func (s *server) preview(ctx context.Context, o object) (*Preview, error) {
 	if o.Dir {
 		return nil, nil
 	}
-	if t, _ := s.contentType(ctx, o); imageTypes[t] {
+	if t, _ := s.contentType(ctx, o); imageType(t) {
 		return &Preview{Kind: PreviewImage}, nil
 	}
 	r, err := artifacts.GetRange(ctx, s.Store, o.Key, 0, previewBytes)
@@ -69,7 +77,7 @@ func (s *server) preview(ctx context.Context, o object) (*Preview, error) {
 // of the given output type; truncated says there is more.
 func makePreview(name, typ string, data []byte, truncated bool) *Preview {
 	ext := strings.ToLower(path.Ext(name))
-	if imageTypes[http.DetectContentType(data)] {
+	if imageType(http.DetectContentType(data)) {
 		return &Preview{Kind: PreviewImage}
 	}
 	trimmed := bytes.TrimSpace(data)

@@ -59,7 +59,7 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	pages, err := template.New("").Funcs(templateFuncs()).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("ui templates: %w", err)
 	}

@@ -91,9 +91,6 @@ func uiRun(ctx context.Context, opts *Options) error {
 		}
 		made = true
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err

@@ -60,6 +60,7 @@ function logView(live) {
   const select = document.getElementById("rank");
   const rankRE = /^\[[^\]]*?\brank (\d+)\] /;
   let lines = [], partial = "", offset = null, following = live, timer = null;
+  let inflight = false, finalAsked = false;
   const ranks = new Set();
 
   const shown = (l) => !select.value || (rankRE.exec(l) || [])[1] === select.value;
@@ -89,6 +90,8 @@ function logView(live) {
   };
   const fetchMore = async () => {
     timer = null;
+    inflight = true;
+    const isFinal = finalAsked;
     const url = pre.dataset.src + (offset === null ? "" : "?offset=" + offset);
     try {
       const resp = await fetch(url);
@@ -112,13 +115,20 @@ function logView(live) {
         if (parts.length || partial) render(pre.firstChild && before ? parts.filter(shown) : null);
       }
     } catch (e) { /* try again */ }
+    inflight = false;
     if (following) timer = setTimeout(fetchMore, 1000);
+    else if (finalAsked && !isFinal) fetchMore(); // the run ended during this fetch
   };
   select.addEventListener("change", () => render(null));
   fetchMore();
   return {
     // done fetches what is left once the run ended, then stops.
-    done() { following = false; if (timer) { clearTimeout(timer); fetchMore(); } },
+    done() {
+      following = false;
+      finalAsked = true;
+      if (timer) { clearTimeout(timer); timer = null; }
+      if (!inflight) fetchMore();
+    },
     ranks: showRanks,
   };
 }

@@ -205,13 +205,46 @@ func ReadMetadata(ctx context.Context, s Store, key string) (Metadata, error) {
 	return m, err
 }
 
+// FetchOptions say what Fetch does with a destination that exists.
+type FetchOptions struct {
+	// Force replaces the files that exist where the output's files go
+	// (for a directory output: inside the existing directory). Nothing else
+	// is touched: other files in that directory stay. Without Force, a
+	// destination that exists is an *ExistsError and nothing is written.
+	Force bool
+}
+
 // Fetch downloads the output stored at key to dest (a file or a directory,
 // as it was published), verifying every byte against the recorded sha256.
-// Data is written beside dest and renamed into place once verified.
-func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err error) {
+// Data is written to a temporary file or directory beside dest, removed on
+// any error or cancellation, and renamed into place once verified: dest
+// appears whole or not at all. It never replaces anything that exists
+// unless opts.Force says so (see FetchOptions).
+func Fetch(ctx context.Context, s Store, key, dest string, opts FetchOptions) (_ Metadata, err error) {
 	meta, err := ReadMetadata(ctx, s, key)
 	if err != nil {
 		return meta, err
+	}
+	if meta.Kind == KindDirectory && manifestSum(meta.Files) != meta.SHA256 {
+		return meta, fmt.Errorf("%s: metadata file list does not match its sha256", s.URI(key))
+	}
+	for _, e := range meta.Files {
+		p := path.Clean("/" + e.Path)[1:]
+		if p != e.Path || p == "" {
+			return meta, fmt.Errorf("%s: metadata names an unsafe path %q", s.URI(key), e.Path)
+		}
+	}
+	st, err := os.Lstat(dest)
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return meta, err
+	case exists && !opts.Force:
+		return meta, &ExistsError{Path: dest}
+	case exists && meta.Kind == KindDirectory && !st.IsDir():
+		return meta, fmt.Errorf("%s is %s: a directory output cannot replace it", dest, describeMode(st.Mode()))
+	case exists && meta.Kind != KindDirectory && !st.Mode().IsRegular():
+		return meta, fmt.Errorf("%s is %s: a file output cannot replace it", dest, describeMode(st.Mode()))
 	}
 	tr := startProgress(ctx, "download "+s.URI(key), meta.Size)
 	defer func() { tr.Done(err) }()
@@ -219,39 +252,68 @@ func Fetch(ctx context.Context, s Store, key, dest string) (_ Metadata, err erro
 		return meta, err
 	}
 	if meta.Kind != KindDirectory {
-		return meta, fetchFile(ctx, s, key, dest, meta.Size, meta.SHA256, tr)
+		return meta, fetchFile(ctx, s, key, dest, meta.Size, meta.SHA256, tr, opts.Force)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	tmp, err := mkdirTemp(filepath.Dir(dest))
 	if err != nil {
 		return meta, err
 	}
 	defer os.RemoveAll(tmp)
-	if manifestSum(meta.Files) != meta.SHA256 {
-		return meta, fmt.Errorf("%s: metadata file list does not match its sha256", s.URI(key))
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(transferConcurrency)
 	for _, e := range meta.Files {
-		p := path.Clean("/" + e.Path)[1:]
-		if p != e.Path || p == "" {
-			return meta, fmt.Errorf("%s: metadata names an unsafe path %q", s.URI(key), e.Path)
-		}
 		g.Go(func() error {
-			return fetchFile(gctx, s, key+"/"+e.Path, filepath.Join(tmp, filepath.FromSlash(e.Path)), e.Size, e.SHA256, tr)
+			return fetchFile(gctx, s, key+"/"+e.Path, filepath.Join(tmp, filepath.FromSlash(e.Path)), e.Size, e.SHA256, tr, false)
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return meta, err
 	}
-	if err := os.RemoveAll(dest); err != nil {
-		return meta, err
+	if exists {
+		return meta, mergeInto(tmp, dest, meta.Files)
 	}
-	return meta, os.Rename(tmp, dest)
+	return meta, renameNoReplace(tmp, dest)
+}
+
+// mergeInto moves the files of a fetched directory output from tmp into the
+// existing directory dest, each replacing the file of the same path. It
+// checks every path first, so that a file in the way of a directory (or a
+// directory in the way of a file) stops it before anything is moved.
+func mergeInto(tmp, dest string, files []FileEntry) error {
+	for _, e := range files {
+		parts := strings.Split(e.Path, "/")
+		p := dest
+		for i, part := range parts {
+			p = filepath.Join(p, part)
+			st, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			last := i == len(parts)-1
+			if last && !st.Mode().IsRegular() || !last && !st.IsDir() {
+				return fmt.Errorf("%s is %s: the output's file %s cannot be written there", p, describeMode(st.Mode()), e.Path)
+			}
+		}
+	}
+	for _, e := range files {
+		to := filepath.Join(dest, filepath.FromSlash(e.Path))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(tmp, filepath.FromSlash(e.Path)), to); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fetchFile downloads the object key of size bytes to dest, through a
-// temporary file renamed into place once its sha256 matches want.
-func fetchFile(ctx context.Context, s Store, key, dest string, size int64, want string, tr Tracker) error {
+// temporary file renamed into place once its sha256 matches want. An
+// existing dest is replaced only when replace is set.
+func fetchFile(ctx context.Context, s Store, key, dest string, size int64, want string, tr Tracker, replace bool) error {
 	direct, err := useDirectIO(size)
 	if err != nil {
 		return err
@@ -259,7 +321,7 @@ func fetchFile(ctx context.Context, s Store, key, dest string, size int64, want 
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	tmp, err := createTemp(filepath.Dir(dest))
 	if err != nil {
 		return err
 	}
@@ -275,11 +337,10 @@ func fetchFile(ctx context.Context, s Store, key, dest string, size int64, want 
 	if err != nil {
 		return err
 	}
-	// CreateTemp makes the file private; give it ordinary permissions.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
+	if replace {
+		return os.Rename(tmp.Name(), dest)
 	}
-	return os.Rename(tmp.Name(), dest)
+	return renameNoReplace(tmp.Name(), dest)
 }
 
 // ChecksumError reports data whose sha256 differs from its metadata.

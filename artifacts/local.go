@@ -60,7 +60,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
+	tmp, err := createTemp(filepath.Dir(p))
 	if err != nil {
 		return err
 	}
@@ -74,10 +74,6 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	}
 	if size >= 0 && n != size {
 		return fmt.Errorf("write %s: got %d bytes, want %d", l.URI(key), n, size)
-	}
-	// CreateTemp makes the file private; give it ordinary permissions.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
 	}
 	return os.Rename(tmp.Name(), p)
 }
@@ -195,8 +191,11 @@ func (l *Local) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// isTemp reports whether name is one of Put's temporary files.
-func isTemp(name string) bool { return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") }
+// isTemp reports whether name is one of Put's temporary files (or one of
+// the longer names earlier versions gave them).
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempPrefix)
+}
 
 // ctxReader stops a copy when its context is cancelled.
 type ctxReader struct {

@@ -37,7 +37,7 @@ func TestProgressBars(t *testing.T) {
 	if _, err := Publish(ctx, s, "r/s/big", big, Metadata{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fetch(ctx, s, "r/s/big", filepath.Join(dir, "got")); err != nil {
+	if _, err := Fetch(ctx, s, "r/s/big", filepath.Join(dir, "got"), FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"upload " + s.URI("r/s/big"), "download " + s.URI("r/s/big"), "100%", "3.0/3.0 MiB"} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -80,7 +81,16 @@ func (r Ref) Entry() (FileEntry, bool) {
 }
 
 // CopyToFile downloads the object key of size bytes to the file dest,
-// verifying its sha256 against want; dest appears only once verified.
-func CopyToFile(ctx context.Context, s Store, key, dest string, size int64, want string) error {
-	return fetchFile(ctx, s, key, dest, size, want, nopTracker{})
+// verifying its sha256 against want; dest appears only once verified. An
+// existing dest is an *ExistsError unless opts.Force.
+func CopyToFile(ctx context.Context, s Store, key, dest string, size int64, want string, opts FetchOptions) error {
+	if st, err := os.Lstat(dest); err == nil {
+		if !opts.Force {
+			return &ExistsError{Path: dest}
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is %s: a file cannot replace it", dest, describeMode(st.Mode()))
+		}
+	}
+	return fetchFile(ctx, s, key, dest, size, want, nopTracker{}, opts.Force)
 }

@@ -374,14 +374,14 @@ func TestS3PublishFetch(t *testing.T) {
 	}
 
 	got := filepath.Join(t.TempDir(), "fetched", "model.bin")
-	if _, err := Fetch(ctx, s, OutputKey("r1", "train", "model"), got); err != nil {
+	if _, err := Fetch(ctx, s, OutputKey("r1", "train", "model"), got, FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fileSum(t, got) != fm.SHA256 {
 		t.Error("fetched file differs")
 	}
 	gotDir := filepath.Join(t.TempDir(), "data")
-	if _, err := Fetch(ctx, s, OutputKey("r1", "prep", "data"), gotDir); err != nil {
+	if _, err := Fetch(ctx, s, OutputKey("r1", "prep", "data"), gotDir, FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, size := range files {
@@ -456,7 +456,7 @@ func TestS3CorruptObject(t *testing.T) {
 		}
 		dir := t.TempDir()
 		dest := filepath.Join(dir, "m")
-		_, err := Fetch(ctx, s, key, dest)
+		_, err := Fetch(ctx, s, key, dest, FetchOptions{})
 		var ce *ChecksumError
 		if !errors.As(err, &ce) {
 			t.Fatalf("size %d: Fetch of a corrupt object = %v, want a *ChecksumError", size, err)
@@ -508,7 +508,7 @@ func TestS3KilledMidUpload(t *testing.T) {
 		t.Fatalf("rerun after restart: %v", err)
 	}
 	got := filepath.Join(t.TempDir(), "got")
-	if _, err := Fetch(t.Context(), s, key, got); err != nil || fileSum(t, got) != m.SHA256 {
+	if _, err := Fetch(t.Context(), s, key, got, FetchOptions{}); err != nil || fileSum(t, got) != m.SHA256 {
 		t.Errorf("Fetch after rerun: %v", err)
 	}
 }

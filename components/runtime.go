@@ -99,7 +99,12 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 			return v, fmt.Errorf("input %q: %w", in.Name, err)
 		}
 		dest := ws.InputPath(in.Name)
-		if _, err := artifacts.Fetch(ctx, rt.Store, key, dest); err != nil {
+		// The workspace is the runtime's own: a copy an earlier start of
+		// this step left (a restarted container) goes.
+		if err := os.RemoveAll(dest); err != nil {
+			return v, fmt.Errorf("input %q: %w", in.Name, err)
+		}
+		if _, err := artifacts.Fetch(ctx, rt.Store, key, dest, artifacts.FetchOptions{}); err != nil {
 			return v, fmt.Errorf("input %q: %w", in.Name, err)
 		}
 		v.InputPaths[in.Name], v.InputURIs[in.Name] = dest, uri

@@ -74,7 +74,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 		t.Fatalf("outputs record %+v, %v", rec, err)
 	}
 	tmp := filepath.Join(t.TempDir(), "model")
-	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-1", "train", "model"), tmp); err != nil {
+	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-1", "train", "model"), tmp, artifacts.FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(tmp); strings.TrimSpace(string(b)) != "0" {

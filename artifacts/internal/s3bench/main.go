@@ -321,7 +321,7 @@ func child(args []string) error {
 	case "publish":
 		_, err = artifacts.Publish(ctx, s, args[2], args[3], artifacts.Metadata{Type: "Artifact"})
 	case "fetch":
-		_, err = artifacts.Fetch(ctx, s, args[2], args[3])
+		_, err = artifacts.Fetch(ctx, s, args[2], args[3], artifacts.FetchOptions{})
 	default:
 		err = fmt.Errorf("unknown transfer %q", args[0])
 	}

@@ -3,8 +3,15 @@ package artifacts
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -108,23 +115,49 @@ type GetOptions struct {
 	Factory *cmdutil.Factory
 	Ref     string
 	Dest    string
+	// Force replaces files that exist where the output's files go.
+	Force bool
 }
 
 // NewCmdGet returns `pipectl artifacts get`; runF replaces the run function in tests.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{IO: f.IOStreams, Factory: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "get REF DEST",
 		Short: "Copy a whole file or directory output to DEST, verifying its sha256",
-		Args:  cobra.ExactArgs(2),
+		Long: `Copy a whole file or directory output (or one file of a directory output) to
+DEST, verifying its sha256. As with cp -r: when DEST is an existing directory,
+or ends with /, the output is copied into it under its own name (DEST/OUTPUT);
+otherwise it is copied to DEST. Nothing that exists is replaced unless --force
+is given, and then only the files the output has: other files in an existing
+directory stay. The data is written beside its destination and renamed into
+place once verified, so an interrupted or failed copy leaves nothing behind.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref, opts.Dest = args[0], args[1]
 			if runF != nil {
 				return runF(opts)
 			}
-			return getRun(f.Progress(cmd.Context()), opts)
+			ctx, stop := signal.NotifyContext(f.Progress(cmd.Context()), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return getRun(ctx, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace files that exist where the output's files go")
+	return cmd
+}
+
+// Destination is where `pipectl artifacts get` writes an output (or file)
+// named name when the user typed dest: inside dest when dest ends with a
+// path separator or is an existing directory (as cp -r does), else dest.
+func Destination(dest, name string) string {
+	if strings.HasSuffix(dest, "/") || strings.HasSuffix(dest, string(filepath.Separator)) {
+		return filepath.Join(dest, name)
+	}
+	if st, err := os.Stat(dest); err == nil && st.IsDir() {
+		return filepath.Join(dest, name)
+	}
+	return dest
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
@@ -140,17 +173,31 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	dest := opts.Dest
+	fo := artifacts.FetchOptions{Force: opts.Force}
+	uri, base := store.URI(ref.Key), path.Base(ref.Key)
+	if ref.File != "" {
+		uri, base = store.URI(ref.Key+"/"+ref.File), path.Base(ref.File)
+	}
+	dest := Destination(opts.Dest, base)
+	var meta artifacts.Metadata
 	if ref.File != "" {
 		e, _ := ref.Entry()
-		return artifacts.CopyToFile(ctx, store, ref.Key+"/"+ref.File, dest, e.Size, e.SHA256)
+		err = artifacts.CopyToFile(ctx, store, ref.Key+"/"+ref.File, dest, e.Size, e.SHA256, fo)
+		meta = artifacts.Metadata{Kind: artifacts.KindFile, Size: e.Size, SHA256: e.SHA256}
+	} else {
+		meta, err = artifacts.Fetch(ctx, store, ref.Key, dest, fo)
 	}
-	meta, err := artifacts.Fetch(ctx, store, ref.Key, dest)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: nothing was copied (give another DEST, or --force to replace the files the output has)", err)
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("cancelled: nothing was copied to %s", dest)}
+		}
 		return err
 	}
 	abs, _ := filepath.Abs(dest)
-	fmt.Fprintf(opts.IO.ErrOut, "Copied %s (%s, %d bytes, sha256 %s) to %s\n", store.URI(ref.Key), meta.Kind, meta.Size, meta.SHA256, abs)
+	fmt.Fprintf(opts.IO.ErrOut, "Copied %s (%s, %d bytes, sha256 %s) to %s\n", uri, meta.Kind, meta.Size, meta.SHA256, abs)
 	return nil
 }
 

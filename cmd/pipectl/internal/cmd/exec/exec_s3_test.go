@@ -69,7 +69,7 @@ func TestExecOnMinIO(t *testing.T) {
 		t.Errorf("objects in the bucket (-want +got):\n%s", diff)
 	}
 	dest := filepath.Join(t.TempDir(), "shards")
-	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-9", "split", "shards"), dest); err != nil {
+	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-9", "split", "shards"), dest, artifacts.FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "part", "a.csv")); !bytes.Equal(b, []byte("x\n1\n")) {

@@ -1,0 +1,166 @@
+package artifacts
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// OpenRegular opens the regular file at path for reading. It never blocks
+// on a named pipe (the file is opened non-blocking and checked before any
+// read) and fails with a message naming what path is instead: a named
+// pipe, a device, a socket or a directory.
+func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is %s, not a regular file", path, describeMode(st.Mode()))
+	}
+	return f, st, nil
+}
+
+// ReadRegular reads the regular file at path (see OpenRegular), failing
+// when it holds more than limit bytes.
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	f, st, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", path, st.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is more than the %d bytes allowed", path, limit)
+	}
+	return b, nil
+}
+
+// describeMode names a kind of file for messages: "a named pipe (FIFO)".
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a regular file"
+	default:
+		return "a special file"
+	}
+}
+
+// tempPrefix starts the name of every temporary file and directory pipectl
+// makes beside a file it writes (see isTemp). The names are short whatever
+// the final name, so a file whose name is near the file system's limit
+// (255 bytes) can still be written through one.
+const tempPrefix = ".tmp-"
+
+func tempName(dir string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(dir, tempPrefix+hex.EncodeToString(b[:]))
+}
+
+// createTemp creates a new temporary file in dir with mode 0644 less the
+// umask, as an ordinary new file gets.
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		f, err := os.OpenFile(tempName(dir), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
+}
+
+// mkdirTemp creates a new temporary directory in dir with mode 0755 less
+// the umask, as mkdir makes it.
+func mkdirTemp(dir string) (string, error) {
+	for range 100 {
+		p := tempName(dir)
+		err := os.Mkdir(p, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return p, err
+	}
+	return "", fmt.Errorf("cannot create a temporary directory in %s", dir)
+}
+
+// ExistsError reports a destination that exists and was not to be replaced.
+type ExistsError struct {
+	Path string
+}
+
+func (e *ExistsError) Error() string { return e.Path + " exists" }
+
+func (e *ExistsError) Is(target error) bool { return target == fs.ErrExist }
+
+// renameNoReplace renames old to new unless new exists, in which case it
+// fails with an *ExistsError and leaves both alone.
+func renameNoReplace(old, new string) error {
+	err := renameExclusive(old, new)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY):
+		return &ExistsError{Path: new}
+	default:
+		if _, ok := err.(*os.LinkError); ok {
+			return err
+		}
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
+	}
+}
+
+// renameFallback is renameNoReplace where the system has no exclusive
+// rename: a file is linked to its new name (which fails if the name
+// exists) and then unlinked; a directory, or a file where hard links are
+// not supported, is renamed after a check.
+func renameFallback(old, new string) error {
+	st, err := os.Lstat(old)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		err := os.Link(old, new)
+		if err == nil {
+			return os.Remove(old)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	if _, err := os.Lstat(new); err == nil {
+		return fs.ErrExist
+	}
+	return os.Rename(old, new)
+}

@@ -83,6 +83,9 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 	if err != nil {
 		return Metadata{}, err
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return Metadata{}, fmt.Errorf("%s is %s: only regular files and directories can be stored", local, describeMode(st.Mode()))
+	}
 	meta.Created = time.Now().UTC()
 	if !st.IsDir() {
 		meta.Kind = KindFile
@@ -106,7 +109,7 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 					total += info.Size()
 				}
 			} else if !d.IsDir() {
-				return fmt.Errorf("%s: only regular files and directories can be stored", p)
+				return fmt.Errorf("%s is %s: only regular files and directories can be stored", p, describeMode(d.Type()))
 			}
 			return nil
 		})
@@ -153,15 +156,11 @@ func manifestSum(entries []FileEntry) string {
 }
 
 func putFile(ctx context.Context, s Store, key, local string, tr Tracker) (int64, string, error) {
-	f, err := os.Open(local)
+	f, st, err := OpenRegular(local)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, "", err
-	}
 	h := sha256.New()
 	if p, ok := s.(readerAtPutter); ok {
 		// The store reads parts of the file in parallel; hash it meanwhile.

@@ -1,7 +1,9 @@
 package artifacts
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,30 +30,43 @@ func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s is %s, not a regular file", path, describeMode(st.Mode()))
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%s, not a regular file", describeMode(st.Mode()))}
 	}
 	return f, st, nil
 }
 
 // ReadRegular reads the regular file at path (see OpenRegular), failing
-// when it holds more than limit bytes.
+// when it holds more than limit bytes. Errors are *fs.PathError.
 func ReadRegular(path string, limit int64) ([]byte, error) {
-	f, st, err := OpenRegular(path)
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", path, st.Size(), limit)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is more than the %d bytes allowed", path, limit)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than the %d bytes allowed", limit)}
 	}
 	return b, nil
+}
+
+// FileSum returns the hex sha256 of the regular file at path, streaming
+// it: a file of any size costs one buffer. A named pipe or a device is an
+// error, never read. The read stops when ctx ends.
+func FileSum(ctx context.Context, path string) (string, error) {
+	f, _, err := OpenRegular(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // describeMode names a kind of file for messages: "a named pipe (FIFO)".

@@ -171,6 +171,9 @@ func (e *MissingOutputError) Error() string {
 	return fmt.Sprintf("the program exited 0 but never wrote its declared output(s) %s", strings.Join(e.Outputs, ", "))
 }
 
+// MaxOutputParamSize bounds the file an output parameter's value is read from.
+const MaxOutputParamSize = 1 << 20
+
 // Publish stores the outputs rank 0 wrote in ws: artifacts with their
 // metadata, parameters read, type-checked and recorded by value; then,
 // when every output was published, the step's outputs record
@@ -192,7 +195,7 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 	for _, out := range c.Outputs {
 		local := filepath.Join(dir, out.Name)
 		if !IsArtifact(out.Type) {
-			b, err := os.ReadFile(local)
+			b, err := artifacts.ReadRegular(local, MaxOutputParamSize)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
 				continue

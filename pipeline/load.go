@@ -178,7 +178,11 @@ func (v *validator) component(i int) *components.Component {
 		if c, ok := v.loaded[path]; ok {
 			return c
 		}
-		if _, err := os.Stat(path); err != nil {
+		st, err := os.Stat(path)
+		if err == nil && !st.Mode().IsRegular() {
+			err = errors.New("not a regular file")
+		}
+		if err != nil {
 			v.atValue(p("steps", i, "component"), "cannot read component file %s: %v", path, unwrapPathErr(err))
 			v.loaded[path] = nil
 			return nil

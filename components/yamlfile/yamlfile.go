@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/artifacts"
 )
 
 // Error is one problem in a spec file.
@@ -50,13 +52,28 @@ type File struct {
 	Root *yaml.Node
 }
 
-// Read parses the YAML file at path.
+// MaxSize is the largest spec file Read accepts, in bytes.
+const MaxSize = 16 << 20
+
+// Read parses the YAML file at path. It must be a regular file of at most
+// MaxSize bytes: a named pipe, a device or a directory is an *Error, and
+// reading never blocks or fills memory.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := artifacts.ReadRegular(path, MaxSize)
 	if err != nil {
-		return nil, err
+		return nil, &Error{File: path, Msg: unwrapPath(err).Error()}
 	}
 	return Parse(path, data)
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError: the caller
+// names the file.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -28,7 +27,7 @@ type cacheEntry struct {
 // fingerprint identifies a step's work: the component spec (image
 // included), the files its command names in the component's directory, the
 // resolved parameter values, the input artifacts' sha256 and the gang shape.
-func fingerprint(inv *components.Invocation, inputSums map[string]string, s *pipeline.Step) (string, error) {
+func fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, s *pipeline.Step) (string, error) {
 	params, err := inv.Component.ParamValues(inv.Params)
 	if err != nil {
 		return "", err
@@ -39,12 +38,14 @@ func fingerprint(inv *components.Invocation, inputSums map[string]string, s *pip
 			continue
 		}
 		p := filepath.Join(inv.Component.Dir, inv.Component.WorkingDir, arg)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // not a file: an ordinary argument
+		sum, err := artifacts.FileSum(ctx, p)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
 		}
-		sum := sha256.Sum256(b)
-		files[arg] = hex.EncodeToString(sum[:])
+		if err != nil {
+			continue // not a regular file: an ordinary argument
+		}
+		files[arg] = sum
 	}
 	doc := struct {
 		Component *components.Component `json:"component"`

@@ -47,7 +47,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		fail(1, "%v", err)
 		return
 	}
-	fp, err := fingerprint(inv, inputSums, s)
+	fp, err := fingerprint(ctx, inv, inputSums, s)
 	if err != nil {
 		fail(1, "fingerprint: %v", err)
 		return

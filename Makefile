@@ -45,11 +45,13 @@ vet:
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... || exit 1; done
 
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,
-## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), and
+## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), the local
+## runner at scale (500/2000/10,000 trivial steps, cancel, per-step overhead), and
 ## the launcher in the test bed (launch → pods created; JobSet terminal → launcher exit)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./artifacts/internal/s3bench -runs 3
+	$(GO) run ./pipeline/local/internal/runbench
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkLauncherTrain -benchtime 5x -v .
 
 fmt:

@@ -5,6 +5,7 @@
 // URI (file:///path or s3://bucket/prefix). The layout is the same everywhere:
 //
 //	<root>/<run-id>/run.json                      the run record
+//	<root>/<run-id>/journal/<seq>.json            a running run's step changes (JournalEntry)
 //	<root>/<run-id>/<step>/<output>               a file output, or
 //	<root>/<run-id>/<step>/<output>/<file>...     a directory output, one object per file
 //	<root>/<run-id>/<step>/<output>.meta.json     the output's metadata, written last
@@ -28,4 +29,13 @@
 //
 // Step and output names are DNS-1123 labels, so they never contain a dot and
 // never collide with the metadata and log objects.
+//
+// A local run writes its record when it starts (every step Pending) and when
+// it ends; in between, each batch of step changes is one journal entry
+// {"seq": N, "steps": [<step record>...]}, numbered from 1 (10 digits), so a
+// change costs a write of its own size however many steps the run has.
+// ReadRun applies the entries numbered above the record's "journal" field;
+// the final record holds them all and the entries are then deleted. The
+// record's "runner" ({"host", "pid", "start"}) lets a reader on the same host
+// see that the runner died: such a run reads as Failed, "runner died".
 package artifacts

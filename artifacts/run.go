@@ -45,6 +45,11 @@ type Run struct {
 	Params map[string]string `json:"params"`
 	// Message explains a failure or cancellation.
 	Message string `json:"message,omitempty"`
+	// Runner identifies the process running a local run.
+	Runner *RunnerInfo `json:"runner,omitempty"`
+	// Journal is the last entry of the run's journal that this record
+	// holds (see JournalEntry).
+	Journal int `json:"journal,omitempty"`
 	// Steps are the run's steps in the pipeline's order.
 	Steps []StepRecord `json:"steps"`
 }
@@ -102,19 +107,40 @@ func WriteRun(ctx context.Context, s Store, r *Run) error {
 	return PutJSON(ctx, s, RunKey(r.ID), r)
 }
 
-// ReadRun reads the record of run id.
+// ReadRun reads the record of run id: while the run runs, with the entries
+// of its journal applied; a run whose runner died shows as Failed.
 func ReadRun(ctx context.Context, s Store, id string) (*Run, error) {
 	if id == "" || strings.ContainsAny(id, "/\\") || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("invalid run id %q", id)
 	}
-	var r Run
-	if err := GetJSON(ctx, s, RunKey(id), &r); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("no run %q in %s: %w", id, s.Root(), ErrNotFound)
+	for {
+		var r Run
+		if err := GetJSON(ctx, s, RunKey(id), &r); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, fmt.Errorf("no run %q in %s: %w", id, s.Root(), ErrNotFound)
+			}
+			return nil, err
 		}
-		return nil, err
+		if r.Status != StatusRunning {
+			return &r, nil
+		}
+		current, err := foldJournal(ctx, s, &r)
+		if err != nil {
+			return nil, err
+		}
+		if !current {
+			continue
+		}
+		if runnerDied(&r) {
+			// Unless it ended between the two reads.
+			var again Run
+			if err := GetJSON(ctx, s, RunKey(id), &again); err == nil && again.Status != StatusRunning {
+				continue
+			}
+			markRunnerDied(&r)
+		}
+		return &r, nil
 	}
-	return &r, nil
 }
 
 // ListRuns returns every run record in the store, newest first.

@@ -1,9 +1,12 @@
 package local
 
 import (
+	"bytes"
+	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -75,10 +78,12 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	run := &artifacts.Run{
 		ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-		Source: p.Source, On: "local", Params: params,
+		Source: p.Source, On: "local", Params: params, Runner: artifacts.ThisRunner(),
 	}
-	for _, s := range p.Steps {
+	index := make(map[string]int, len(p.Steps))
+	for i, s := range p.Steps {
 		run.Steps = append(run.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
+		index[s.Name] = i
 	}
 	base := r.WorkDir
 	if base == "" {
@@ -94,12 +99,15 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if !r.KeepWork {
 		defer os.RemoveAll(work)
 	}
-	e := &execution{r: r, p: p, params: params, run: run, work: work, tails: map[string]*components.Tail{}}
+	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}}
+	e.jr = newJournal(e, len(p.Steps))
 	if err := e.save(ctx); err != nil {
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
 	r.statusf("Run %s of pipeline %s started (%d steps; artifacts in %s)\n", id, p.Metadata.Name, len(p.Steps), r.Store.Root())
+	go e.jr.run(context.WithoutCancel(ctx))
 	e.schedule(ctx)
+	e.jr.close()
 
 	e.mu.Lock()
 	end := r.now()
@@ -128,6 +136,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if err := e.save(context.WithoutCancel(ctx)); err != nil {
 		return run, fmt.Errorf("write run record: %w", err)
 	}
+	e.jr.remove(context.WithoutCancel(ctx))
 	if run.Status == artifacts.StatusSucceeded {
 		r.statusf("Run %s succeeded in %s\n", id, end.Sub(now).Round(time.Millisecond))
 		return run, nil
@@ -164,33 +173,45 @@ type execution struct {
 	params map[string]string
 	work   string
 
-	mu    sync.Mutex // guards run and tails
+	mu    sync.Mutex // guards run, tails and the journal's dirty steps
 	run   *artifacts.Run
+	index map[string]int // step name → position in p.Steps and run.Steps
 	tails map[string]*components.Tail
+	jr    *journal
 
 	logMu sync.Mutex // serialises log lines to the shared sinks
 }
 
-func (e *execution) save(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return artifacts.WriteRun(ctx, e.r.Store, e.run)
+// step returns the record of the named step; e.mu must be held.
+func (e *execution) step(name string) *artifacts.StepRecord {
+	return &e.run.Steps[e.index[name]]
 }
 
-// update changes a step's record under the lock and saves the run record.
-func (e *execution) update(ctx context.Context, step string, f func(s *artifacts.StepRecord)) {
+// save writes the whole run record, saying which journal entries it holds.
+func (e *execution) save(ctx context.Context) error {
 	e.mu.Lock()
-	f(e.run.Step(step))
+	e.run.Journal = e.jr.seq
+	b, err := json.MarshalIndent(e.run, "", "  ")
 	e.mu.Unlock()
-	if err := e.save(context.WithoutCancel(ctx)); err != nil {
-		e.r.statusf("warning: cannot write the run record: %v\n", err)
+	if err != nil {
+		return err
 	}
+	b = append(b, '\n')
+	return e.r.Store.Put(ctx, artifacts.RunKey(e.run.ID), bytes.NewReader(b), int64(len(b)))
+}
+
+// update changes a step's record under the lock; the journal writes it.
+func (e *execution) update(_ context.Context, step string, f func(s *artifacts.StepRecord)) {
+	e.mu.Lock()
+	f(e.step(step))
+	e.jr.mark(e.index[step])
+	e.mu.Unlock()
 }
 
 func (e *execution) status(step string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.run.Step(step).Status
+	return e.step(step).Status
 }
 
 func terminal(status string) bool {
@@ -202,58 +223,102 @@ func terminal(status string) bool {
 }
 
 // schedule runs every step whose dependencies succeeded, at most
-// parallelism at once, until no step can make progress.
+// parallelism at once, in the pipeline's order among those ready, until no
+// step can make progress. Each step's dependencies are counted once, and a
+// step's end only visits its dependents.
 func (e *execution) schedule(ctx context.Context) {
-	done := make(chan string)
+	n := len(e.p.Steps)
+	deps := make([][]int, n)
+	dependents := make([][]int, n)
+	waiting := make([]int, n)
+	var ready readyQueue
+	for i := range e.p.Steps {
+		for _, d := range e.p.Steps[i].Deps() {
+			j := e.index[d]
+			deps[i] = append(deps[i], j)
+			dependents[j] = append(dependents[j], i)
+		}
+		waiting[i] = len(deps[i])
+		if waiting[i] == 0 {
+			heap.Push(&ready, i)
+		}
+	}
+	resolved := func(i int) {
+		for _, j := range dependents[i] {
+			if waiting[j]--; waiting[j] == 0 {
+				heap.Push(&ready, j)
+			}
+		}
+	}
+	done := make(chan int, n)
 	running := 0
 	for {
-		progressed := true
-		for progressed {
-			progressed = false
-			for _, s := range e.p.Steps {
-				if e.status(s.Name) != artifacts.StatusPending {
-					continue
+		for ready.Len() > 0 {
+			i := ready[0]
+			s := &e.p.Steps[i]
+			blocker := ""
+			for _, j := range deps[i] {
+				if st := e.status(e.p.Steps[j].Name); st != artifacts.StatusSucceeded {
+					blocker = fmt.Sprintf("upstream step %s %s", e.p.Steps[j].Name, strings.ToLower(st))
+					break
 				}
-				ready, blocker := true, ""
-				for _, d := range e.p.Deps(s.Name) {
-					st := e.status(d)
-					if !terminal(st) {
-						ready = false
-						break
-					}
-					if st != artifacts.StatusSucceeded && blocker == "" {
-						blocker = fmt.Sprintf("upstream step %s %s", d, strings.ToLower(st))
-					}
-				}
-				if !ready {
-					continue
-				}
-				switch {
-				case ctx.Err() != nil:
-					e.finish(ctx, s.Name, artifacts.StatusCancelled, nil, "run cancelled before the step started")
-					progressed = true
-				case blocker != "":
-					e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, blocker)
-					e.r.statusf("%-12s skipped: %s\n", s.Name, blocker)
-					progressed = true
-				case running < e.r.parallelism():
-					running++
-					e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Status = artifacts.StatusRunning })
-					step := e.p.Step(s.Name)
-					go func() {
-						e.runStep(ctx, step)
-						done <- step.Name
-					}()
-					progressed = true
-				}
+			}
+			if blocker == "" && ctx.Err() == nil && running >= e.r.parallelism() {
+				break
+			}
+			heap.Pop(&ready)
+			switch {
+			case ctx.Err() != nil:
+				e.finish(ctx, s.Name, artifacts.StatusCancelled, nil, "run cancelled before the step started")
+				resolved(i)
+			case blocker != "":
+				e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, blocker)
+				e.r.statusf("%-12s skipped: %s\n", s.Name, blocker)
+				resolved(i)
+			default:
+				running++
+				e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Status = artifacts.StatusRunning })
+				go func() {
+					e.runStep(ctx, s)
+					done <- i
+				}()
 			}
 		}
 		if running == 0 {
 			return
 		}
-		<-done
-		running--
+		select {
+		case i := <-done:
+			running--
+			resolved(i)
+		case <-ctx.Done():
+			// Cancel the steps that are ready now rather than after the
+			// running ones have stopped.
+			for ready.Len() > 0 {
+				i := heap.Pop(&ready).(int)
+				e.finish(ctx, e.p.Steps[i].Name, artifacts.StatusCancelled, nil, "run cancelled before the step started")
+				resolved(i)
+			}
+			i := <-done
+			running--
+			resolved(i)
+		}
 	}
+}
+
+// readyQueue holds the positions of the steps ready to start, smallest
+// (earliest in the pipeline) first.
+type readyQueue []int
+
+func (q readyQueue) Len() int           { return len(q) }
+func (q readyQueue) Less(i, j int) bool { return q[i] < q[j] }
+func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)        { *q = append(*q, x.(int)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
 }
 
 // finish records a step's end.

@@ -280,7 +280,7 @@ func (e *execution) value(b pipeline.Binding) (string, error) {
 func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, o := range e.run.Step(step).Outputs {
+	for _, o := range e.step(step).Outputs {
 		if o.Name == name {
 			return o, true
 		}

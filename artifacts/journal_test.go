@@ -1,0 +1,108 @@
+package artifacts
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func statuses(r *Run) []string {
+	var out []string
+	for _, s := range r.Steps {
+		out = append(out, s.Name+"="+s.Status)
+	}
+	return append(out, "run="+r.Status)
+}
+
+// TestReadRunJournal: a reader applies the journal entries a record does
+// not hold yet, in order, and none that it holds.
+func TestReadRunJournal(t *testing.T) {
+	ctx := context.Background()
+	running := &Run{ID: "r1", Status: StatusRunning, Runner: ThisRunner(), Steps: []StepRecord{{Name: "a", Status: StatusPending}, {Name: "b", Status: StatusPending}}}
+	entries := []JournalEntry{
+		{Seq: 1, Steps: []StepRecord{{Name: "a", Status: StatusRunning}}},
+		{Seq: 2, Steps: []StepRecord{{Name: "a", Status: StatusSucceeded}, {Name: "b", Status: StatusRunning}}},
+	}
+	final := &Run{ID: "r1", Status: StatusSucceeded, Journal: 2, Steps: []StepRecord{{Name: "a", Status: StatusSucceeded}, {Name: "b", Status: StatusSucceeded}}}
+	for _, tc := range []struct {
+		name   string
+		record *Run
+		want   []string
+	}{
+		{"running", running, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"compacted", final, []string{"a=Succeeded", "b=Succeeded", "run=Succeeded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if err := PutJSON(ctx, s, JournalKey("r1", e.Seq), e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := WriteRun(ctx, s, tc.record); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadRun(ctx, s, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, statuses(got)); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadRunRunnerDied: a run recorded Running whose runner no longer
+// runs on this host reads as Failed, "runner died"; a live runner's run, or
+// one on another host, reads as Running.
+func TestReadRunRunnerDied(t *testing.T) {
+	ctx := context.Background()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	me := ThisRunner()
+	for _, tc := range []struct {
+		name   string
+		runner *RunnerInfo
+		want   []string
+	}{
+		{"dead", &RunnerInfo{Host: host, PID: gone.Process.Pid, Start: me.Start}, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
+		{"pid reused", &RunnerInfo{Host: host, PID: me.PID, Start: me.Start + "0"}, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
+		{"alive", me, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"other host", &RunnerInfo{Host: host + "-elsewhere", PID: gone.Process.Pid}, []string{"a=Succeeded", "b=Running", "run=Running"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &Run{ID: "r1", Status: StatusRunning, Runner: tc.runner, Steps: []StepRecord{{Name: "a", Status: StatusSucceeded}, {Name: "b", Status: StatusRunning}}}
+			if err := WriteRun(ctx, s, r); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadRun(ctx, s, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, statuses(got)); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if got.Status == StatusFailed && got.Message != MessageRunnerDied {
+				t.Errorf("message %q, want %q", got.Message, MessageRunnerDied)
+			}
+			runs, err := ListRuns(ctx, s)
+			if err != nil || len(runs) != 1 || runs[0].Status != got.Status {
+				t.Errorf("ListRuns: %v, %v; want the status ReadRun gives", runs, err)
+			}
+		})
+	}
+}

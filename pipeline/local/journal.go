@@ -1,0 +1,109 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"pipectl.dev/pipectl/artifacts"
+)
+
+// journal writes the step records that changed as entries of the run's
+// journal (see artifacts.JournalEntry), so that a state change costs a
+// small write whatever the size of the run. One goroutine writes: changes
+// made while it writes go into its next entry together.
+type journal struct {
+	e *execution
+
+	// Guarded by e.mu.
+	dirty   []int  // positions of the steps changed since the last entry
+	isDirty []bool // by position
+	seq     int    // the last entry written (or being written)
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	warn sync.Once
+}
+
+func newJournal(e *execution, steps int) *journal {
+	return &journal{e: e, isDirty: make([]bool, steps), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// mark notes that step i changed; e.mu must be held.
+func (j *journal) mark(i int) {
+	if !j.isDirty[i] {
+		j.isDirty[i] = true
+		j.dirty = append(j.dirty, i)
+	}
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes entries until close.
+func (j *journal) run(ctx context.Context) {
+	defer close(j.done)
+	for {
+		select {
+		case <-j.wake:
+			j.write(ctx)
+		case <-j.stop:
+			j.write(ctx)
+			return
+		}
+	}
+}
+
+// close writes the last changes and stops the writer.
+func (j *journal) close() {
+	close(j.stop)
+	<-j.done
+}
+
+// write writes one entry with the records of the steps changed since the last.
+func (j *journal) write(ctx context.Context) {
+	e := j.e
+	e.mu.Lock()
+	if len(j.dirty) == 0 {
+		e.mu.Unlock()
+		return
+	}
+	j.seq++
+	entry := artifacts.JournalEntry{Seq: j.seq, Steps: make([]artifacts.StepRecord, 0, len(j.dirty))}
+	for _, i := range j.dirty {
+		entry.Steps = append(entry.Steps, e.run.Steps[i])
+		j.isDirty[i] = false
+	}
+	j.dirty = j.dirty[:0]
+	// Encoded under the lock: the records' pointers and slices are shared.
+	b, err := json.Marshal(entry)
+	e.mu.Unlock()
+	if err == nil {
+		err = e.r.Store.Put(ctx, artifacts.JournalKey(e.run.ID, entry.Seq), bytes.NewReader(b), int64(len(b)))
+	}
+	if err != nil {
+		j.warn.Do(func() { e.r.statusf("warning: cannot write the run's journal: %v\n", err) })
+	}
+}
+
+// remove deletes the entries once the run record holds them all.
+func (j *journal) remove(ctx context.Context) {
+	const workers = 8
+	keys := make(chan string)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := range keys {
+				_ = j.e.r.Store.Delete(ctx, k)
+			}
+		})
+	}
+	for seq := 1; seq <= j.seq; seq++ {
+		keys <- artifacts.JournalKey(j.e.run.ID, seq)
+	}
+	close(keys)
+	wg.Wait()
+}

@@ -98,7 +98,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	warn := &sameOnce{w: opts.IO.ErrOut}
 	h, err := ui.New(ui.Options{
 		Store:   store,
-		Records: records{f: opts.Factory, store: store, warn: warn},
+		Records: records{f: opts.Factory, warn: warn},
 		Token:   token,
 		Log:     slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -147,17 +147,20 @@ func uiRun(ctx context.Context, opts *Options) error {
 // records reads run records as `pipectl runs` does: from the store, with
 // running cluster runs refreshed from their workflows.
 type records struct {
-	f     *cmdutil.Factory
-	store artifacts.Store
-	warn  io.Writer
+	f    *cmdutil.Factory
+	warn io.Writer
 }
 
 func (r records) List(ctx context.Context) ([]*artifacts.Run, error) {
-	runs, err := artifacts.ListRuns(ctx, r.store)
+	store, err := r.f.Store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return argorun.RefreshAll(ctx, r.f, r.store, runs, r.warn), nil
+	runs, err := artifacts.ListRuns(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	return argorun.RefreshAll(ctx, r.f, store, runs, r.warn), nil
 }
 
 func (r records) Get(ctx context.Context, id string) (*artifacts.Run, error) {

@@ -282,23 +282,31 @@ func (v *validator) step(i int, index map[string]int) {
 			}
 		}
 	}
-	if s.Retries < 0 {
-		v.atValue(p("steps", i, "retries"), "expected 0 or more, got %d", s.Retries)
+	if s.Retries < 0 || s.Retries > MaxRetries {
+		v.atValue(p("steps", i, "retries"), "expected 0 to %d, got %d", MaxRetries, s.Retries)
 	}
 	for j, e := range s.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "= ") {
 			v.atValue(p("steps", i, "env", j, "name"), "invalid environment variable name %q", e.Name)
 		}
+		v.envValue(p("steps", i, "env", j, "value"), e.Value, index, i)
 	}
+	v.resources(p("steps", i, "resources"), s.Resources)
 	if d := s.Distributed; d != nil {
-		if d.Nodes < 1 {
-			v.atValue(p("steps", i, "distributed", "nodes"), "expected 1 or more nodes, got %d", d.Nodes)
+		v.resources(p("steps", i, "distributed", "resources"), d.Resources)
+		nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
+		procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
+		if !nodesOK {
+			v.atValue(p("steps", i, "distributed", "nodes"), "expected 1 to %d nodes, got %d", MaxNodes, d.Nodes)
 		}
-		if d.ProcsPerNode < 0 {
-			v.atValue(p("steps", i, "distributed", "procsPerNode"), "expected 1 or more, got %d", d.ProcsPerNode)
+		if !procsOK {
+			v.atValue(p("steps", i, "distributed", "procsPerNode"), "expected 1 to %d, got %d", MaxProcsPerNode, d.ProcsPerNode)
 		}
-		if d.MaxRestarts < 0 {
-			v.atValue(p("steps", i, "distributed", "maxRestarts"), "expected 0 or more, got %d", d.MaxRestarts)
+		if nodesOK && procsOK && d.Nodes*d.Procs() > MaxWorldSize {
+			v.at(p("steps", i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
+		}
+		if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
+			v.atValue(p("steps", i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
 		}
 		if d.Port < 0 || d.Port > 65535 {
 			v.atValue(p("steps", i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
@@ -317,6 +325,31 @@ func (v *validator) step(i int, index map[string]int) {
 				v.atValue(p("steps", i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
 			}
 		}
+	}
+}
+
+// envValue checks the references of a step env value: parameters only.
+func (v *validator) envValue(path []any, val string, index map[string]int, self int) {
+	_, refs, err := parseRefs(val)
+	if err != nil {
+		v.atValue(path, "%v", err)
+		return
+	}
+	var params []ref
+	for _, r := range refs {
+		if r.step != "" {
+			v.atValue(path, "an env value can use {{params.NAME}} only, not {{steps.%s.outputs.%s}} (give the output to a component input instead)", r.step, r.output)
+			continue
+		}
+		params = append(params, r)
+	}
+	v.checkRefs(path, params, index, self)
+}
+
+// resources checks the numbers of a resources block.
+func (v *validator) resources(path []any, r *Resources) {
+	if r != nil && (r.GPU < 0 || r.GPU > MaxGPUs) {
+		v.atValue(append(path, "gpu"), "expected 0 to %d GPUs, got %d", MaxGPUs, r.GPU)
 	}
 }
 

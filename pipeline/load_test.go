@@ -98,6 +98,23 @@ func TestLoadInvalid(t *testing.T) {
 		{"missing-component", []string{`7:16 steps[0].component: cannot read component file`}},
 		{"bad-placeholder", []string{`13:23 steps[0].component.command[1]: {{inputs.mesage}} names no input (inputs: msg)`}},
 		{"artifact-literal", []string{`9:13 steps[0].inputs.data: input "data" is an artifact (Dataset): expected a step output`}},
+		{"huge-gang", []string{
+			`8:26 steps[0].distributed.nodes: expected 1 to 10000 nodes, got 3074457345618258603`,
+			`11:26 steps[1].distributed.nodes: expected 1 to 10000 nodes, got 3000000000`,
+			`11:52 steps[1].distributed.procsPerNode: expected 1 to 1024, got -1`,
+			`11:69 steps[1].distributed.maxRestarts: expected 0 to 1000, got 2147483648`,
+			`14:14 steps[2].retries: expected 0 to 1000, got 5000`,
+			`18:24 steps[2].distributed.resources.gpu: expected 0 to 1024 GPUs, got -1`,
+			`15:5 steps[2].distributed: nodes × procsPerNode = 10000 × 1024 = 10240000 ranks: expected at most 1000000 (WORLD_SIZE)`,
+		}},
+		{"env-placeholder", []string{
+			`12:29 steps[0].env[1].value: unknown parameter "nope" (params: rows)`,
+			`13:29 steps[0].env[2].value: an env value can use {{params.NAME}} only, not {{steps.data.outputs.data}}`,
+			`14:28 steps[0].env[3].value: unknown reference {{inputs.rows}}`,
+		}},
+		{"multi-document", []string{`9:1 a second YAML document (after ---)`}},
+		{"latin1", []string{`3:21 byte 0xE9 is not UTF-8 text`}},
+		{"empty", []string{`1:1 the file holds no YAML`}},
 		{"several", []string{
 			`8:5 steps[0].retires: unknown field "retires"`,
 			`1:13 apiVersion: expected apiVersion pipectl.dev/v1alpha1, got "pipectl.dev/v1alpha2"`,
@@ -204,5 +221,64 @@ func TestCondition(t *testing.T) {
 	}
 	if _, _, err := ParseCondition("{{steps.a.outputs.b}} == {{nope}}"); err == nil {
 		t.Error("want an error for an unknown reference")
+	}
+}
+
+// TestNullIsNotGiven: a null, ~ or empty default or step input is no value
+// (not the text "null" or "~"); a quoted "null" is the text.
+func TestNullIsNotGiven(t *testing.T) {
+	p, err := Parse("null.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: nulls}
+params:
+  a: {type: string, default: null}
+  b: {type: string, default: ~}
+  c: {type: string, default: }
+  d: {type: string, default: "null"}
+  e: {type: json, default: ~}
+steps:
+  - name: s
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: s}
+      inputs: [{name: x, type: string, default: ~}, {name: y, type: int, default: 3}]
+      command: [echo, "{{inputs.x}}", "{{inputs.y}}"]
+    inputs: {x: "{{params.d}}", y: null}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ResolveParams(map[string]string{"a": "A", "e": "null"})
+	for _, frag := range []string{`parameter "b" (string) has no default`, `parameter "c" (string) has no default`} {
+		if err == nil || !strings.Contains(err.Error(), frag) {
+			t.Errorf("ResolveParams error %v lacks %q", err, frag)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"a": "A", "d": "null", "e": "null"}, got); diff != "" {
+		t.Errorf("ResolveParams (-want +got):\n%s", diff)
+	}
+	s := p.Step("s")
+	if diff := cmp.Diff(map[string]Binding{"x": {Param: "d"}}, s.Bindings()); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
+	if in, _ := s.Resolved.Input("x"); in.HasDefault() || !in.Required() {
+		t.Errorf("input x with default ~ has a default")
+	}
+	_, err = Parse("null.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: nulls}
+steps:
+  - name: s
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: s}
+      inputs: [{name: x, type: string, default: ~}]
+      command: [echo, "{{inputs.x}}"]
+    inputs: {x: ~}
+`))
+	if want := `null.yaml:5:5: steps[0]: step "s" does not give component s its required input "x" (string)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }

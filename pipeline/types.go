@@ -94,6 +94,22 @@ type Toleration struct {
 	Effect   string `yaml:"effect,omitempty"`
 }
 
+// Limits of the numbers a pipeline file may hold, checked by the loader:
+// each fits Kubernetes' int32 fields (Job completions and parallelism,
+// JobSet restarts, Argo retry limits) and a local run's process table.
+const (
+	// MaxNodes bounds distributed.nodes: the pods of one gang.
+	MaxNodes = 10_000
+	// MaxProcsPerNode bounds distributed.procsPerNode.
+	MaxProcsPerNode = 1_024
+	// MaxWorldSize bounds nodes × procsPerNode, the gang's WORLD_SIZE.
+	MaxWorldSize = 1_000_000
+	// MaxRetries bounds a step's retries and distributed.maxRestarts.
+	MaxRetries = 1_000
+	// MaxGPUs bounds resources.gpu, the GPUs of one pod.
+	MaxGPUs = 1_024
+)
+
 // Distributed describes a gang of ranks: Nodes × ProcsPerNode processes.
 type Distributed struct {
 	// Nodes is the number of nodes (pods on Kubernetes).

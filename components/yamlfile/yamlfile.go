@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -78,37 +79,99 @@ func unwrapPath(err error) error {
 
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// Parse parses data as the YAML document of the file named path.
+// Parse parses data as the YAML document of the file named path. The file
+// must be UTF-8 text without control characters other than tab, CR and LF,
+// and hold exactly one document, a mapping.
 func Parse(path string, data []byte) (*File, error) {
+	if err := checkText(path, data); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		msg := err.Error()
-		line := 0
-		if m := lineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
 		if errors.Is(err, io.EOF) {
-			msg = "the file is empty"
+			return nil, &Error{File: path, Line: 1, Column: 1, Msg: "the file holds no YAML (it is empty or only comments): expected a mapping with apiVersion and kind"}
 		}
-		return nil, &Error{File: path, Line: line, Column: boolInt(line > 0), Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+		return nil, syntaxError(path, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
+	if isEmpty(root) {
+		return nil, &Error{File: path, Line: max(doc.Line, 1), Column: max(doc.Column, 1), Msg: "the document is empty: expected a mapping with apiVersion and kind"}
+	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{File: path, Line: root.Line, Column: root.Column, Msg: "expected a mapping with apiVersion and kind at the top of the file"}
+	}
+	// One document per file: a second one would be silently ignored.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(path, err)
+		}
+		n := &next
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			n = n.Content[0]
+		}
+		if !isEmpty(n) {
+			return nil, &Error{File: path, Line: n.Line, Column: n.Column, Msg: "a second YAML document (after ---): a file holds one pipeline or component; put each in its own file"}
+		}
 	}
 	return &File{Path: path, Root: root}, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// isEmpty reports whether n is an empty document's null (nothing written).
+func isEmpty(n *yaml.Node) bool {
+	return n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == ""
+}
+
+// syntaxError locates a yaml.v3 parse error ("yaml: line N: ...").
+func syntaxError(path string, err error) *Error {
+	msg := err.Error()
+	e := &Error{File: path, Line: 1, Column: 1}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return 0
+	e.Msg = "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+	return e
+}
+
+// checkText reports the first byte of data that is not UTF-8 text a YAML
+// file may hold (control characters other than tab, LF and CR, a NUL, or
+// a byte sequence that is not UTF-8), at its line and column (in
+// characters, 1-based). A UTF-8 byte order mark is allowed.
+func checkText(path string, data []byte) error {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		var what string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			what = fmt.Sprintf("byte 0x%02X is not UTF-8 text", data[i])
+		case r == 0:
+			what = "a NUL byte (0x00): this is not a text file"
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7F:
+			what = fmt.Sprintf("control character U+%04X is not allowed in YAML", r)
+		case r == 0xFEFF && i > 0:
+			what = "a byte order mark (U+FEFF) inside the file"
+		}
+		if what != "" {
+			return &Error{File: path, Line: line, Column: col, Msg: what + " (pipectl reads UTF-8 YAML)"}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else if r != 0xFEFF {
+			col++
+		}
+		i += size
+	}
+	return nil
 }
 
 // Errorf returns an error located at node n (nil n means the file itself).

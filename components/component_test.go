@@ -46,13 +46,6 @@ func TestArgvResolvesPlaceholdersOnce(t *testing.T) {
 	}
 }
 
-func TestKFPUnsupportedPlaceholder(t *testing.T) {
-	_, err := Load("testdata/kfp-if.yaml")
-	if err == nil || !strings.Contains(err.Error(), `testdata/kfp-if.yaml:7:21: implementation.container.command[1]: KFP placeholder "if" is not supported`) {
-		t.Errorf("err = %v", err)
-	}
-}
-
 func TestAssignable(t *testing.T) {
 	for _, tt := range []struct {
 		from, to string

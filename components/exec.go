@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -63,6 +65,27 @@ func (req ExecRequest) Environ(inv *Invocation) []string {
 	return append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
 }
 
+// EnvPodName is the variable that gives `pipectl exec` its pod's name (from
+// the downward API); without it the host name stands in, which Kubernetes
+// sets to the pod's name.
+const EnvPodName = "POD_NAME"
+
+// PodName is the value of {{pod.name}} for the request: $POD_NAME in Env
+// (the process's when nil), else the host name.
+func (req ExecRequest) PodName() string {
+	env := req.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, EnvPodName+"="); ok && v != "" {
+			return v
+		}
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
 // Exec runs one invocation the way the local runner runs a step (Prepare,
 // then RunOnce) and writes the output parameters for the workflow engine.
 // The error is an *ExitError when the program failed, a
@@ -73,16 +96,15 @@ func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.Outpu
 		return nil, err
 	}
 	if len(req.Argv) > 0 {
-		for _, s := range c.Command {
-			if err := c.checkRefs(s); err != nil {
-				return nil, fmt.Errorf("command: %v", err)
-			}
+		if _, err := c.checkList(c.Command, true); err != nil {
+			return nil, fmt.Errorf("command: %v", err)
 		}
 	}
 	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
 	if err != nil {
 		return nil, err
 	}
+	inv.Pod = req.PodName()
 	ws := Workspace{Dir: req.WorkDir}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {

@@ -59,6 +59,8 @@ type ExecIO struct {
 	Default *string `json:"default,omitempty"`
 	// Optional marks an input that may be left out.
 	Optional bool `json:"optional,omitempty"`
+	// Path is the fixed path the program writes an output at (KFP's fileOutputs).
+	Path string `json:"path,omitempty"`
 }
 
 // ExecStep is how one step wires a component: what each input gets.
@@ -118,7 +120,7 @@ func ExecComponentOf(c *Component) (*ExecComponent, error) {
 		ec.Inputs = append(ec.Inputs, io)
 	}
 	for _, out := range c.Outputs {
-		ec.Outputs = append(ec.Outputs, ExecIO{Name: out.Name, Type: out.Type})
+		ec.Outputs = append(ec.Outputs, ExecIO{Name: out.Name, Type: out.Type, Path: out.Path})
 	}
 	return ec, nil
 }
@@ -137,13 +139,13 @@ func (ec *ExecComponent) Component() (*Component, error) {
 		c.Inputs = append(c.Inputs, in)
 	}
 	for _, io := range ec.Outputs {
-		c.Outputs = append(c.Outputs, IO{Name: io.Name, Type: io.Type})
+		c.Outputs = append(c.Outputs, IO{Name: io.Name, Type: io.Type, Path: io.Path})
 	}
 	if len(c.Command) == 0 {
 		return nil, fmt.Errorf("component %s: empty command", ec.Name)
 	}
-	for _, s := range append(append([]string{}, c.Command...), c.Args...) {
-		if err := c.checkRefs(s); err != nil {
+	for _, list := range [][]string{c.Command, c.Args} {
+		if _, err := c.checkList(list, true); err != nil {
 			return nil, fmt.Errorf("component %s: %v", ec.Name, err)
 		}
 	}

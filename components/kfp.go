@@ -2,10 +2,6 @@ package components
 
 import (
 	"errors"
-	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -13,14 +9,34 @@ import (
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
-// kfpComponent is the shape of a Kubeflow Pipelines v1 component.yaml.
+// A KFP v1 component.yaml (kfp.components' ComponentSpec) becomes a
+// Component as KFP v1 would run it:
+//
+//   - names are KFP's: the component's is sanitised into a DNS label
+//     ("Component" when it has none), each input's and output's into an
+//     identifier, with KFP's _2, _3 suffixes on collisions (kfp_names.go);
+//   - an input is a parameter when its type is one of KFP's parameter types
+//     or when the component reads it through inputValue, otherwise an
+//     artifact; an output likewise by its type (kfp_types.go);
+//   - command and args elements become placeholders, if/then/else blocks and
+//     macros (kfp_args.go);
+//   - env values and literals keep their text, with the Argo macros
+//     {{workflow.uid}} and {{workflow.name}} mapped to {{run.id}} and
+//     {{pod.name}} kept;
+//   - fileOutputs are outputs the program writes at the declared paths.
+//
+// Every problem is reported at its line and column in the KFP file's own
+// terms (field paths such as implementation.container.args[3].if.cond).
+
+// kfpComponent is the shape of a KFP v1 component.yaml.
 type kfpComponent struct {
-	Name           string         `yaml:"name"`
-	Description    string         `yaml:"description"`
-	Metadata       yaml.Node      `yaml:"metadata"`
-	Inputs         []kfpIO        `yaml:"inputs"`
-	Outputs        []kfpIO        `yaml:"outputs"`
-	Implementation kfpImplementor `yaml:"implementation"`
+	Name           string            `yaml:"name"`
+	Description    string            `yaml:"description"`
+	Metadata       yaml.Node         `yaml:"metadata"`
+	Version        string            `yaml:"version"`
+	Inputs         []kfpIO           `yaml:"inputs"`
+	Outputs        []kfpIO           `yaml:"outputs"`
+	Implementation kfpImplementation `yaml:"implementation"`
 }
 
 type kfpIO struct {
@@ -29,163 +45,254 @@ type kfpIO struct {
 	Description string    `yaml:"description"`
 	Default     yaml.Node `yaml:"default"`
 	Optional    bool      `yaml:"optional"`
+	Annotations yaml.Node `yaml:"annotations"`
 }
 
-type kfpImplementor struct {
-	Container kfpContainer `yaml:"container"`
+type kfpImplementation struct {
+	Container yaml.Node `yaml:"container"`
+	Graph     yaml.Node `yaml:"graph"`
 }
 
 type kfpContainer struct {
-	Image   string            `yaml:"image"`
-	Command []yaml.Node       `yaml:"command"`
-	Args    []yaml.Node       `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
+	Image       string      `yaml:"image"`
+	Command     []yaml.Node `yaml:"command"`
+	Args        []yaml.Node `yaml:"args"`
+	Env         yaml.Node   `yaml:"env"`
+	FileOutputs yaml.Node   `yaml:"fileOutputs"`
 }
 
-// kfpParamTypes maps KFP's parameter type names to pipectl's.
-var kfpParamTypes = map[string]string{
-	"string": TypeString, "str": TypeString, "text": TypeString,
-	"integer": TypeInt, "int": TypeInt,
-	"float": TypeFloat, "double": TypeFloat,
-	"boolean": TypeBool, "bool": TypeBool,
-	"jsonobject": TypeJSON, "jsonarray": TypeJSON, "dict": TypeJSON, "list": TypeJSON, "json": TypeJSON,
-}
-
-// kfpArtifactTypes maps KFP's artifact type names to pipectl's.
-var kfpArtifactTypes = map[string]string{
-	"dataset": TypeDataset, "model": TypeModel, "metrics": TypeMetrics,
-}
-
-var nonIdentRE = regexp.MustCompile(`[^a-z0-9_]+`)
-var nonDNSRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-// kfpName turns a KFP input or output name ("Training data") into a pipectl one (training_data).
-func kfpName(s string) string {
-	return strings.Trim(nonIdentRE.ReplaceAllString(strings.ToLower(s), "_"), "_")
-}
-
-// decodeKFP converts a KFP v1 component into a Component. Its placeholders
-// inputValue, inputPath, inputUri, outputPath, outputUri and concat are
-// supported; names are lower-cased with '_' for other characters.
+// decodeKFP converts the KFP v1 component at node n of file f (field is its
+// dotted path, "" for a whole file) into a Component, and checks it.
 func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error) {
 	var k kfpComponent
 	if err := f.Decode(n, field, &k); err != nil {
 		return nil, err
 	}
+	at := func(path ...any) string { return fieldPath(field, path...) }
+	keyOf := func(path ...any) *yaml.Node {
+		v, key, _ := yamlfile.Lookup(n, path...)
+		if key != nil {
+			return key
+		}
+		return v
+	}
+	if k.Implementation.Graph.Kind != 0 {
+		return nil, f.Errorf(keyOf("implementation", "graph"), at("implementation", "graph"), "graph components are not supported yet (nested pipelines are planned); use the components of its tasks as steps of a pipeline")
+	}
+	if k.Implementation.Container.Kind == 0 {
+		return nil, f.Errorf(keyOf("implementation"), at("implementation"), "missing: container (a KFP v1 component's implementation is a container or a graph)")
+	}
+	var cont kfpContainer
+	if err := f.Decode(&k.Implementation.Container, at("implementation", "container"), &cont); err != nil {
+		return nil, err
+	}
+	var errs []error
+	name := k.Name
+	if name == "" {
+		name = kfpDefaultName
+	}
 	c := &Component{
 		APIVersion: APIVersion,
 		Kind:       "Component",
-		Metadata: Metadata{
-			Name:        strings.Trim(nonDNSRE.ReplaceAllString(strings.ToLower(k.Name), "-"), "-"),
-			Description: k.Description,
-		},
-		Image: k.Implementation.Container.Image,
+		Metadata:   Metadata{Name: kfpResourceName(name), Description: k.Description},
+		Image:      cont.Image,
 	}
-	// How each input is used decides whether it is a parameter or an artifact.
-	usage := map[string]string{}
+	if want := ValidDNSLabel(c.Metadata.Name); want != "" {
+		errs = append(errs, f.Errorf(keyOf("name"), at("name"), "KFP name %q gives the component name %q, which is not %s", k.Name, c.Metadata.Name, want))
+	}
+	conv := &kfpConverter{f: f, field: at("implementation", "container"), inputs: map[string]kfpPort{}, outputs: map[string]kfpPort{}}
+	usage := kfpUsage(append(append([]yaml.Node{}, cont.Command...), cont.Args...))
+
+	inNames := kfpNameTable(ioNames(k.Inputs))
+	for i, in := range k.Inputs {
+		io, port, err := conv.input(in, inNames[in.Name], usage[in.Name], at("inputs", i))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.Inputs = append(c.Inputs, io)
+		conv.inputs[in.Name] = port
+	}
+	outNames := kfpNameTable(ioNames(k.Outputs))
+	fixed, err := conv.fileOutputs(&cont.FileOutputs, k.Outputs)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for i, out := range k.Outputs {
+		io, port, err := conv.output(out, outNames[out.Name], at("outputs", i))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		io.Path = fixed[out.Name]
+		c.Outputs = append(c.Outputs, io)
+		conv.outputs[out.Name] = port
+	}
+	c.Command, errs = conv.args(cont.Command, "command", errs)
+	c.Args, errs = conv.args(cont.Args, "args", errs)
+	if len(cont.Command) == 0 && len(cont.Args) == 0 {
+		errs = append(errs, f.Errorf(keyOf("implementation", "container"), at("implementation", "container"), "missing: command (the program to run, as a list)"))
+	}
+	env, err := conv.env(&cont.Env)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Env = env
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// The conversion builds valid templates; a failure here is pipectl's bug.
+	for _, list := range [][]string{c.Command, c.Args} {
+		if _, err := c.checkList(list, true); err != nil {
+			return nil, f.Errorf(n, field, "internal error converting the KFP component: %v", err)
+		}
+	}
+	return c, nil
+}
+
+func ioNames(ios []kfpIO) []string {
+	out := make([]string, len(ios))
+	for i, io := range ios {
+		out[i] = io.Name
+	}
+	return out
+}
+
+// kfpPort is what the converter knows of a KFP input or output.
+type kfpPort struct {
+	// name is pipectl's name for it.
+	name string
+	// param is true for parameters, false for artifacts.
+	param bool
+}
+
+// kfpConverter converts the arguments and env of one KFP component.
+type kfpConverter struct {
+	f *yamlfile.File
+	// field is the dotted path of the container.
+	field string
+	// inputs and outputs are the component's ports by their KFP names.
+	inputs, outputs map[string]kfpPort
+}
+
+// input converts one KFP input; uses are the placeholders that read it.
+func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, field string) (IO, kfpPort, error) {
+	f := cv.f
+	if in.Name == "" {
+		return IO{}, kfpPort{}, f.Errorf(nil, field, "missing: name")
+	}
+	if _, dup := cv.inputs[in.Name]; dup {
+		return IO{}, kfpPort{}, f.Errorf(&in.Type, field+".name", "duplicate input name %q", in.Name)
+	}
+	if want := ValidIdent(name); want != "" {
+		return IO{}, kfpPort{}, f.Errorf(nil, field+".name", "KFP input name %q gives %q, which is not %s", in.Name, name, want)
+	}
+	kt := kfpTypeName(&in.Type)
+	io := IO{Name: name, Description: in.Description, Optional: in.Optional, KFP: true, KFPType: kt}
+	io.Type = kfpInputType(kt, uses["inputValue"] || in.Default.Kind != 0 && !IsNull(&in.Default))
+	if in.Default.Kind != 0 && !IsNull(&in.Default) {
+		if in.Default.Kind != yaml.ScalarNode && io.Type != TypeJSON {
+			return IO{}, kfpPort{}, f.Errorf(&in.Default, field+".default", "expected a single value, got a %s", kindName(&in.Default))
+		}
+		// KFP passes a default as written whatever its type says (JsonObject
+		// inputs commonly default to ''): one that does not check against
+		// the type makes the input a string.
+		if _, err := NodeValue(io.Type, &in.Default); err != nil {
+			io.Type = TypeString
+		}
+		io.Default = in.Default
+	}
+	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
+}
+
+// output converts one KFP output.
+func (cv *kfpConverter) output(out kfpIO, name, field string) (IO, kfpPort, error) {
+	f := cv.f
+	if out.Name == "" {
+		return IO{}, kfpPort{}, f.Errorf(nil, field, "missing: name")
+	}
+	if _, dup := cv.outputs[out.Name]; dup {
+		return IO{}, kfpPort{}, f.Errorf(&out.Type, field+".name", "duplicate output name %q", out.Name)
+	}
+	if want := ValidIdent(name); want != "" {
+		return IO{}, kfpPort{}, f.Errorf(nil, field+".name", "KFP output name %q gives %q, which is not %s", out.Name, name, want)
+	}
+	if out.Default.Kind != 0 || out.Optional {
+		return IO{}, kfpPort{}, f.Errorf(nil, field, "an output takes no default and is not optional")
+	}
+	kt := kfpTypeName(&out.Type)
+	io := IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, KFP: true, KFPType: kt}
+	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
+}
+
+// fileOutputs reads the old-style fileOutputs mapping (output name -> the
+// path the program writes it at).
+func (cv *kfpConverter) fileOutputs(n *yaml.Node, outs []kfpIO) (map[string]string, error) {
+	if n.Kind == 0 {
+		return nil, nil
+	}
+	field := fieldPath(cv.field, "fileOutputs")
+	if n.Kind != yaml.MappingNode {
+		return nil, cv.f.Errorf(n, field, "expected a mapping of output names to the paths the program writes them at")
+	}
+	declared := map[string]bool{}
+	for _, o := range outs {
+		declared[o.Name] = true
+	}
+	out := map[string]string{}
 	var errs []error
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.MappingNode && len(n.Content) == 2 {
-			key, val := n.Content[0].Value, n.Content[1]
-			switch key {
-			case "inputValue", "inputPath", "inputUri":
-				usage[val.Value] = key
-			case "concat":
-				for _, e := range val.Content {
-					walk(e)
-				}
-			}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !declared[k.Value]:
+			errs = append(errs, cv.f.Errorf(k, fieldPath(field, k.Value), "names no output (outputs: %s)", strings.Join(ioNames(outs), ", ")))
+		case v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "/"):
+			errs = append(errs, cv.f.Errorf(v, fieldPath(field, k.Value), "expected the absolute path the program writes output %q at", k.Value))
+		default:
+			out[k.Value] = v.Value
 		}
 	}
-	cont := k.Implementation.Container
-	for _, list := range [][]yaml.Node{cont.Command, cont.Args} {
-		for i := range list {
-			walk(&list[i])
-		}
-	}
-	for _, in := range k.Inputs {
-		t := kfpType(&in.Type, usage[in.Name] == "inputValue")
-		c.Inputs = append(c.Inputs, IO{Name: kfpName(in.Name), Type: t, Description: in.Description, Default: in.Default, Optional: in.Optional})
-	}
-	for _, out := range k.Outputs {
-		c.Outputs = append(c.Outputs, IO{Name: kfpName(out.Name), Type: kfpType(&out.Type, false), Description: out.Description})
-	}
-	convert := func(list []yaml.Node, name string) []string {
-		var out []string
-		for i := range list {
-			s, err := kfpArg(&list[i])
-			if err != nil {
-				errs = append(errs, f.Errorf(&list[i], fieldPath(field, "implementation", "container", name, i), "%v", err))
-				continue
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	c.Command = convert(cont.Command, "command")
-	c.Args = convert(cont.Args, "args")
-	for _, name := range slices.Sorted(maps.Keys(cont.Env)) {
-		c.Env = append(c.Env, EnvVar{Name: name, Value: cont.Env[name]})
-	}
-	if k.Name == "" {
-		errs = append(errs, f.Errorf(n, fieldPath(field, "name"), "missing: a KFP component needs a name"))
-	}
-	return c, errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
-// kfpType maps a KFP type to a pipectl type. Inputs used through inputValue
-// are parameters whatever their type says.
-func kfpType(t *yaml.Node, asValue bool) string {
-	name := strings.ToLower(t.Value)
-	if p, ok := kfpParamTypes[name]; ok {
-		return p
+// env converts the container's env mapping (name -> value); values keep
+// their text, with KFP's macros mapped.
+func (cv *kfpConverter) env(n *yaml.Node) ([]EnvVar, error) {
+	if n.Kind == 0 {
+		return nil, nil
 	}
-	if asValue {
-		return TypeString
+	field := fieldPath(cv.field, "env")
+	if n.Kind != yaml.MappingNode {
+		return nil, cv.f.Errorf(n, field, "expected a mapping of variable names to values")
 	}
-	if a, ok := kfpArtifactTypes[name]; ok {
-		return a
+	var env []EnvVar
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !envNameRE.MatchString(k.Value) {
+			errs = append(errs, cv.f.Errorf(k, fieldPath(field, k.Value), "invalid environment variable name %q", k.Value))
+			continue
+		}
+		if v.Kind != yaml.ScalarNode {
+			errs = append(errs, cv.f.Errorf(v, fieldPath(field, k.Value), "expected a string value, got a %s", kindName(v)))
+			continue
+		}
+		val, err := cv.literal(v, fieldPath(field, k.Value))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		env = append(env, EnvVar{Name: k.Value, Value: val})
 	}
-	return TypeArtifact
+	return env, errors.Join(errs...)
 }
 
-// kfpArg converts one KFP command or args element to a pipectl template.
-func kfpArg(n *yaml.Node) (string, error) {
-	if n.Kind == yaml.ScalarNode {
-		// Literal text: escape nothing; KFP literals cannot hold placeholders,
-		// but ours can, so a literal "{{" would be misread.
-		if strings.Contains(n.Value, "{{") {
-			return "", fmt.Errorf("literal %q contains \"{{\", which pipectl reads as a placeholder", n.Value)
-		}
-		return n.Value, nil
+func orUntyped(kt string) string {
+	if kt == "" {
+		return "untyped"
 	}
-	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		return "", fmt.Errorf("expected a string or a placeholder such as {inputValue: NAME}")
-	}
-	key, val := n.Content[0].Value, n.Content[1]
-	switch key {
-	case "inputValue":
-		return "{{inputs." + kfpName(val.Value) + "}}", nil
-	case "inputPath":
-		return "{{inputs." + kfpName(val.Value) + ".path}}", nil
-	case "inputUri":
-		return "{{inputs." + kfpName(val.Value) + ".uri}}", nil
-	case "outputPath":
-		return "{{outputs." + kfpName(val.Value) + ".path}}", nil
-	case "outputUri":
-		return "{{outputs." + kfpName(val.Value) + ".uri}}", nil
-	case "concat":
-		var b strings.Builder
-		for i := range val.Content {
-			s, err := kfpArg(val.Content[i])
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(s)
-		}
-		return b.String(), nil
-	default:
-		return "", fmt.Errorf("KFP placeholder %q is not supported (supported: inputValue, inputPath, inputUri, outputPath, outputUri, concat)", key)
-	}
+	return kt
 }
+
+// kfpDefaultName is the name KFP gives a component without one.
+const kfpDefaultName = "Component"

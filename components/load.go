@@ -28,22 +28,22 @@ func Decode(f *yamlfile.File, n *yaml.Node, field string) (*Component, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, f.Errorf(n, field, "expected a component: a mapping with apiVersion %s and kind Component", APIVersion)
 	}
-	var c *Component
-	var err error
-	if _, _, hasImpl := yamlfile.Lookup(n, "implementation"); hasImpl {
-		if _, _, hasAPI := yamlfile.Lookup(n, "apiVersion"); !hasAPI {
-			c, err = decodeKFP(f, n, field)
+	_, _, hasImpl := yamlfile.Lookup(n, "implementation")
+	_, _, hasAPI := yamlfile.Lookup(n, "apiVersion")
+	if hasImpl && !hasAPI {
+		// A KFP v1 component: checked as it is converted, in its own terms.
+		c, err := decodeKFP(f, n, field)
+		if err != nil {
+			return nil, err
 		}
+		c.Source, c.Dir = f.Path, filepath.Dir(f.Path)
+		return c, nil
 	}
-	if c == nil && err == nil {
-		c = &Component{}
-		err = f.Decode(n, field, c)
-	}
-	if err != nil {
+	c := &Component{}
+	if err := f.Decode(n, field, c); err != nil {
 		return nil, err
 	}
-	c.Source = f.Path
-	c.Dir = filepath.Dir(f.Path)
+	c.Source, c.Dir = f.Path, filepath.Dir(f.Path)
 	if err := c.validate(f, n, field, c.APIVersion != "" || field == ""); err != nil {
 		return nil, err
 	}
@@ -113,17 +113,15 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 		if list == "args" {
 			items = c.Args
 		}
-		for i, s := range items {
-			if err := c.checkRefs(s); err != nil {
-				add("%v", []any{err}, list, i)
-			}
+		if i, err := c.checkList(items, true); err != nil {
+			add("%v", []any{err}, list, i)
 		}
 	}
 	for i, e := range c.Env {
 		if !envNameRE.MatchString(e.Name) {
 			add("invalid environment variable name %q", []any{e.Name}, "env", i, "name")
 		}
-		if err := c.checkRefs(e.Value); err != nil {
+		if _, err := c.checkList([]string{e.Value}, false); err != nil {
 			add("%v", []any{err}, "env", i, "value")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type Invocation struct {
 	Inputs map[string]string `json:"inputs,omitempty"`
 	// Env adds NAME=value pairs to the program's environment.
 	Env []string `json:"env,omitempty"`
+	// Pod is the value of {{pod.name}}: the pod's name on Kubernetes; when
+	// empty (a local run), RUN-STEP.
+	Pod string `json:"pod,omitempty"`
 }
 
 // OutputKey is the store key of an output of the invocation.
@@ -52,6 +56,15 @@ func (w Workspace) OutputDir(rank int) string {
 		return filepath.Join(w.Dir, "outputs")
 	}
 	return filepath.Join(w.Dir, "ranks", fmt.Sprint(rank))
+}
+
+// outputPath is where the program of rank writes output out: its fixed
+// path (KFP's fileOutputs) if it has one, else in the rank's output directory.
+func (w Workspace) outputPath(out IO, rank int) string {
+	if out.Path != "" {
+		return out.Path
+	}
+	return filepath.Join(w.OutputDir(rank), out.Name)
 }
 
 // Runtime executes invocations against an artifact store.
@@ -83,6 +96,13 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 		return v, err
 	}
 	v.Params = params
+	v.Run, v.Step, v.Pod = inv.Run, inv.Step, inv.Pod
+	if v.Pod == "" {
+		v.Pod = inv.Run + "-" + inv.Step
+	}
+	if err := c.writeParamFiles(ws, v); err != nil {
+		return v, err
+	}
 	for _, in := range c.Inputs {
 		if !IsArtifact(in.Type) {
 			continue
@@ -110,6 +130,49 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 		v.InputPaths[in.Name], v.InputURIs[in.Name] = dest, uri
 	}
 	return v, nil
+}
+
+// writeParamFiles writes the value of each input parameter read through
+// {{inputs.NAME.path}} to ws.InputPath(NAME) and records the path in v.
+func (c *Component) writeParamFiles(ws Workspace, v Values) error {
+	for _, name := range c.paramPathInputs() {
+		val, ok := v.Params[name]
+		if !ok {
+			continue // an optional input left out: its elements are dropped
+		}
+		dest := ws.InputPath(name)
+		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dest, []byte(val), 0o644); err != nil {
+			return fmt.Errorf("input %q: %w", name, err)
+		}
+		v.InputPaths[name] = dest
+	}
+	return nil
+}
+
+// paramPathInputs names the input parameters the component reads through
+// {{inputs.NAME.path}}.
+func (c *Component) paramPathInputs() []string {
+	var out []string
+	items := append(append([]string{}, c.Command...), c.Args...)
+	for _, e := range c.Env {
+		items = append(items, e.Value)
+	}
+	for _, s := range items {
+		segs, _ := parseTemplate(s)
+		for _, seg := range segs {
+			r := seg.ref
+			if r == nil || r.Dir != "inputs" || r.Field != "path" || slices.Contains(out, r.Name) {
+				continue
+			}
+			if in, ok := c.Input(r.Name); ok && !IsArtifact(in.Type) {
+				out = append(out, r.Name)
+			}
+		}
+	}
+	return out
 }
 
 // ParamValues returns the value of every input parameter as written: given
@@ -154,7 +217,17 @@ func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (V
 	v.OutputPaths = map[string]string{}
 	v.OutputURIs = map[string]string{}
 	for _, out := range inv.Component.Outputs {
-		v.OutputPaths[out.Name] = filepath.Join(dir, out.Name)
+		v.OutputPaths[out.Name] = ws.outputPath(out, rank)
+		if out.Path != "" {
+			// A fixed output path belongs to the step: cleared before each
+			// attempt like the output directory.
+			if err := os.RemoveAll(out.Path); err != nil {
+				return v, fmt.Errorf("output %q: %w", out.Name, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(out.Path), 0o755); err != nil {
+				return v, fmt.Errorf("output %q: %w", out.Name, err)
+			}
+		}
 		if IsArtifact(out.Type) {
 			v.OutputURIs[out.Name] = rt.Store.URI(inv.OutputKey(out.Name))
 		}
@@ -180,10 +253,9 @@ const MaxOutputParamSize = 1 << 20
 // (artifacts.WriteOutputs), which it returns.
 func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) ([]artifacts.OutputRecord, error) {
 	c := inv.Component
-	dir := ws.OutputDir(0)
 	var missing []string
 	for _, out := range c.Outputs {
-		if _, err := os.Stat(filepath.Join(dir, out.Name)); err != nil {
+		if _, err := os.Stat(ws.outputPath(out, 0)); err != nil {
 			missing = append(missing, out.Name)
 		}
 	}
@@ -193,7 +265,7 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 	var records []artifacts.OutputRecord
 	var errs []error
 	for _, out := range c.Outputs {
-		local := filepath.Join(dir, out.Name)
+		local := ws.outputPath(out, 0)
 		if !IsArtifact(out.Type) {
 			b, err := artifacts.ReadRegular(local, MaxOutputParamSize)
 			if err != nil {

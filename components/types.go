@@ -105,6 +105,15 @@ type IO struct {
 	// Optional makes an input optional without a default: its placeholders
 	// resolve to nothing (the argv element is dropped).
 	Optional bool `yaml:"optional,omitempty"`
+
+	// KFP is true for an input or output of a KFP v1 component; KFPType is
+	// then its type name as the file writes it ("" when untyped), which
+	// decides what may feed it (see Compatible).
+	KFP     bool   `yaml:"-"`
+	KFPType string `yaml:"-"`
+	// Path is the fixed path the program writes an output at (KFP's
+	// fileOutputs), instead of the path of {{outputs.NAME.path}}.
+	Path string `yaml:"-"`
 }
 
 // EnvVar is one environment variable of a component.

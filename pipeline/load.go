@@ -238,8 +238,8 @@ func (v *validator) step(i int, index map[string]int) {
 				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
 			}
 		case b.Step != "":
-			if out, ok := v.output(b.Step, b.Output); ok && !components.Assignable(out.Type, in.Type) {
-				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, out.Type, name, in.Type)
+			if out, ok := v.output(b.Step, b.Output); ok && !components.Compatible(out, in) {
+				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, typeName(out), name, typeName(in))
 			}
 		case components.IsArtifact(in.Type):
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
@@ -413,6 +413,18 @@ func (v *validator) paramNames() string {
 		return "none declared"
 	}
 	return strings.Join(v.p.ParamOrder, ", ")
+}
+
+// typeName is an input's or output's type for messages: a KFP component's
+// as its file writes it.
+func typeName(io components.IO) string {
+	switch {
+	case io.KFP && io.KFPType == "":
+		return "untyped"
+	case io.KFP:
+		return io.KFPType
+	}
+	return io.Type
 }
 
 func ioNames(ios []components.IO) string {

@@ -85,3 +85,17 @@ func kfpIsParam(name string) bool {
 	_, ok := kfpParamTypes[strings.ToLower(name)]
 	return ok
 }
+
+// ValueType is the type a literal or a pipeline parameter given to input
+// io is checked against: the input's own type for a parameter; string for
+// an artifact input of a KFP component, which takes a value as a file (as
+// KFP passes data); "" for other artifact inputs, which take no value.
+func (io IO) ValueType() string {
+	switch {
+	case !IsArtifact(io.Type):
+		return io.Type
+	case io.KFP:
+		return TypeString
+	}
+	return ""
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,9 @@ type Runtime struct {
 }
 
 // Prepare checks the invocation, fetches its input artifacts into ws and
-// resolves every input parameter (defaults included).
+// resolves every input parameter (defaults included). An artifact given to
+// an input parameter gives its content as the value; a value given to an
+// artifact input is written to the input's file.
 func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Values, error) {
 	c := inv.Component
 	v := Values{
@@ -81,17 +84,29 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 		InputPaths: map[string]string{},
 		InputURIs:  map[string]string{},
 	}
-	for name := range inv.Params {
-		if in, ok := c.Input(name); !ok || IsArtifact(in.Type) {
-			return v, fmt.Errorf("component %s has no input parameter %q", c.Metadata.Name, name)
+	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
+		for name := range m {
+			if _, ok := c.Input(name); !ok {
+				return v, fmt.Errorf("component %s has no input %q", c.Metadata.Name, name)
+			}
 		}
 	}
-	for name := range inv.Inputs {
-		if in, ok := c.Input(name); !ok || !IsArtifact(in.Type) {
-			return v, fmt.Errorf("component %s has no input artifact %q", c.Metadata.Name, name)
+	// A value may feed an artifact input (it becomes a file) and an artifact
+	// an input parameter (its content becomes the value), as KFP passes data.
+	given := maps.Clone(inv.Params)
+	for _, in := range c.Inputs {
+		if uri, ok := inv.Inputs[in.Name]; ok && !IsArtifact(in.Type) {
+			val, err := rt.fetchValue(ctx, uri, ws.InputPath(in.Name))
+			if err != nil {
+				return v, fmt.Errorf("input %q: %w", in.Name, err)
+			}
+			if given == nil {
+				given = map[string]string{}
+			}
+			given[in.Name] = val
 		}
 	}
-	params, err := c.ParamValues(inv.Params)
+	params, err := c.ParamValues(given)
 	if err != nil {
 		return v, err
 	}
@@ -105,6 +120,14 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 	}
 	for _, in := range c.Inputs {
 		if !IsArtifact(in.Type) {
+			continue
+		}
+		if val, ok := inv.Params[in.Name]; ok {
+			dest := ws.InputPath(in.Name)
+			if err := writeFile(dest, val); err != nil {
+				return v, fmt.Errorf("input %q: %w", in.Name, err)
+			}
+			v.InputPaths[in.Name] = dest
 			continue
 		}
 		uri, ok := inv.Inputs[in.Name]
@@ -132,6 +155,42 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 	return v, nil
 }
 
+// MaxArtifactValue is the size of the largest artifact that may feed an
+// input parameter.
+const MaxArtifactValue = 1 << 20
+
+// fetchValue fetches the artifact at uri to dest and returns its content as
+// a value, without trailing line breaks (as an output parameter's).
+func (rt *Runtime) fetchValue(ctx context.Context, uri, dest string) (string, error) {
+	key, err := artifacts.SplitURI(rt.Store, uri)
+	if err != nil {
+		return "", err
+	}
+	if _, err := artifacts.Fetch(ctx, rt.Store, key, dest, artifacts.FetchOptions{}); err != nil {
+		return "", err
+	}
+	st, err := os.Stat(dest)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() || st.Size() > MaxArtifactValue {
+		return "", fmt.Errorf("artifact %s is a directory or larger than %d bytes: too big to pass as a value", uri, MaxArtifactValue)
+	}
+	b, err := os.ReadFile(dest)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// writeFile writes a value to the file at dest, creating its directory.
+func writeFile(dest, val string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dest, []byte(val), 0o644)
+}
+
 // writeParamFiles writes the value of each input parameter read through
 // {{inputs.NAME.path}} to ws.InputPath(NAME) and records the path in v.
 func (c *Component) writeParamFiles(ws Workspace, v Values) error {
@@ -141,10 +200,7 @@ func (c *Component) writeParamFiles(ws Workspace, v Values) error {
 			continue // an optional input left out: its elements are dropped
 		}
 		dest := ws.InputPath(name)
-		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dest, []byte(val), 0o644); err != nil {
+		if err := writeFile(dest, val); err != nil {
 			return fmt.Errorf("input %q: %w", name, err)
 		}
 		v.InputPaths[name] = dest
@@ -182,6 +238,9 @@ func (c *Component) ParamValues(given map[string]string) (map[string]string, err
 	out := map[string]string{}
 	for _, in := range c.Inputs {
 		if IsArtifact(in.Type) {
+			if val, ok := given[in.Name]; ok {
+				out[in.Name] = val // a value for a KFP artifact input: its file's content
+			}
 			continue
 		}
 		val, ok := given[in.Name]

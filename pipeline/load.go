@@ -226,7 +226,8 @@ func (v *validator) step(i int, index map[string]int) {
 			v.at(path, "component %s has no input %q (inputs: %s)", c.Metadata.Name, name, ioNames(c.Inputs))
 			continue
 		}
-		b, refs, err := bindingOf(&node, in.Type)
+		vt := in.ValueType()
+		b, refs, err := bindingOf(&node, vt)
 		if err != nil {
 			v.atValue(path, "%v", err)
 			continue
@@ -234,18 +235,18 @@ func (v *validator) step(i int, index map[string]int) {
 		v.checkRefs(path, refs, index, i)
 		switch {
 		case b.Param != "":
-			if prm, ok := v.p.Params[b.Param]; ok && !components.Assignable(prm.Type, in.Type) {
+			if prm, ok := v.p.Params[b.Param]; ok && (vt == "" || !components.Assignable(prm.Type, vt)) {
 				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
 			}
 		case b.Step != "":
 			if out, ok := v.output(b.Step, b.Output); ok && !components.Compatible(out, in) {
 				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, typeName(out), name, typeName(in))
 			}
-		case components.IsArtifact(in.Type):
+		case vt == "":
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
 		default:
 			if len(refs) == 0 {
-				if _, err := components.NodeValue(in.Type, &node); err != nil {
+				if _, err := components.NodeValue(vt, &node); err != nil {
 					v.atValue(path, "input %q: %v", name, err)
 				}
 			}
@@ -512,7 +513,7 @@ func (s *Step) Bindings() map[string]Binding {
 		t := components.TypeString
 		if s.Resolved != nil {
 			if in, ok := s.Resolved.Input(name); ok {
-				t = in.Type
+				t = in.ValueType()
 			}
 		}
 		b, _, err := bindingOf(&n, t)

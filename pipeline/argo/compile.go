@@ -340,7 +340,7 @@ func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]
 	binds := s.Bindings()
 	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
-		in, ok := comp.Input(name)
+		_, ok := comp.Input(name)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
 		}
@@ -355,14 +355,13 @@ func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]
 				return nil, nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
 			}
 			ref := components.OutputRef{Step: b.Step, Output: b.Output}
-			switch {
-			case components.IsArtifact(in.Type) && components.IsArtifact(out.Type):
+			// Each output travels as what it is (KFP lets a value feed an
+			// artifact input and an artifact an input parameter).
+			if components.IsArtifact(out.Type) {
 				es.Inputs[name] = ref
-			case !components.IsArtifact(in.Type) && !components.IsArtifact(out.Type):
+			} else {
 				es.Params[name] = components.Text{{Upstream: name}}
 				upstream[name] = ref
-			default:
-				return nil, nil, nil, fmt.Errorf("input %q (%s) cannot take output %q of step %s (%s)", name, in.Type, b.Output, b.Step, out.Type)
 			}
 		case b.Param != "":
 			es.Params[name] = components.Text{{Param: b.Param}}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -28,7 +29,11 @@ type cacheEntry struct {
 // included), the files its command names in the component's directory, the
 // resolved parameter values, the input artifacts' sha256 and the gang shape.
 func fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, s *pipeline.Step) (string, error) {
-	params, err := inv.Component.ParamValues(inv.Params)
+	// Inputs fed by artifacts (KFP passes an artifact to an input parameter
+	// by its content) count by their sha256, in inputSums.
+	c := *inv.Component
+	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.IO) bool { _, fed := inv.Inputs[in.Name]; return fed })
+	params, err := c.ParamValues(inv.Params)
 	if err != nil {
 		return "", err
 	}

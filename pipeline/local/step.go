@@ -233,13 +233,14 @@ func (e *execution) invocation(s *pipeline.Step) (*components.Invocation, map[st
 	binds := s.Bindings()
 	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
-		in, _ := s.Resolved.Input(name)
 		if b.Step != "" {
 			out, ok := e.output(b.Step, b.Output)
 			if !ok {
 				return nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
 			}
-			if components.IsArtifact(in.Type) {
+			// Each output travels as what it is (KFP lets a value feed an
+			// artifact input and an artifact an input parameter).
+			if out.Value == nil {
 				inv.Inputs[name], sums[name] = out.URI, out.SHA256
 			} else {
 				inv.Params[name] = *out.Value

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -175,4 +176,38 @@ func TestIsNull(t *testing.T) {
 			t.Errorf("IsNull(%s) = %v, want %v", src, got, want)
 		}
 	}
+}
+
+// FuzzNodeValue: any YAML value of any parameter type gives text or an
+// error, never a panic; json text is valid JSON, and text of other types
+// passes CheckValue and is the scalar as written.
+func FuzzNodeValue(f *testing.F) {
+	for _, s := range []string{`1.0`, `'True'`, `{"a": [1, 2.0], "b": 12345678901234567890}`, "a: &x [1]\nb: *x\n", `[yes, ~, 2001-12-14]`, `0x1F`, `{<<: {a: 1}}`, `!!binary aGk=`, "|\n  {\"a\": 1}\n", `? [a]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(src), &doc) != nil || len(doc.Content) == 0 {
+			return
+		}
+		n := doc.Content[0]
+		for _, typ := range ParamTypes {
+			got, err := NodeValue(typ, n)
+			if err != nil {
+				continue
+			}
+			if typ == TypeJSON && !json.Valid([]byte(got)) {
+				t.Fatalf("NodeValue(json, %q) = %q: not JSON", src, got)
+			}
+			if err := CheckValue(typ, got); err != nil {
+				t.Fatalf("NodeValue(%s, %q) = %q fails CheckValue: %v", typ, src, got, err)
+			}
+			if typ != TypeJSON && (n.Kind != yaml.ScalarNode || got != n.Value) {
+				t.Fatalf("NodeValue(%s, %q) = %q, not the scalar as written", typ, src, got)
+			}
+			if _, err := Canonical(typ, got); err != nil {
+				t.Fatalf("Canonical(%s, %q): %v", typ, got, err)
+			}
+		}
+	})
 }

@@ -28,6 +28,8 @@ type Process struct {
 	// Order, if set, records when the process exits relative to the others
 	// it watches.
 	Order *ExitOrder
+	// Guard, if set, kills the process group if this process dies first.
+	Guard *Guard
 }
 
 // ExitError reports a program that did not exit 0.
@@ -133,6 +135,9 @@ func Start(p Process) (*Running, error) {
 		// kernels) the order falls back to the exit timestamps.
 		_ = p.Order.watch(cmd.Process.Pid)
 	}
+	if p.Guard != nil {
+		p.Guard.add(cmd.Process.Pid)
+	}
 	r := &Running{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
@@ -150,6 +155,9 @@ func Start(p Process) (*Running, error) {
 		// Whatever the leader did, leave nothing of its group behind; then
 		// the pipes close and the last output is copied.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if p.Guard != nil {
+			p.Guard.remove(cmd.Process.Pid)
+		}
 		copies.Wait()
 		close(r.done)
 	}()
@@ -195,7 +203,11 @@ func (r *Running) Stop(grace time.Duration) {
 // Run starts p and waits for it. When ctx ends first, the process group is
 // stopped (SIGTERM, then SIGKILL after grace) and ctx's error is returned,
 // joined with the program's *ExitError so that its exit code is kept.
+// Without a Guard of its own, p gets ctx's (see WithGuard).
 func Run(ctx context.Context, p Process, grace time.Duration) error {
+	if p.Guard == nil {
+		p.Guard = GuardFrom(ctx)
+	}
 	r, err := Start(p)
 	if err != nil {
 		return err

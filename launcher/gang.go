@@ -110,7 +110,7 @@ func (g *Gang) attempt(ctx context.Context) error {
 			return err
 		}
 		out := g.Output(rank)
-		return ps.start(rank, components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out})
+		return ps.start(rank, components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Guard: components.GuardFrom(ctx)})
 	}
 	for node := 0; node < g.Nodes; node++ {
 		if torchrun {

@@ -85,20 +85,24 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		run.Steps = append(run.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
 		index[s.Name] = i
 	}
-	base := r.WorkDir
-	if base == "" {
-		base = os.TempDir()
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(base, "pipectl-"+id+"-")
+	base := r.workBase()
+	_, _ = RemoveStaleWork(base)
+	work, err := newWorkDir(base, id)
 	if err != nil {
 		return nil, err
 	}
+	var remove []string
 	if !r.KeepWork {
 		defer os.RemoveAll(work)
+		remove = append(remove, work)
 	}
+	// No step or rank process outlives this one, even killed with SIGKILL.
+	guard, err := components.StartGuard(filepath.Join(work, ".groups"), remove...)
+	if err != nil {
+		return nil, err
+	}
+	defer guard.Close()
+	ctx = components.WithGuard(ctx, guard)
 	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}}
 	e.jr = newJournal(e, len(p.Steps))
 	if err := e.save(ctx); err != nil {
@@ -157,6 +161,14 @@ func (r *Runner) statusf(format string, args ...any) {
 	if r.Status != nil {
 		fmt.Fprintf(r.Status, format, args...)
 	}
+}
+
+// workBase is where the runs' work directories are made.
+func (r *Runner) workBase() string {
+	if r.WorkDir != "" {
+		return r.WorkDir
+	}
+	return os.TempDir()
 }
 
 func (r *Runner) parallelism() int {

@@ -11,6 +11,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
 	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/gc"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
@@ -53,6 +54,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		compile.NewCmdCompile(f, nil),
 		execcmd.NewCmdExec(f, nil),
 		launch.NewCmdLaunch(f, nil),
+		gc.NewCmdGC(f, nil),
 		uicmd.NewCmdUI(f, nil),
 	)
 	return cmd

@@ -1,5 +1,5 @@
 // Package argorun follows and records pipeline runs on Argo: what `pipectl
-// run --on argo`, `pipectl runs` and `pipectl logs` share.
+// run --on argo` and the run-record reader (package runstore) share.
 //
 // # Who writes what
 //
@@ -16,11 +16,12 @@
 //   - A distributed step's launcher pod log (which carries every rank's
 //     "[rank N]" lines) is uploaded by the follower (`pipectl run --on
 //     argo`) from what it streamed, when the step has no step.log yet.
-//   - `pipectl runs get|ls` and `pipectl logs` read the store; for a record
-//     still Running they refresh it from the workflow when the cluster is
-//     reachable and the workflow still exists, and write the final record
-//     back once the workflow ended (so a detached run gets its final record
-//     the first time someone looks at it).
+//   - `pipectl runs`, `pipectl logs`, `pipectl artifacts` and `pipectl ui`
+//     read records through package runstore; for a record still Running it
+//     refreshes it from the workflow (Refresh) when the cluster is reachable
+//     and the workflow still exists, and writes the final record back once
+//     the workflow ended (so a detached run gets its final record the first
+//     time someone looks at it).
 //
 // No onExit handler is compiled: a workflow needs nothing but its step
 // pods, and the record converges through the readers above.

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -146,65 +144,8 @@ func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec
 	return &next, nil
 }
 
-// ReadRun reads the record of run id (or "latest") from the factory's
-// store, refreshed from the cluster when it is a running cluster run; a
-// note on warn says when it could not be.
-func ReadRun(ctx context.Context, f *cmdutil.Factory, id string, warn io.Writer) (artifacts.Store, *artifacts.Run, error) {
-	store, err := f.Store(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := cmdutil.ReadRun(ctx, store, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err = Refresh(ctx, f, store, r)
-	WarnStale(warn, err)
-	return store, r, nil
-}
-
 // refreshTimeout bounds how long Refresh waits for the cluster.
 const refreshTimeout = 5 * time.Second
-
-// RefreshAll refreshes the Running cluster runs among runs at once, within
-// one refreshTimeout, and returns the runs in the same order. warn says
-// once, on w, how many could not be refreshed and why.
-func RefreshAll(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, runs []*artifacts.Run, w io.Writer) []*artifacts.Run {
-	out := make([]*artifacts.Run, len(runs))
-	errs := make([]error, len(runs))
-	var g errgroup.Group
-	g.SetLimit(8)
-	for i, r := range runs {
-		g.Go(func() error {
-			out[i], errs[i] = Refresh(ctx, f, store, r)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	WarnStale(w, errs...)
-	return out
-}
-
-// WarnStale tells w that runs could not be refreshed from the cluster,
-// naming the first reason; it writes nothing when every error is nil.
-func WarnStale(w io.Writer, errs ...error) {
-	var first error
-	n := 0
-	for _, err := range errs {
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
-	}
-	switch {
-	case n == 1:
-		fmt.Fprintf(w, "Note: a running cluster run shows its last recorded status: %v\n", first)
-	case n > 1:
-		fmt.Fprintf(w, "Note: %d running cluster runs show their last recorded status: %v\n", n, first)
-	}
-}
 
 // findWorkflow gets a workflow by name.
 func findWorkflow(ctx context.Context, kc *cmdutil.KubeClients, ns, name string) (*wfv1.Workflow, error) {

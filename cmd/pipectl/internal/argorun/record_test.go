@@ -3,7 +3,6 @@ package argorun
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -72,40 +71,6 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	f = &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return nil, errors.New("no kubeconfig") }}
 	if got, err := Refresh(ctx, f, store, rec); got != rec || err == nil {
 		t.Errorf("Refresh without a cluster = %p, %v; want the record unchanged and an error", got, err)
-	}
-}
-
-// A run is looked up in the namespace its record names, whatever the
-// namespace in effect; runs that cannot be refreshed are reported once.
-func TestRefreshAll(t *testing.T) {
-	ctx := context.Background()
-	store, err := artifacts.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	running := func(id, ns string) *artifacts.Run {
-		return &artifacts.Run{ID: id, Pipeline: "p", Status: artifacts.StatusRunning, On: On, Namespace: ns,
-			Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
-	}
-	done := &artifacts.Run{ID: "local-1", Status: artifacts.StatusSucceeded}
-	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-ml", Namespace: "ml"}, Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed}}
-	f := &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
-	}}
-	runs := []*artifacts.Run{running("wf-ml", "ml"), done, running("wf-gone", "ml"), running("wf-other", "team-b")}
-	var warn strings.Builder
-	got := RefreshAll(ctx, f, store, runs, &warn)
-	if len(got) != 4 || got[0].Status != artifacts.StatusFailed || got[1] != done || got[2] != runs[2] || got[3] != runs[3] {
-		t.Errorf("RefreshAll = %v %v %v %v", got[0], got[1], got[2], got[3])
-	}
-	if w := warn.String(); !strings.Contains(w, "2 running cluster runs show their last recorded status") ||
-		!strings.Contains(w, "workflow wf-gone not found in namespace ml") || strings.Count(w, "\n") != 1 {
-		t.Errorf("warning = %q", w)
-	}
-	warn.Reset()
-	RefreshAll(ctx, f, store, []*artifacts.Run{done}, &warn)
-	if warn.Len() != 0 {
-		t.Errorf("warning with nothing to refresh: %q", warn.String())
 	}
 }
 

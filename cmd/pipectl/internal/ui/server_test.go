@@ -21,7 +21,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	artifactscmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // storeRecords reads records straight from a store.
@@ -32,7 +32,7 @@ func (r storeRecords) List(ctx context.Context) ([]*artifacts.Run, error) {
 }
 
 func (r storeRecords) Get(ctx context.Context, id string) (*artifacts.Run, error) {
-	return cmdutil.ReadRun(ctx, r.s, id)
+	return runstore.Stored(ctx, r.s, id)
 }
 
 const secret = "TOP-SECRET-NOT-AN-ARTIFACT"

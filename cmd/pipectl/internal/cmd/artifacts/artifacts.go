@@ -18,6 +18,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // NewCmdArtifacts returns `pipectl artifacts`.
@@ -62,6 +63,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
 
@@ -92,11 +94,11 @@ func Entries(r *artifacts.Run) []Entry {
 }
 
 func listRun(ctx context.Context, opts *ListOptions) error {
-	store, err := opts.Factory.Store(ctx)
+	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	r, err := cmdutil.ReadRun(ctx, store, opts.RunID)
+	r, err := runs.Get(ctx, opts.RunID)
 	if err != nil {
 		return err
 	}
@@ -161,11 +163,12 @@ func Destination(dest, name string) string {
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	store, err := opts.Factory.Store(ctx)
+	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	name, err := cmdutil.ExpandLatest(ctx, store, opts.Ref)
+	store := runs.Store()
+	name, err := runs.ExpandLatest(ctx, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -226,11 +229,12 @@ func NewCmdCat(f *cmdutil.Factory, runF func(*CatOptions) error) *cobra.Command 
 }
 
 func catRun(ctx context.Context, opts *CatOptions) error {
-	store, err := opts.Factory.Store(ctx)
+	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	name, err := cmdutil.ExpandLatest(ctx, store, opts.Ref)
+	store := runs.Store()
+	name, err := runs.ExpandLatest(ctx, opts.Ref)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // Options are the inputs of `pipectl logs`.
@@ -45,10 +45,15 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 }
 
 func logsRun(ctx context.Context, opts *Options) error {
-	store, r, err := argorun.ReadRun(ctx, opts.Factory, opts.RunID, opts.IO.ErrOut)
+	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
+	r, err := runs.Get(ctx, opts.RunID)
+	if err != nil {
+		return err
+	}
+	store := runs.Store()
 	if opts.Step != "" && r.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range r.Steps {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // NewCmdRuns returns `pipectl runs`.
@@ -70,20 +70,20 @@ func Summarize(r *artifacts.Run) Summary {
 }
 
 func listRun(ctx context.Context, opts *ListOptions) error {
-	store, err := opts.Factory.Store(ctx)
+	reader, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
-	runs, err := artifacts.ListRuns(ctx, store)
+	runs, err := reader.List(ctx)
 	if err != nil {
 		return err
 	}
 	out := make([]Summary, 0, len(runs))
-	for _, r := range argorun.RefreshAll(ctx, opts.Factory, store, runs, opts.IO.ErrOut) {
+	for _, r := range runs {
 		out = append(out, Summarize(r))
 	}
 	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
-		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", store.Root())
+		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", reader.Store().Root())
 		return nil
 	}
 	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
@@ -134,7 +134,11 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	_, r, err := argorun.ReadRun(ctx, opts.Factory, opts.RunID, opts.IO.ErrOut)
+	reader, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	r, err := reader.Get(ctx, opts.RunID)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // The UI reads cluster runs as `pipectl runs` does: a record still Running
@@ -36,7 +37,8 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
 	}}
 	var warn strings.Builder
-	r := records{f: f, warn: &sameOnce{w: &warn}}
+	note := &sameOnce{w: &warn}
+	r := runstore.New(f, store, note)
 	got, err := r.Get(ctx, "wf-1")
 	if err != nil || got.Status != artifacts.StatusFailed {
 		t.Fatalf("Get = %+v, %v; want the workflow's Failed", got, err)
@@ -51,7 +53,7 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
-	r.f = &cmdutil.Factory{ArtifactsRoot: dir, KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return nil, errNoCluster }}
+	r = runstore.New(&cmdutil.Factory{ArtifactsRoot: dir, KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return nil, errNoCluster }}, store, note)
 	for range 5 {
 		if got, err := r.Get(ctx, "wf-2"); err != nil || got.Status != artifacts.StatusRunning {
 			t.Fatalf("Get without a cluster = %+v, %v", got, err)

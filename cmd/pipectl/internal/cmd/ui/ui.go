@@ -18,9 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
 )
 
@@ -98,7 +97,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	warn := &sameOnce{w: opts.IO.ErrOut}
 	h, err := ui.New(ui.Options{
 		Store:   store,
-		Records: records{f: opts.Factory, warn: warn},
+		Records: runstore.New(opts.Factory, store, warn),
 		Token:   token,
 		Log:     slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -142,30 +141,6 @@ func uiRun(ctx context.Context, opts *Options) error {
 	}
 	fmt.Fprintln(opts.IO.ErrOut, "pipectl ui: stopped")
 	return nil
-}
-
-// records reads run records as `pipectl runs` does: from the store, with
-// running cluster runs refreshed from their workflows.
-type records struct {
-	f    *cmdutil.Factory
-	warn io.Writer
-}
-
-func (r records) List(ctx context.Context) ([]*artifacts.Run, error) {
-	store, err := r.f.Store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := artifacts.ListRuns(ctx, store)
-	if err != nil {
-		return nil, err
-	}
-	return argorun.RefreshAll(ctx, r.f, store, runs, r.warn), nil
-}
-
-func (r records) Get(ctx context.Context, id string) (*artifacts.Run, error) {
-	_, rec, err := argorun.ReadRun(ctx, r.f, id, r.warn)
-	return rec, err
 }
 
 // sameOnce passes on a message unless it is the one it passed last: pages

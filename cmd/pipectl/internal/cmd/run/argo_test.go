@@ -152,6 +152,14 @@ func TestArgoRunSucceeded(t *testing.T) {
 	n := "3"
 	made := node(wf, "make", "make-1", wfv1.NodeSucceeded, "0", "")
 	made.Outputs.Parameters = []wfv1.Parameter{{Name: "n", Value: wfv1.AnyStringPtr(n)}}
+	// What make's pod (pipectl exec) publishes with its outputs.
+	s, err := artifacts.NewLocal(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := artifacts.WriteOutputs(context.Background(), s, wf, "make", []artifacts.OutputRecord{{Name: "n", Type: "int", Value: &n}}); err != nil {
+		t.Fatal(err)
+	}
 	go progress(t, wc, kc, wfv1.WorkflowSucceeded,
 		[]wfv1.NodeStatus{node(wf, "make", "make-1", wfv1.NodeRunning, "", "")},
 		[]wfv1.NodeStatus{made, node(wf, "count", "count-1", wfv1.NodeRunning, "", "")},
@@ -176,7 +184,7 @@ func TestArgoRunSucceeded(t *testing.T) {
 		b, _ := json.MarshalIndent(rec, "", "  ")
 		t.Errorf("record:\n%s", b)
 	}
-	if s := rec.Step("make"); s == nil || s.ExitCode == nil || *s.ExitCode != 0 || len(s.Outputs) != 1 || *s.Outputs[0].Value != "3" {
+	if s := rec.Step("make"); s == nil || s.ExitCode == nil || *s.ExitCode != 0 || len(s.Outputs) != 1 || *s.Outputs[0].Value != "3" || s.Outputs[0].Type != "int" {
 		t.Errorf("make's record: %+v", s)
 	}
 	// Logs the follower streamed are kept for steps without a step.log.

@@ -27,8 +27,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-
-	"pipectl.dev/pipectl/components/componentstest"
 )
 
 // EnvBinary names the MinIO server binary to use.
@@ -52,7 +50,7 @@ type Server struct {
 	mu     sync.Mutex
 	proc   *os.Process // nil when stopped
 	exited chan error
-	out    *componentstest.Buffer
+	out    *logBuffer
 }
 
 // Start starts a MinIO server with its data in a temporary directory; it
@@ -143,7 +141,7 @@ func (s *Server) Log() string {
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &componentstest.Buffer{}
+	out := &logBuffer{}
 	cmd := exec.Command(s.bin, "server", "--quiet", "--address", s.Host,
 		"--console-address", "127.0.0.1:0", "--certs-dir", filepath.Join(s.Dir, ".certs"), filepath.Join(s.Dir, "data"))
 	cmd.Env = append(os.Environ(),
@@ -292,4 +290,23 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails
 	return hex.EncodeToString(b)
+}
+
+// logBuffer keeps the server's output: the process writes it while tests
+// read it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -552,7 +552,7 @@ func (c *compiler) stepPod(t *wfv1.Template, image string, shape *podShape, flag
 		Image:        image,
 		Command:      []string{Binary, "exec"},
 		Args:         append(flags, "--component="+compArg),
-		Env:          c.storeEnv(),
+		Env:          append(c.storeEnv(), fieldEnv(EnvPodName, "metadata.name")), // {{pod.name}}
 		Resources:    shape.Resources,
 		VolumeMounts: mount,
 	}
@@ -562,12 +562,7 @@ func (c *compiler) stepPod(t *wfv1.Template, image string, shape *podShape, flag
 
 // launcherPod fills in the pod of a distributed step's template.
 func (c *compiler) launcherPod(t *wfv1.Template, flags []string, compArg, launchArg string) {
-	env := c.storeEnv()
-	for _, f := range []struct{ name, path string }{
-		{EnvPodName, "metadata.name"}, {EnvPodNS, "metadata.namespace"}, {EnvPodUID, "metadata.uid"},
-	} {
-		env = append(env, corev1.EnvVar{Name: f.name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: f.path}}})
-	}
+	env := append(c.storeEnv(), fieldEnv(EnvPodName, "metadata.name"), fieldEnv(EnvPodNS, "metadata.namespace"), fieldEnv(EnvPodUID, "metadata.uid"))
 	t.ServiceAccountName = c.opts.LauncherServiceAccount
 	t.Container = &corev1.Container{
 		Image:        c.opts.Image,
@@ -576,6 +571,11 @@ func (c *compiler) launcherPod(t *wfv1.Template, flags []string, compArg, launch
 		Env:          env,
 		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: LauncherMountPath}},
 	}
+}
+
+// fieldEnv is a variable holding a field of the pod (the downward API).
+func fieldEnv(name, path string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
 // storeEnv is the environment that selects and opens the artifact store.

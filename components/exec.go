@@ -19,15 +19,11 @@ const (
 	EnvStep  = "PIPECTL_STEP"
 )
 
-// ExecRequest is one `pipectl exec`: a component, how the step wires it,
-// and the run-time values.
+// ExecRequest is one `pipectl exec`: an invocation and where and how its
+// program runs.
 type ExecRequest struct {
-	Component *ExecComponent
-	Step      *ExecStep
-	Values    ExecValues
-	// Argv, when set, replaces the component's command and args (placeholders
-	// are resolved in it all the same).
-	Argv []string
+	// Invocation is the step's invocation (see plan.Wiring.Invocation).
+	Invocation *Invocation
 	// WorkDir holds the fetched inputs and the outputs; it must exist.
 	WorkDir string
 	// OutputParams, when set, is the directory where each output parameter's
@@ -42,23 +38,10 @@ type ExecRequest struct {
 	GracePeriod time.Duration
 }
 
-// RunComponent returns the component the request runs: its command and
-// args replaced by Argv when that is set.
-func (req ExecRequest) RunComponent() (*Component, error) {
-	c, err := req.Component.Component()
-	if err != nil {
-		return nil, err
-	}
-	if len(req.Argv) > 0 {
-		c.Command, c.Args = req.Argv, nil
-	}
-	return c, nil
-}
-
-// Environ is the environment of the request's program: Env (the process's
-// when nil), then the invocation's variables, the run id and the step.
-func (req ExecRequest) Environ(inv *Invocation) []string {
-	base := req.Env
+// Environ is the environment of a step's program, locally and in a pod:
+// base (the process's when nil), then the invocation's variables, the run
+// id and the step.
+func (inv *Invocation) Environ(base []string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -86,32 +69,32 @@ func (req ExecRequest) PodName() string {
 	return h
 }
 
+// RunDir is where the component's program runs: WorkingDir when absolute,
+// else WorkingDir under Dir (the component file's directory locally, ""
+// in a pod, where the image's WORKDIR is the current directory).
+func (c *Component) RunDir() string {
+	if filepath.IsAbs(c.WorkingDir) {
+		return c.WorkingDir
+	}
+	return filepath.Join(c.Dir, c.WorkingDir)
+}
+
 // Exec runs one invocation the way the local runner runs a step (Prepare,
 // then RunOnce) and writes the output parameters for the workflow engine.
 // The error is an *ExitError when the program failed, a
 // *MissingOutputError when it did not write a declared output.
 func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
-	c, err := req.RunComponent()
-	if err != nil {
-		return nil, err
+	inv := req.Invocation
+	if inv.Pod == "" {
+		inv.Pod = req.PodName()
 	}
-	if len(req.Argv) > 0 {
-		if _, err := c.checkList(c.Command, true); err != nil {
-			return nil, fmt.Errorf("command: %v", err)
-		}
-	}
-	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
-	if err != nil {
-		return nil, err
-	}
-	inv.Pod = req.PodName()
 	ws := Workspace{Dir: req.WorkDir}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {
 		return nil, err
 	}
 	records, err := rt.RunOnce(ctx, inv, ws, values, ExecOptions{
-		Dir: c.WorkingDir, Env: req.Environ(inv), Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
+		Dir: inv.Component.RunDir(), Env: inv.Environ(req.Env), Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
 	})
 	if err != nil {
 		return nil, err
@@ -148,6 +131,25 @@ func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 		if err != nil {
 			os.Remove(tmp.Name())
 			return fmt.Errorf("output parameter %q: %w", r.Name, err)
+		}
+	}
+	return nil
+}
+
+// CheckArgv checks the placeholders (and {{if}} blocks) of the
+// component's command, args and env values against its inputs and outputs.
+func (c *Component) CheckArgv() error {
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"command", c.Command}, {"args", c.Args}} {
+		if i, err := c.checkList(l.items, true); err != nil {
+			return fmt.Errorf("%s[%d]: %v", l.name, i, err)
+		}
+	}
+	for _, e := range c.Env {
+		if _, err := c.checkList([]string{e.Value}, false); err != nil {
+			return fmt.Errorf("env %s: %v", e.Name, err)
 		}
 	}
 	return nil

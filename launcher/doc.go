@@ -1,11 +1,11 @@
-// Package launcher starts distributed steps: the rank environment contract
-// shared by local runs and Kubernetes, the local gang of rank processes
-// with torchrun's wiring and gang failure semantics, and the Kubernetes
-// launcher behind `pipectl launch`.
+// Package launcher starts distributed steps: the local gang of rank
+// processes with torchrun's wiring and gang failure semantics (the rank
+// environment contract they share with rank pods is package rankenv), and
+// the Kubernetes launcher behind `pipectl launch`.
 //
 // # Kubernetes
 //
-// BuildJobSet (pure) turns a step's LaunchSpec into a JobSet of one
+// BuildJobSet (pure) turns a step's plan.Launch into a JobSet of one
 // replicated job "rank" of N Indexed pods (parallelism = completions = N),
 // with DNS hostnames and publishNotReadyAddresses on; BuildPodGroup makes
 // the PodGroup of a podGroup gang. Launcher.Run creates them, watches the
@@ -25,8 +25,15 @@
 //   - The command is torchrun: one process per pod with the node's
 //     variables (no RANK); torchrun spawns the P local ranks.
 //   - Otherwise, P > 1: exec --gang (ExecNode) spawns the P local rank
-//     processes itself with Topology.RankEnv, prefixes each one's lines
+//     processes itself with rankenv.Topology.RankEnv, prefixes each one's lines
 //     "[rank R] ", and stops them all when one fails.
+//
+// Every rank pod mounts a memory-backed emptyDir at /dev/shm, its size
+// limit the plan's ShmSize (half the rank's memory limit unless written;
+// unbounded without a limit): the container runtime's 64 MiB default makes
+// DataLoader workers and NCCL fail with bus errors. The launcher takes the
+// gang's shape (nodes, processes per pod) from the plan, never from the
+// JobSet it built.
 //
 // Only global rank 0 writes to the step's output paths; every other rank's
 // outputs go to throw-away paths in its pod. Node 0's exec, once its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
 // Gang runs the ranks of a distributed step as local processes: Nodes ×
@@ -97,10 +98,10 @@ func (g *Gang) attempt(ctx context.Context) error {
 		}
 		port = p
 	}
-	topo := Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port}
+	topo := rankenv.Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port}
 	torchrun := false
 	if argv, err := g.Argv(0, 0); err == nil {
-		torchrun = IsTorchrun(argv)
+		torchrun = rankenv.IsTorchrun(argv)
 	}
 	ps := newProcSet(g.Nodes*g.procs(), g.grace())
 	defer ps.close()

@@ -231,21 +231,6 @@ func TestGangCancelLeavesNoProcess(t *testing.T) {
 	}
 }
 
-func TestIsTorchrun(t *testing.T) {
-	for argv, want := range map[string]bool{
-		"torchrun train.py":                             true,
-		"/usr/bin/torchrun --nproc_per_node 2 train.py": true,
-		"python3 -m torch.distributed.run train.py":     true,
-		"python3 train.py":                              false,
-		"python3 -m pytest":                             false,
-		"torchrunner x":                                 false,
-	} {
-		if got := IsTorchrun(strings.Fields(argv)); got != want {
-			t.Errorf("IsTorchrun(%q) = %v", argv, got)
-		}
-	}
-}
-
 // TestGangNamesTheRankThatFailedFirst: rank 1 fails; rank 0 notices when
 // rank 1's end of a FIFO closes (as a DDP peer sees its socket close) and
 // fails 50 ms later. The gang names rank 1, the cause, whatever order the

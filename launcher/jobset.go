@@ -8,23 +8,19 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // Label and annotation keys the launcher sets or reads.
 const (
-	// LabelPipeline is the pipeline's metadata.name (as on every pod of a
-	// compiled workflow).
-	LabelPipeline = "pipectl.dev/pipeline"
-	// LabelRun is the run id.
-	LabelRun = "pipectl.dev/run"
-	// LabelStep is the step's name.
-	LabelStep = "pipectl.dev/step"
 	// LabelKueueQueue is Kueue's queue label: the LocalQueue that admits the JobSet.
 	LabelKueueQueue = "kueue.x-k8s.io/queue-name"
 	// LabelCoschedulingPodGroup puts a pod in a coscheduling PodGroup.
@@ -45,15 +41,6 @@ const (
 	// RankContainer and InitContainer name the rank pod's containers.
 	RankContainer = "rank"
 	InitContainer = "pipectl"
-	// Binary, VolumeName, MountPath and InstallPath are those of the step
-	// pods of a compiled workflow (pipeline/argo): the init container copies
-	// the pipectl binary into the emptyDir VolumeName.
-	Binary      = "/pipectl/pipectl"
-	VolumeName  = "pipectl"
-	MountPath   = "/pipectl"
-	InstallPath = "/pipectl-install"
-	// WorkDir is exec's work directory in a rank pod.
-	WorkDir = MountPath + "/work"
 	// DefaultPort is MASTER_PORT when the spec gives none (torchrun's default).
 	DefaultPort = 29500
 	// DefaultTTLSecondsAfterFinished lets the JobSet controller delete a
@@ -92,7 +79,7 @@ type Owner struct {
 type ExecArgs struct {
 	// Run is the run id.
 	Run string
-	// Component and Step are base64 JSON (components.EncodeSpec).
+	// Component and Step are base64 JSON (plan.Encode).
 	Component, Step string
 	// Params and Upstream are the values of --param and --upstream, by name.
 	Params, Upstream map[string]string
@@ -100,7 +87,7 @@ type ExecArgs struct {
 	Argv []string
 }
 
-// BuildOptions are what the JobSet of a step needs beyond its LaunchSpec.
+// BuildOptions are what the JobSet of a step needs beyond its plan.Launch.
 type BuildOptions struct {
 	// Namespace is the JobSet's namespace.
 	Namespace string
@@ -121,33 +108,46 @@ type BuildOptions struct {
 
 // BuildJobSet returns the JobSet of a distributed step: one replicated job
 // of spec.Nodes Indexed pods, each running `pipectl exec --gang` with the
-// rank environment. It is pure: the same arguments give the same JobSet.
-func BuildJobSet(spec *LaunchSpec, o BuildOptions) *jobsetv1alpha2.JobSet {
+// rank environment and a memory-backed /dev/shm of spec.ShmSize. It is
+// pure: the same arguments give the same JobSet.
+func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 	nodes := max(spec.Nodes, 1)
 	name := JobSetName(o.Exec.Run, o.Step, nodes)
 	labels := stepLabels(spec, o)
 	podLabels, podAnnotations := maps.Clone(labels), map[string]string(nil)
+	shm := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}
+	if spec.ShmSize != "" {
+		if q, err := resource.ParseQuantity(spec.ShmSize); err == nil {
+			shm.SizeLimit = &q
+		}
+	}
 	pod := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
 		ServiceAccountName: spec.ServiceAccountName,
 		NodeSelector:       maps.Clone(spec.NodeSelector),
-		Tolerations:        gpuTolerations(spec),
+		Tolerations:        slices.Clone(spec.Tolerations),
 		PriorityClassName:  spec.PriorityClassName,
-		Volumes:            []corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Volumes: []corev1.Volume{
+			{Name: plan.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: plan.ShmVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: shm}},
+		},
 		InitContainers: []corev1.Container{{
 			Name:         InitContainer,
 			Image:        spec.PipectlImage,
-			Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
-			VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
+			Command:      []string{plan.Binary, "exec", "--install", plan.InstallPath + "/pipectl"},
+			VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.InstallPath}},
 		}},
 		Containers: []corev1.Container{{
-			Name:         RankContainer,
-			Image:        spec.Image,
-			Command:      []string{Binary, "exec"},
-			Args:         execFlags(o.Exec),
-			Env:          append(append([]corev1.EnvVar{}, spec.Env...), RankEnvVars(spec, name, o.Command)...),
-			Resources:    *spec.Resources.DeepCopy(),
-			VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: MountPath}},
+			Name:      RankContainer,
+			Image:     spec.Image,
+			Command:   []string{plan.Binary, "exec"},
+			Args:      execFlags(o.Exec),
+			Env:       append(append([]corev1.EnvVar{}, spec.Env...), RankEnvVars(&spec.Distributed, name, o.Command)...),
+			Resources: *spec.Resources.DeepCopy(),
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: plan.VolumeName, MountPath: plan.MountPath},
+				{Name: plan.ShmVolumeName, MountPath: plan.ShmPath},
+			},
 		}},
 	}
 	if spec.Affinity != nil {
@@ -227,13 +227,13 @@ func BuildJobSet(spec *LaunchSpec, o BuildOptions) *jobsetv1alpha2.JobSet {
 }
 
 // stepLabels are the labels of the JobSet and its jobs and pods.
-func stepLabels(spec *LaunchSpec, o BuildOptions) map[string]string {
+func stepLabels(spec *plan.Launch, o BuildOptions) map[string]string {
 	l := map[string]string{
-		LabelRun:  labelValue(o.Exec.Run),
-		LabelStep: labelValue(o.Step),
+		plan.LabelRun:  labelValue(o.Exec.Run),
+		plan.LabelStep: labelValue(o.Step),
 	}
 	if spec.Pipeline != "" {
-		l[LabelPipeline] = labelValue(spec.Pipeline)
+		l[plan.LabelPipeline] = labelValue(spec.Pipeline)
 	}
 	return l
 }
@@ -262,44 +262,10 @@ func schedulerName(scheduler, override string) string {
 	}
 }
 
-// gpuTolerations returns the spec's tolerations with, when GPUs are
-// requested, a NoSchedule toleration of the GPU resource's taint unless one
-// already tolerates it.
-func gpuTolerations(spec *LaunchSpec) []corev1.Toleration {
-	out := append([]corev1.Toleration(nil), spec.Tolerations...)
-	gpu := spec.GPUResource
-	if gpu == "" {
-		if _, ok := spec.Resources.Limits[corev1.ResourceName(DefaultGPUResource)]; ok {
-			gpu = DefaultGPUResource
-		}
-	}
-	if gpu == "" || !requested(spec.Resources, gpu) {
-		return out
-	}
-	for _, t := range out {
-		if (t.Key == gpu || t.Key == "") && t.Operator == corev1.TolerationOpExists && (t.Effect == "" || t.Effect == corev1.TaintEffectNoSchedule) {
-			return out
-		}
-	}
-	return append(out, corev1.Toleration{Key: gpu, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
-}
-
-// DefaultGPUResource is the extended resource GPUs are requested as.
-const DefaultGPUResource = "nvidia.com/gpu"
-
-func requested(r corev1.ResourceRequirements, name string) bool {
-	for _, l := range []corev1.ResourceList{r.Limits, r.Requests} {
-		if q, ok := l[corev1.ResourceName(name)]; ok && q.Sign() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // execFlags are a rank container's arguments after `pipectl exec`. Values
 // travel in components.EncodeValue's encoding, so Kubernetes expands no $(VAR).
 func execFlags(e ExecArgs) []string {
-	flags := []string{"--gang", "--run=" + e.Run, "--work=" + WorkDir, "--step=" + e.Step}
+	flags := []string{"--gang", "--run=" + e.Run, "--work=" + plan.WorkDir, "--step=" + e.Step}
 	for _, k := range slices.Sorted(maps.Keys(e.Params)) {
 		flags = append(flags, "--param="+k+"="+components.EncodeValue(e.Params[k]))
 	}
@@ -324,14 +290,14 @@ func execFlags(e ExecArgs) []string {
 // torchrun, it gets the node's variables and spawns the local ranks; with
 // more processes per pod, `pipectl exec --gang` spawns them, giving each
 // its RANK and LOCAL_RANK.
-func RankEnvVars(spec *LaunchSpec, jobset string, command []string) []corev1.EnvVar {
-	port := spec.Port
+func RankEnvVars(d *plan.Distributed, jobset string, command []string) []corev1.EnvVar {
+	port := d.Port
 	if port == 0 {
 		port = DefaultPort
 	}
-	t := Topology{Nodes: max(spec.Nodes, 1), ProcsPerNode: max(spec.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port}
+	t := rankenv.Topology{Nodes: max(d.Nodes, 1), ProcsPerNode: max(d.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port}
 	vars := t.NodeEnv(0)
-	perPod := t.ProcsPerNode == 1 && !IsTorchrun(command)
+	perPod := t.ProcsPerNode == 1 && !rankenv.IsTorchrun(command)
 	if perPod {
 		vars = t.RankEnv(0, 0)
 	}
@@ -342,7 +308,7 @@ func RankEnvVars(spec *LaunchSpec, jobset string, command []string) []corev1.Env
 	for _, kv := range vars {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
-		case EnvNodeRank, EnvPetNodeRank, EnvRank:
+		case rankenv.EnvNodeRank, rankenv.EnvPetNodeRank, rankenv.EnvRank:
 			out = append(out, corev1.EnvVar{Name: k, ValueFrom: index.DeepCopy()})
 		default:
 			out = append(out, corev1.EnvVar{Name: k, Value: v})

@@ -6,12 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 func testOptions() BuildOptions {
@@ -26,7 +30,7 @@ func testOptions() BuildOptions {
 	}
 }
 
-func withStoreEnv(s *LaunchSpec) *LaunchSpec {
+func withStoreEnv(s *plan.Launch) *plan.Launch {
 	s.Env = []corev1.EnvVar{{Name: "PIPECTL_ARTIFACTS", Value: "s3://ml/runs"}}
 	return s
 }
@@ -67,7 +71,7 @@ func TestBuildJobSet(t *testing.T) {
 	userTol := corev1.Toleration{Key: "team", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
 	cases := []struct {
 		name string
-		spec *LaunchSpec
+		spec *plan.Launch
 		opts func(*BuildOptions)
 		want *jobSetWrapper
 	}{{
@@ -84,21 +88,14 @@ func TestBuildJobSet(t *testing.T) {
 		opts: func(o *BuildOptions) { o.Command = []string{"torchrun", "train.py"} },
 		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 4, "29500", false)...),
 	}, {
-		name: "GPUs: the GPU taint is tolerated",
-		spec: makeSpec(2, 1).GPU("nvidia.com/gpu", 8).Tolerations(userTol).Obj(),
+		name: "GPUs: the plan's resources and tolerations (the GPU taint's included) are the pod's",
+		spec: makeSpec(2, 1).GPU("nvidia.com/gpu", 8).Tolerations(userTol, gpuTol).Obj(),
 		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
 			Resources(gpuResources("nvidia.com/gpu", 8)).Tolerations(userTol, gpuTol),
 	}, {
-		name: "GPUs: an existing toleration is not repeated",
-		spec: makeSpec(2, 1).GPU("nvidia.com/gpu", 1).Tolerations(gpuTol).Obj(),
-		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
-			Resources(gpuResources("nvidia.com/gpu", 1)).Tolerations(gpuTol),
-	}, {
-		name: "GPUs as another extended resource",
-		spec: makeSpec(2, 1).GPU("amd.com/gpu", 2).Obj(),
-		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
-			Resources(gpuResources("amd.com/gpu", 2)).
-			Tolerations(corev1.Toleration{Key: "amd.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}),
+		name: "/dev/shm: memory-backed, sized as the plan says",
+		spec: makeSpec(2, 1).ShmSize("32Gi").Obj(),
+		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).Shm("32Gi"),
 	}, {
 		name: "kueue: queue label, created suspended",
 		spec: makeSpec(2, 1).Kueue("team-a").Obj(),
@@ -106,12 +103,12 @@ func TestBuildJobSet(t *testing.T) {
 			Label("kueue.x-k8s.io/queue-name", "team-a").Suspend(true),
 	}, {
 		name: "coscheduling: pod group label and scheduler",
-		spec: makeSpec(2, 1).PodGroup("coscheduling", "5m").Obj(),
+		spec: makeSpec(2, 1).PodGroup("coscheduling", 5*time.Minute).Obj(),
 		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
 			PodLabel("scheduling.x-k8s.io/pod-group", "run-1-train").SchedulerName("scheduler-plugins-scheduler"),
 	}, {
 		name: "volcano: pod group annotation and scheduler",
-		spec: makeSpec(2, 1).PodGroup("volcano", "").Obj(),
+		spec: makeSpec(2, 1).PodGroup("volcano", 0).Obj(),
 		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
 			PodAnnotation("scheduling.k8s.io/group-name", "run-1-train").SchedulerName("volcano"),
 	}, {
@@ -177,7 +174,7 @@ func TestJobSetName(t *testing.T) {
 }
 
 func TestBuildPodGroup(t *testing.T) {
-	spec := withStoreEnv(makeSpec(4, 1).GPU("nvidia.com/gpu", 2).PodGroup("coscheduling", "90s").Obj())
+	spec := withStoreEnv(makeSpec(4, 1).GPU("nvidia.com/gpu", 2).PodGroup("coscheduling", 90*time.Second).Obj())
 	o := testOptions()
 	o.Owner = &Owner{Name: "launcher-pod", UID: "u-1"}
 	got := BuildPodGroup(spec, o)
@@ -185,7 +182,7 @@ func TestBuildPodGroup(t *testing.T) {
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
 		"metadata": map[string]any{
 			"name": "run-1-train", "namespace": "ml",
-			"labels": map[string]any{LabelPipeline: "attrition", LabelRun: "run-1", LabelStep: "train"},
+			"labels": map[string]any{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"},
 			"ownerReferences": []any{map[string]any{
 				"apiVersion": "v1", "kind": "Pod", "name": "launcher-pod", "uid": "u-1", "blockOwnerDeletion": true,
 			}},
@@ -200,14 +197,14 @@ func TestBuildPodGroup(t *testing.T) {
 		t.Errorf("BuildPodGroup coscheduling (-want +got):\n%s", diff)
 	}
 
-	spec = makeSpec(2, 1).PodGroup("volcano", "5m").Obj()
+	spec = makeSpec(2, 1).PodGroup("volcano", 5*time.Minute).Obj()
 	spec.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("3Gi")}
 	got = BuildPodGroup(spec, testOptions())
 	want = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
 		"metadata": map[string]any{
 			"name": "run-1-train", "namespace": "ml",
-			"labels": map[string]any{LabelPipeline: "attrition", LabelRun: "run-1", LabelStep: "train"},
+			"labels": map[string]any{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"},
 		},
 		"spec": map[string]any{"minMember": int64(2), "minResources": map[string]any{"memory": "6Gi"}},
 	}}
@@ -227,10 +224,10 @@ func TestRankEnvMatchesTopology(t *testing.T) {
 		command      []string
 	}{{3, 1, []string{"python3", "x.py"}}, {2, 4, []string{"torchrun", "x.py"}}, {2, 4, []string{"python3", "x.py"}}} {
 		spec := makeSpec(tc.nodes, tc.procs).Obj()
-		topo := Topology{Nodes: tc.nodes, ProcsPerNode: tc.procs, MasterAddr: MasterAddr("js"), MasterPort: DefaultPort}
+		topo := rankenv.Topology{Nodes: tc.nodes, ProcsPerNode: tc.procs, MasterAddr: MasterAddr("js"), MasterPort: DefaultPort}
 		for node := 0; node < tc.nodes; node++ {
 			var got []string
-			for _, e := range RankEnvVars(spec, "js", tc.command) {
+			for _, e := range RankEnvVars(&spec.Distributed, "js", tc.command) {
 				v := e.Value
 				if e.ValueFrom != nil {
 					v = itoa(node)

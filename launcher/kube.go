@@ -172,14 +172,16 @@ func (l *Launcher) logf(format string, args ...any) {
 }
 
 // Run creates pg (when not nil) and js, waits for js to end and deletes it.
+// nodes and procsPerNode are the gang's shape from the step's plan: the
+// number of rank pods, and of rank processes in each.
 // It returns the Result of a JobSet that completed, a *FailedError for one
 // that failed, a *StartupError when the gang did not start in time, or
 // ctx's error when ctx ended first (the JobSet is then deleted, foreground,
 // and Run waits for its pods to go, up to CleanupTimeout).
-func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstructured.Unstructured) (*Result, error) {
+func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstructured.Unstructured, nodes, procsPerNode int) (*Result, error) {
 	s := &session{
 		l: l, ns: js.Namespace, name: js.Name, changed: make(chan struct{}, 1),
-		pods: map[types.UID]*rankPod{}, nodes: nodesOf(js), perPod: podsRunOneRank(js),
+		pods: map[types.UID]*rankPod{}, nodes: max(nodes, 1), perPod: procsPerNode <= 1,
 	}
 	if pg != nil {
 		if err := l.createPodGroup(ctx, pg); err != nil {
@@ -199,28 +201,6 @@ func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstr
 		defer l.deletePodGroup(context.WithoutCancel(ctx), pg)
 	}
 	return res, err
-}
-
-func nodesOf(js *jobsetv1alpha2.JobSet) int {
-	if len(js.Spec.ReplicatedJobs) == 0 || js.Spec.ReplicatedJobs[0].Template.Spec.Completions == nil {
-		return 1
-	}
-	return int(*js.Spec.ReplicatedJobs[0].Template.Spec.Completions)
-}
-
-// podsRunOneRank reports whether each pod is one rank (its env sets RANK).
-func podsRunOneRank(js *jobsetv1alpha2.JobSet) bool {
-	if len(js.Spec.ReplicatedJobs) == 0 {
-		return true
-	}
-	for _, c := range js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers {
-		for _, e := range c.Env {
-			if e.Name == EnvLocalWorldSize {
-				return e.Value == "1"
-			}
-		}
-	}
-	return true
 }
 
 func (l *Launcher) createPodGroup(ctx context.Context, pg *unstructured.Unstructured) error {

@@ -175,7 +175,7 @@ type runResult struct {
 func start(ctx context.Context, l *Launcher, js *jobsetv1alpha2.JobSet) chan runResult {
 	done := make(chan runResult, 1)
 	go func() {
-		res, err := l.Run(ctx, js, nil)
+		res, err := l.Run(ctx, js, nil, int(*js.Spec.ReplicatedJobs[0].Template.Spec.Completions), 1)
 		done <- runResult{res, err}
 	}()
 	return done

@@ -4,48 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/rankenv"
 )
-
-// Node is a rank pod's place in the gang, read from the rank environment
-// the JobSet gives the pod (see RankEnvVars).
-type Node struct {
-	Topology
-	// Index is the node rank.
-	Index int
-}
-
-// NodeFromEnv reads the rank pod's Node from NNODES, LOCAL_WORLD_SIZE,
-// NODE_RANK, MASTER_ADDR and MASTER_PORT.
-func NodeFromEnv(getenv func(string) string) (Node, error) {
-	var errs []error
-	num := func(name string, min int) int {
-		v := getenv(name)
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			errs = append(errs, fmt.Errorf("$%s=%q: expected an integer >= %d (set by pipectl launch)", name, v, min))
-		}
-		return n
-	}
-	n := Node{Topology: Topology{
-		Nodes:        num(EnvNNodes, 1),
-		ProcsPerNode: num(EnvLocalWorldSize, 1),
-		MasterAddr:   getenv(EnvMasterAddr),
-		MasterPort:   num(EnvMasterPort, 1),
-	}, Index: num(EnvNodeRank, 0)}
-	if n.MasterAddr == "" {
-		errs = append(errs, fmt.Errorf("$%s is not set (set by pipectl launch)", EnvMasterAddr))
-	}
-	if len(errs) == 0 && n.Index >= n.Nodes {
-		errs = append(errs, fmt.Errorf("$%s=%d: expected less than $%s=%d", EnvNodeRank, n.Index, EnvNNodes, n.Nodes))
-	}
-	return n, errors.Join(errs...)
-}
 
 // ConfigError is a failure of a rank that no restart can heal; `pipectl
 // exec --gang` exits with ExitConfig on it.
@@ -64,21 +29,15 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // parameters written to req.OutputParams when set. Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
-func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRequest, node Node) ([]artifacts.OutputRecord, error) {
-	c, err := req.RunComponent()
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	inv, err := req.Step.Invocation(c, rt.Store, req.Values)
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
+func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRequest, node rankenv.Node) ([]artifacts.OutputRecord, error) {
+	inv := req.Invocation
+	c := inv.Component
 	ws := components.Workspace{Dir: req.WorkDir}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {
 		return nil, err
 	}
-	env := req.Environ(inv)
+	env := inv.Environ(req.Env)
 	procs := max(node.ProcsPerNode, 1)
 	type proc struct {
 		rank int
@@ -103,7 +62,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 		return nil
 	}
 	first := node.Index * procs
-	if procs == 1 || IsTorchrun(append(append([]string{}, c.Command...), c.Args...)) {
+	if procs == 1 || rankenv.IsTorchrun(append(append([]string{}, c.Command...), c.Args...)) {
 		// The pod's env has the contract: the whole of it for one process
 		// per pod, the node's part for torchrun.
 		if err := add(first, nil); err != nil {
@@ -129,7 +88,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 			writers = append(writers, lw)
 			stdout, stderr = lw, lw
 		}
-		if failed = set.start(p.rank, components.Process{Argv: p.argv, Dir: c.WorkingDir, Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
+		if failed = set.start(p.rank, components.Process{Argv: p.argv, Dir: c.RunDir(), Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
 			set.stop()
 			break
 		}

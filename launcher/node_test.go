@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
 // nodeRequest is a step whose program prints its rank and writes it to its
@@ -20,13 +21,14 @@ func nodeRequest(t *testing.T, store artifacts.Store, script string) (components
 	t.Helper()
 	out := &componentstest.Buffer{}
 	return components.ExecRequest{
-		Component: &components.ExecComponent{
-			Version: 1, Name: "train",
-			Outputs: []components.ExecIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
-			Command: []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+		Invocation: &components.Invocation{
+			Component: &components.Component{
+				Metadata: components.Metadata{Name: "train"},
+				Outputs:  []components.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+				Command:  []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+			},
+			Run: "run-1", Step: "train",
 		},
-		Step:    &components.ExecStep{Version: 1, Step: "train"},
-		Values:  components.ExecValues{Run: "run-1"},
 		WorkDir: t.TempDir(),
 		Env:     []string{"PATH=" + os.Getenv("PATH")},
 		Stdout:  out, Stderr: out,
@@ -44,11 +46,11 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := &components.Runtime{Store: store}
-	topo := Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	topo := rankenv.Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
 	ctx := context.Background()
 
 	req, out := nodeRequest(t, store, rankScript)
-	if _, err := ExecNode(ctx, rt, req, Node{Topology: topo, Index: 1}); err != nil {
+	if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 1}); err != nil {
 		t.Fatalf("node 1: %v", err)
 	}
 	for _, want := range []string{"[rank 2] rank 2 local 0 of 4\n", "[rank 3] rank 3 local 1 of 4\n"} {
@@ -63,7 +65,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 	req, _ = nodeRequest(t, store, rankScript)
 	params := t.TempDir()
 	req.OutputParams = params
-	records, err := ExecNode(ctx, rt, req, Node{Topology: topo, Index: 0})
+	records, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 0})
 	if err != nil {
 		t.Fatalf("node 0: %v", err)
 	}
@@ -90,9 +92,9 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 func TestExecNodeFailures(t *testing.T) {
 	store, _ := artifacts.NewLocal(t.TempDir())
 	rt := &components.Runtime{Store: store}
-	topo := Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
 	req, _ := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exit 3; fi; sleep 30`)
-	_, err := ExecNode(context.Background(), rt, req, Node{Topology: topo})
+	_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: topo})
 	var re *RankError
 	var ee *components.ExitError
 	if !errors.As(err, &re) || re.Rank != 1 || !errors.As(err, &ee) || ee.Code != 3 {
@@ -100,7 +102,7 @@ func TestExecNodeFailures(t *testing.T) {
 	}
 
 	req, _ = nodeRequest(t, store, `true`)
-	_, err = ExecNode(context.Background(), rt, req, Node{Topology: Topology{Nodes: 1, ProcsPerNode: 1}})
+	_, err = ExecNode(context.Background(), rt, req, rankenv.Node{Topology: rankenv.Topology{Nodes: 1, ProcsPerNode: 1}})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "model, loss") {
 		t.Fatalf("ExecNode = %v, want a *ConfigError naming the missing outputs", err)
@@ -120,23 +122,11 @@ func TestExecNodeNamesTheRankThatFailedFirst(t *testing.T) {
 		}
 		req, out := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exec 3>`+link+`; exit 3; fi
 cat `+link+`; sleep 0.05; exit 1`)
-		_, err := ExecNode(context.Background(), rt, req, Node{Topology: Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}})
+		_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}})
 		var re *RankError
 		if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
 			t.Fatalf("try %d: ExecNode = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
 		}
-	}
-}
-
-func TestNodeFromEnv(t *testing.T) {
-	env := map[string]string{"NNODES": "4", "LOCAL_WORLD_SIZE": "2", "NODE_RANK": "3", "MASTER_ADDR": "a", "MASTER_PORT": "29500"}
-	n, err := NodeFromEnv(func(k string) string { return env[k] })
-	if err != nil || n.Index != 3 || n.Nodes != 4 || n.ProcsPerNode != 2 || n.MasterAddr != "a" {
-		t.Fatalf("NodeFromEnv = %+v, %v", n, err)
-	}
-	env["NODE_RANK"] = "4"
-	if _, err := NodeFromEnv(func(k string) string { return env[k] }); err == nil {
-		t.Error("NODE_RANK 4 of 4 nodes accepted")
 	}
 }
 
@@ -146,7 +136,7 @@ func TestNodeFromEnv(t *testing.T) {
 func TestCollectOutputs(t *testing.T) {
 	ctx := context.Background()
 	store, _ := artifacts.NewLocal(t.TempDir())
-	outputs := []components.ExecIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}}
+	outputs := []components.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}}
 
 	_, err := CollectOutputs(ctx, store, "run-1", "train", outputs, "")
 	var me *MissingOutputsError

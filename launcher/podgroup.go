@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // PodGroup resources, by scheduler.
@@ -29,7 +31,7 @@ func PodGroupResource(scheduler string) schema.GroupVersionResource {
 // has no podGroup gang. minMember is the number of rank pods, minResources
 // their requests summed. The schedule timeout is the coscheduling
 // PodGroup's scheduleTimeoutSeconds; Volcano's PodGroup has no such field.
-func BuildPodGroup(spec *LaunchSpec, o BuildOptions) *unstructured.Unstructured {
+func BuildPodGroup(spec *plan.Launch, o BuildOptions) *unstructured.Unstructured {
 	g := spec.Gang
 	if g == nil || g.PodGroupScheduler == "" {
 		return nil
@@ -70,10 +72,8 @@ func BuildPodGroup(spec *LaunchSpec, o BuildOptions) *unstructured.Unstructured 
 		}
 		pgSpec["minResources"] = res
 	}
-	if g.PodGroupScheduler != SchedulerVolcano && g.PodGroupTimeout != "" {
-		if d, err := time.ParseDuration(g.PodGroupTimeout); err == nil && d > 0 {
-			pgSpec["scheduleTimeoutSeconds"] = int64((d + time.Second - 1) / time.Second)
-		}
+	if d := time.Duration(g.PodGroupTimeout); g.PodGroupScheduler != SchedulerVolcano && d > 0 {
+		pgSpec["scheduleTimeoutSeconds"] = int64((d + time.Second - 1) / time.Second)
 	}
 	obj["spec"] = pgSpec
 	return &unstructured.Unstructured{Object: obj}

@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -8,45 +10,47 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // Test builders in the manner of jobset's pkg/util/testing: a wrapper per
 // object, each method sets one thing, Obj returns the object.
 
-// specWrapper wraps a LaunchSpec.
-type specWrapper struct{ LaunchSpec }
+// specWrapper wraps a plan.Launch.
+type specWrapper struct{ plan.Launch }
 
 func makeSpec(nodes, procs int) *specWrapper {
-	return &specWrapper{LaunchSpec{
-		Version: 1, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
-		Nodes: nodes, ProcsPerNode: procs,
+	return &specWrapper{plan.Launch{
+		Version: plan.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
+		Distributed: plan.Distributed{Nodes: nodes, ProcsPerNode: procs},
 	}}
 }
 
-func (w *specWrapper) MaxRestarts(n int) *specWrapper { w.LaunchSpec.MaxRestarts = n; return w }
-func (w *specWrapper) Port(p int) *specWrapper        { w.LaunchSpec.Port = p; return w }
+func (w *specWrapper) MaxRestarts(n int) *specWrapper { w.Launch.MaxRestarts = n; return w }
+func (w *specWrapper) Port(p int) *specWrapper        { w.Launch.Port = p; return w }
+func (w *specWrapper) ShmSize(s string) *specWrapper  { w.Launch.ShmSize = s; return w }
 func (w *specWrapper) GPU(name string, n int64) *specWrapper {
 	q := *resource.NewQuantity(n, resource.DecimalSI)
 	w.Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceName(name): q, corev1.ResourceCPU: resource.MustParse("2")},
 		Limits:   corev1.ResourceList{corev1.ResourceName(name): q, corev1.ResourceCPU: resource.MustParse("2")},
 	}
-	w.GPUResource = name
 	return w
 }
 func (w *specWrapper) Tolerations(t ...corev1.Toleration) *specWrapper {
-	w.LaunchSpec.Tolerations = t
+	w.Launch.Tolerations = t
 	return w
 }
 func (w *specWrapper) Kueue(q string) *specWrapper {
-	w.Gang = &GangSpec{KueueQueue: q}
+	w.Gang = &plan.Gang{KueueQueue: q}
 	return w
 }
-func (w *specWrapper) PodGroup(scheduler, timeout string) *specWrapper {
-	w.Gang = &GangSpec{PodGroupScheduler: scheduler, PodGroupTimeout: timeout}
+func (w *specWrapper) PodGroup(scheduler string, timeout time.Duration) *specWrapper {
+	w.Gang = &plan.Gang{PodGroupScheduler: scheduler, PodGroupTimeout: plan.Duration(timeout)}
 	return w
 }
-func (w *specWrapper) Obj() *LaunchSpec { return &w.LaunchSpec }
+func (w *specWrapper) Obj() *plan.Launch { return &w.Launch }
 
 // jobSetWrapper wraps the JobSet BuildJobSet makes for the defaults of
 // testOptions, to be changed by the methods.
@@ -56,7 +60,7 @@ type jobSetWrapper struct{ jobsetv1alpha2.JobSet }
 // with testOptions: the shape every case starts from.
 func makeJobSet(name string, nodes int) *jobSetWrapper {
 	labels := func() map[string]string {
-		return map[string]string{LabelPipeline: "attrition", LabelRun: "run-1", LabelStep: "train"}
+		return map[string]string{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"}
 	}
 	return &jobSetWrapper{jobsetv1alpha2.JobSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet"},
@@ -79,7 +83,10 @@ func makeJobSet(name string, nodes int) *jobSetWrapper {
 							ObjectMeta: metav1.ObjectMeta{Labels: labels()},
 							Spec: corev1.PodSpec{
 								RestartPolicy: corev1.RestartPolicyNever,
-								Volumes:       []corev1.Volume{{Name: "pipectl", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+								Volumes: []corev1.Volume{
+									{Name: "pipectl", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+									{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+								},
 								InitContainers: []corev1.Container{{
 									Name: "pipectl", Image: "pipectl:test",
 									Command:      []string{"/pipectl/pipectl", "exec", "--install", "/pipectl-install/pipectl"},
@@ -91,7 +98,7 @@ func makeJobSet(name string, nodes int) *jobSetWrapper {
 									Args: []string{"--gang", "--run=run-1", "--work=/pipectl/work", "--step=STEP",
 										"--param=epochs=3", "--param=tmpl=pipectl-b64:e3tub3R9fQ==", "--upstream=threshold=0.5", "--component=COMP"},
 									Env:          []corev1.EnvVar{{Name: "PIPECTL_ARTIFACTS", Value: "s3://ml/runs"}},
-									VolumeMounts: []corev1.VolumeMount{{Name: "pipectl", MountPath: "/pipectl"}},
+									VolumeMounts: []corev1.VolumeMount{{Name: "pipectl", MountPath: "/pipectl"}, {Name: "dshm", MountPath: "/dev/shm"}},
 								}},
 							},
 						},
@@ -129,6 +136,13 @@ func (w *jobSetWrapper) MaxRestarts(n int32) *jobSetWrapper {
 
 func (w *jobSetWrapper) Resources(r corev1.ResourceRequirements) *jobSetWrapper {
 	w.container().Resources = r
+	return w
+}
+
+// Shm sets the size limit of the memory-backed /dev/shm.
+func (w *jobSetWrapper) Shm(size string) *jobSetWrapper {
+	q := resource.MustParse(size)
+	w.pod().Spec.Volumes[1].EmptyDir.SizeLimit = &q
 	return w
 }
 

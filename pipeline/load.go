@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
@@ -311,6 +312,11 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 		if d.Port < 0 || d.Port > 65535 {
 			v.atValue(p("steps", i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
+		}
+		if d.ShmSize != "" {
+			if q, err := resource.ParseQuantity(d.ShmSize); err != nil || q.Sign() <= 0 {
+				v.atValue(p("steps", i, "distributed", "shmSize"), "expected a size such as 8Gi or 512Mi, got %q", d.ShmSize)
+			}
 		}
 		if d.Resources != nil && s.Resources != nil {
 			v.at(p("steps", i, "distributed", "resources"), "set resources on the step or under distributed, not both")

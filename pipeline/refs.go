@@ -82,27 +82,6 @@ func parseBinding(s string) (Binding, []ref, error) {
 	return Binding{Literal: s}, refs, nil
 }
 
-// Interpolate replaces the {{params.NAME}} references of a literal with the
-// parameter values. Values are inserted as they are and never parsed again.
-func Interpolate(s string, params map[string]string) (string, error) {
-	texts, refs, err := parseRefs(s)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for i, t := range texts {
-		b.WriteString(t)
-		if i < len(refs) {
-			v, ok := params[refs[i].param]
-			if !ok || refs[i].param == "" {
-				return "", fmt.Errorf("no value for {{params.%s}}", refs[i].param)
-			}
-			b.WriteString(v)
-		}
-	}
-	return b.String(), nil
-}
-
 // Condition is a parsed `when`: Left Op Right, where each side is a literal
 // or a whole reference; a bare reference means "== true".
 type Condition struct {
@@ -148,15 +127,21 @@ func ParseCondition(s string) (Condition, []ref, error) {
 	return c, refs, nil
 }
 
-// Eval evaluates the condition once each side's value is known, comparing
-// the two values as values of type t (see Pipeline.CompareType): a bool
-// written True equals true, an int 007 equals 7.
-func (c Condition) Eval(t string, value func(Binding) string) bool {
-	eq := components.Equal(t, value(c.Left), value(c.Right))
-	if c.Op == "!=" {
-		return !eq
+// LiteralParts splits a literal (a step input value or env value that is
+// not a whole reference) into its text and its {{params.NAME}} references,
+// in order: texts has one element more than params.
+func LiteralParts(s string) (texts, params []string, err error) {
+	texts, refs, err := parseRefs(s)
+	if err != nil {
+		return nil, nil, err
 	}
-	return eq
+	for _, r := range refs {
+		if r.step != "" {
+			return nil, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
+		}
+		params = append(params, r.param)
+	}
+	return texts, params, nil
 }
 
 // ValueType returns the parameter type of a whole reference's value: the

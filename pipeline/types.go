@@ -114,7 +114,8 @@ const (
 type Distributed struct {
 	// Nodes is the number of nodes (pods on Kubernetes).
 	Nodes int `yaml:"nodes"`
-	// ProcsPerNode is the number of rank processes per node (default 1).
+	// ProcsPerNode is the number of rank processes per node; by default the
+	// GPUs per rank pod on Kubernetes, else 1 (locally always 1).
 	ProcsPerNode int `yaml:"procsPerNode,omitempty"`
 	// MaxRestarts is how often the whole gang is restarted after a rank fails.
 	MaxRestarts int `yaml:"maxRestarts,omitempty"`
@@ -122,6 +123,10 @@ type Distributed struct {
 	StartupTimeout Duration `yaml:"startupTimeout,omitempty"`
 	// Port is the rendezvous port (MASTER_PORT) on Kubernetes; a free port locally.
 	Port int `yaml:"port,omitempty"`
+	// ShmSize is the size of each rank pod's memory-backed /dev/shm (a
+	// quantity such as 8Gi); by default half the rank's memory limit, or
+	// unbounded without one (Kubernetes; locally /dev/shm is the machine's).
+	ShmSize string `yaml:"shmSize,omitempty"`
 	// Resources, NodeSelector, Tolerations, Affinity and PriorityClass shape each rank's pod.
 	Resources     *Resources        `yaml:"resources,omitempty"`
 	NodeSelector  map[string]string `yaml:"nodeSelector,omitempty"`

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,44 +16,25 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
-// Label keys set on compiled workflows and their pods.
+// Paths and names inside the pods of a compiled workflow (the pod paths
+// shared with rank pods are plan.Binary, plan.MountPath...).
 const (
-	// LabelPipeline is the pipeline's metadata.name.
-	LabelPipeline = "pipectl.dev/pipeline"
-	// LabelRun is the run id: the workflow's name.
-	LabelRun = "pipectl.dev/run"
-)
-
-// Paths and names inside the pods of a compiled workflow.
-const (
-	// Binary is where the pipectl binary is, in the pipectl image and, once
-	// the init container copied it, in every step container.
-	Binary = "/pipectl/pipectl"
-	// VolumeName is the emptyDir shared by the init and main containers.
-	VolumeName = "pipectl"
-	// MountPath is where step containers mount the volume.
-	MountPath = "/pipectl"
-	// InstallPath is where the init container mounts the volume.
-	InstallPath = "/pipectl-install"
-	// WorkDir is exec's work directory (inputs and outputs) in a step pod.
-	WorkDir = MountPath + "/work"
 	// OutputParamsDir is where exec writes output parameters for Argo.
-	OutputParamsDir = MountPath + "/outputs"
+	OutputParamsDir = plan.MountPath + "/outputs"
 	// LauncherMountPath is where the launcher pod mounts the volume.
 	LauncherMountPath = "/var/run/pipectl"
 	// EntryTemplate is the name of the DAG template.
 	EntryTemplate = "main"
-	// StepInput is the template input carrying the encoded components.ExecStep.
+	// StepInput is the template input carrying the encoded plan.Wiring.
 	StepInput = "step"
 	// UpstreamInputPrefix starts the template inputs carrying upstream
 	// output parameters: "in-" + the component input they feed.
 	UpstreamInputPrefix = "in-"
 	// DefaultLauncherServiceAccount runs launcher pods unless Options say otherwise.
 	DefaultLauncherServiceAccount = "pipectl-launcher"
-	// DefaultGPUResource is the extended resource GPUs are requested as.
-	DefaultGPUResource = "nvidia.com/gpu"
 )
 
 // Environment variables of step and rank containers.
@@ -124,8 +104,8 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	for k, v := range p.Metadata.Labels {
 		labels[k] = v
 	}
-	labels[LabelPipeline] = name
-	if err := checkLabelMap("label", labels); err != nil {
+	labels[plan.LabelPipeline] = name
+	if err := plan.CheckLabels("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
 	steps, err := stepTasks(p, c.tasks)
@@ -144,13 +124,13 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 			Entrypoint:         EntryTemplate,
 			Arguments:          args,
 			ServiceAccountName: opts.ServiceAccount,
-			Volumes:            []corev1.Volume{{Name: VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes:            []corev1.Volume{{Name: plan.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			PodMetadata: &wfv1.Metadata{Labels: map[string]string{
-				LabelPipeline: name,
-				LabelRun:      "{{workflow.name}}",
+				plan.LabelPipeline: name,
+				plan.LabelRun:      "{{workflow.name}}",
 			}},
 			WorkflowMetadata: &wfv1.WorkflowMetadata{LabelsFrom: map[string]wfv1.LabelValueFrom{
-				LabelRun: {Expression: "workflow.name"},
+				plan.LabelRun: {Expression: "workflow.name"},
 			}},
 			Templates: append([]wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks}}}, c.templates...),
 		},
@@ -189,21 +169,6 @@ func checkOptions(o *Options) error {
 	}
 	if o.LauncherServiceAccount == "" {
 		o.LauncherServiceAccount = DefaultLauncherServiceAccount
-	}
-	return errors.Join(errs...)
-}
-
-// checkLabelMap checks the keys and values of a map of Kubernetes labels
-// (labels, a nodeSelector); what names the map in the errors.
-func checkLabelMap(what string, m map[string]string) error {
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("%s key %q: %s", what, k, strings.Join(msgs, "; ")))
-		}
-		if msgs := validation.IsValidLabelValue(m[k]); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("%s %s value %q: %s", what, k, m[k], strings.Join(msgs, "; ")))
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -290,146 +255,45 @@ func unique(base string, used map[string]bool) string {
 
 // step compiles one step into its task, adding its template if new.
 func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
-	comp := s.Resolved
-	if comp == nil {
-		return wfv1.DAGTask{}, errors.New("component not loaded")
-	}
-	es, upstream, params, err := c.execStep(s)
+	sp, err := plan.Build(c.p, s.Name)
 	if err != nil {
 		return wfv1.DAGTask{}, err
 	}
-	stepArg, err := components.EncodeSpec(es)
+	stepArg, err := plan.Encode(sp.Wiring)
 	if err != nil {
 		return wfv1.DAGTask{}, err
 	}
-	tmpl, err := c.template(s, upstream, params)
+	tmpl, err := c.template(sp)
 	if err != nil {
 		return wfv1.DAGTask{}, err
 	}
 	task := wfv1.DAGTask{Name: c.tasks[s.Name], Template: tmpl}
 	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: StepInput, Value: wfv1.AnyStringPtr(stepArg)})
-	for _, in := range slices.Sorted(maps.Keys(upstream)) {
-		ref := upstream[in]
+	for _, in := range sp.Wiring.UpstreamInputs() {
+		ref := sp.Wiring.Upstream[in]
 		task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{
 			Name:  UpstreamInputPrefix + in,
 			Value: wfv1.AnyStringPtr(fmt.Sprintf("{{tasks.%s.outputs.parameters.%s}}", c.tasks[ref.Step], ref.Output)),
 		})
 	}
 	var deps []string
-	for _, d := range s.Deps() {
+	for _, d := range sp.Deps {
 		deps = append(deps, c.tasks[d]+".Succeeded")
 	}
 	task.Depends = strings.Join(deps, " && ")
-	if s.When != "" {
-		w, err := c.when(s.When)
-		if err != nil {
+	if sp.When != nil {
+		if task.When, err = c.when(sp.When); err != nil {
 			return wfv1.DAGTask{}, fmt.Errorf("when: %w", err)
 		}
-		task.When = w
 	}
 	return task, nil
-}
-
-// execStep builds the step's wiring for exec, the upstream output
-// parameters it reads (by input) and the pipeline params it reads.
-func (c *compiler) execStep(s *pipeline.Step) (*components.ExecStep, map[string]components.OutputRef, []string, error) {
-	comp := s.Resolved
-	es := &components.ExecStep{Version: components.ExecSpecVersion, Step: s.Name, Params: map[string]components.Text{}, Inputs: map[string]components.OutputRef{}}
-	upstream := map[string]components.OutputRef{}
-	params := map[string]bool{}
-	binds := s.Bindings()
-	for _, name := range slices.Sorted(maps.Keys(binds)) {
-		b := binds[name]
-		_, ok := comp.Input(name)
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
-		}
-		switch {
-		case b.Step != "":
-			up := c.p.Step(b.Step)
-			if up == nil || up.Resolved == nil {
-				return nil, nil, nil, fmt.Errorf("input %q: unknown step %q", name, b.Step)
-			}
-			out, ok := up.Resolved.Output(b.Output)
-			if !ok {
-				return nil, nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
-			}
-			ref := components.OutputRef{Step: b.Step, Output: b.Output}
-			// Each output travels as what it is (KFP lets a value feed an
-			// artifact input and an artifact an input parameter).
-			if components.IsArtifact(out.Type) {
-				es.Inputs[name] = ref
-			} else {
-				es.Params[name] = components.Text{{Upstream: name}}
-				upstream[name] = ref
-			}
-		case b.Param != "":
-			es.Params[name] = components.Text{{Param: b.Param}}
-			params[b.Param] = true
-		default:
-			t, refs, err := interpolation(b.Literal)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("input %q: %v", name, err)
-			}
-			es.Params[name] = t
-			for _, r := range refs {
-				params[r] = true
-			}
-		}
-	}
-	for _, e := range s.Env {
-		t, refs, err := interpolation(e.Value)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("env %s: %v", e.Name, err)
-		}
-		es.Env = append(es.Env, components.EnvText{Name: e.Name, Value: t})
-		for _, r := range refs {
-			params[r] = true
-		}
-	}
-	for r := range params {
-		if _, ok := c.p.Params[r]; !ok {
-			return nil, nil, nil, fmt.Errorf("unknown parameter %q", r)
-		}
-	}
-	return es, upstream, slices.Sorted(maps.Keys(params)), nil
-}
-
-// interpolation splits a literal holding {{params.NAME}} references into
-// parts, the way pipeline.Interpolate reads it.
-func interpolation(s string) (components.Text, []string, error) {
-	var t components.Text
-	var refs []string
-	for {
-		i := strings.Index(s, "{{")
-		if i < 0 {
-			if s != "" || len(t) == 0 {
-				t = append(t, components.Part{Lit: s})
-			}
-			return t, refs, nil
-		}
-		j := strings.Index(s[i:], "}}")
-		if j < 0 {
-			return nil, nil, fmt.Errorf("unclosed reference in %q (want {{params.NAME}})", s)
-		}
-		if i > 0 {
-			t = append(t, components.Part{Lit: s[:i]})
-		}
-		name, ok := strings.CutPrefix(strings.TrimSpace(s[i+2:i+j]), "params.")
-		if !ok || name == "" || strings.Contains(name, ".") {
-			return nil, nil, fmt.Errorf("unknown reference %s (want {{params.NAME}})", s[i:i+j+2])
-		}
-		t = append(t, components.Part{Param: name})
-		refs = append(refs, name)
-		s = s[i+j+2:]
-	}
 }
 
 // templateKey identifies a leaf template: steps with equal keys share one.
 type templateKey struct {
 	Component string    `json:"component"`
 	Image     string    `json:"image"`
-	Pod       *podShape `json:"pod,omitempty"`
+	Pod       *plan.Pod `json:"pod,omitempty"`
 	Launch    string    `json:"launch,omitempty"`
 	Retries   int       `json:"retries,omitempty"`
 	Timeout   int64     `json:"timeout,omitempty"`
@@ -438,41 +302,30 @@ type templateKey struct {
 }
 
 // template returns the name of the step's template, adding it if new.
-func (c *compiler) template(s *pipeline.Step, upstream map[string]components.OutputRef, params []string) (string, error) {
-	comp := s.Resolved
-	if comp.Image == "" {
-		return "", fmt.Errorf("component %s has no image: set image: in its spec to run it on a cluster", comp.Metadata.Name)
+func (c *compiler) template(sp *plan.Step) (string, error) {
+	comp := sp.Component
+	if sp.Image == "" {
+		return "", fmt.Errorf("component %s has no image: set image: in its spec to run it on a cluster", comp.Name)
 	}
-	if msg := imageProblem(comp.Image); msg != "" {
-		return "", fmt.Errorf("component %s: image %q: %s", comp.Metadata.Name, comp.Image, msg)
+	if msg := imageProblem(sp.Image); msg != "" {
+		return "", fmt.Errorf("component %s: image %q: %s", comp.Name, sp.Image, msg)
 	}
-	ec, err := components.ExecComponentOf(comp)
+	compArg, err := plan.Encode(comp)
 	if err != nil {
 		return "", err
 	}
-	compArg, err := components.EncodeSpec(ec)
-	if err != nil {
-		return "", err
+	params := sp.Wiring.ParamNames()
+	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs()}
+	if sp.Timeout > 0 {
+		key.Timeout = int64((time.Duration(sp.Timeout) + time.Second - 1) / time.Second)
 	}
-	key := templateKey{Component: compArg, Image: comp.Image, Retries: s.Retries, Params: params, Upstream: slices.Sorted(maps.Keys(upstream))}
-	if s.Timeout.Duration > 0 {
-		key.Timeout = int64((s.Timeout.Duration + 999_999_999) / 1_000_000_000)
-	}
-	var launch *LaunchSpec
-	if s.Distributed != nil {
-		launch, err = c.launchSpec(s)
-		if err != nil {
-			return "", err
-		}
-		if key.Launch, err = components.EncodeSpec(launch); err != nil {
+	launch := sp.Distributed != nil
+	if launch {
+		if key.Launch, err = plan.Encode(c.launch(sp)); err != nil {
 			return "", err
 		}
 	} else {
-		shape, err := podShapeOf(s.Resources, s.NodeSelector, s.Tolerations)
-		if err != nil {
-			return "", err
-		}
-		key.Pod = shape
+		key.Pod = &sp.Pod
 	}
 	kb, err := json.Marshal(key)
 	if err != nil {
@@ -481,8 +334,8 @@ func (c *compiler) template(s *pipeline.Step, upstream map[string]components.Out
 	if i, ok := c.keys[string(kb)]; ok {
 		return c.templates[i].Name, nil
 	}
-	base := comp.Metadata.Name
-	if launch != nil {
+	base := comp.Name
+	if launch {
 		base += "-launcher"
 	}
 	name := unique(base, c.names)
@@ -493,7 +346,7 @@ func (c *compiler) template(s *pipeline.Step, upstream map[string]components.Out
 		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: UpstreamInputPrefix + in})
 	}
 	outDir := OutputParamsDir
-	if launch != nil {
+	if launch {
 		outDir = LauncherMountPath + "/outputs"
 	}
 	for _, out := range comp.Outputs {
@@ -501,26 +354,48 @@ func (c *compiler) template(s *pipeline.Step, upstream map[string]components.Out
 			t.Outputs.Parameters = append(t.Outputs.Parameters, wfv1.Parameter{Name: out.Name, ValueFrom: &wfv1.ValueFrom{Path: outDir + "/" + out.Name}})
 		}
 	}
-	if s.Retries > 0 {
-		t.RetryStrategy = &wfv1.RetryStrategy{Limit: ptr(intstr.FromInt32(int32(s.Retries)))}
+	if sp.Retries > 0 {
+		t.RetryStrategy = &wfv1.RetryStrategy{Limit: ptr(intstr.FromInt32(int32(sp.Retries)))}
 	}
 	if key.Timeout > 0 {
 		t.ActiveDeadlineSeconds = ptr(intstr.FromInt(int(key.Timeout)))
 	}
-	flags := c.execFlags(launch != nil, params, key.Upstream)
-	if launch != nil {
+	flags := c.execFlags(launch, params, key.Upstream)
+	if launch {
 		c.launcherPod(&t, flags, compArg, key.Launch)
 	} else {
-		c.stepPod(&t, comp.Image, key.Pod, flags, compArg)
+		c.stepPod(&t, sp.Image, &sp.Pod, flags, compArg)
 	}
 	c.keys[string(kb)] = len(c.templates)
 	c.templates = append(c.templates, t)
 	return name, nil
 }
 
+// Launch returns what the launcher of a distributed step gets as
+// --distributed: the step's Distributed plan with the cluster settings of
+// opts. The step must be distributed.
+func Launch(sp *plan.Step, opts Options) (*plan.Launch, error) {
+	if sp.Distributed == nil {
+		return nil, fmt.Errorf("step %s is not distributed", sp.Name)
+	}
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	c := &compiler{opts: opts}
+	return c.launch(sp), nil
+}
+
+func (c *compiler) launch(sp *plan.Step) *plan.Launch {
+	return &plan.Launch{
+		Version: plan.LaunchVersion, Pipeline: sp.Pipeline, Image: sp.Image, PipectlImage: c.opts.Image,
+		Timeout: sp.Timeout, Distributed: *sp.Distributed,
+		ServiceAccountName: c.opts.ServiceAccount, Env: c.storeEnv(),
+	}
+}
+
 // execFlags are the flags exec (and launch) get, but --component.
 func (c *compiler) execFlags(launcher bool, params, upstream []string) []string {
-	work, outs := WorkDir, OutputParamsDir
+	work, outs := plan.WorkDir, OutputParamsDir
 	if launcher {
 		work, outs = LauncherMountPath+"/work", LauncherMountPath+"/outputs"
 	}
@@ -540,17 +415,17 @@ func (c *compiler) execFlags(launcher bool, params, upstream []string) []string 
 }
 
 // stepPod fills in the pod of a step's template.
-func (c *compiler) stepPod(t *wfv1.Template, image string, shape *podShape, flags []string, compArg string) {
-	mount := []corev1.VolumeMount{{Name: VolumeName, MountPath: MountPath}}
+func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, flags []string, compArg string) {
+	mount := []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.MountPath}}
 	t.InitContainers = []wfv1.UserContainer{{Container: corev1.Container{
 		Name:         "pipectl",
 		Image:        c.opts.Image,
-		Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
-		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
+		Command:      []string{plan.Binary, "exec", "--install", plan.InstallPath + "/pipectl"},
+		VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.InstallPath}},
 	}}}
 	t.Container = &corev1.Container{
 		Image:        image,
-		Command:      []string{Binary, "exec"},
+		Command:      []string{plan.Binary, "exec"},
 		Args:         append(flags, "--component="+compArg),
 		Env:          append(c.storeEnv(), fieldEnv(EnvPodName, "metadata.name")), // {{pod.name}}
 		Resources:    shape.Resources,
@@ -566,10 +441,10 @@ func (c *compiler) launcherPod(t *wfv1.Template, flags []string, compArg, launch
 	t.ServiceAccountName = c.opts.LauncherServiceAccount
 	t.Container = &corev1.Container{
 		Image:        c.opts.Image,
-		Command:      []string{Binary, "launch"},
+		Command:      []string{plan.Binary, "launch"},
 		Args:         append(flags, "--component="+compArg, "--distributed="+launchArg),
 		Env:          env,
-		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: LauncherMountPath}},
+		VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: LauncherMountPath}},
 	}
 }
 
@@ -595,6 +470,15 @@ func (c *compiler) storeEnv() []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: EnvRegion, Value: c.opts.S3Region})
 	}
 	return env
+}
+
+// imageProblem describes what is wrong with an image reference, or "".
+func imageProblem(image string) string {
+	switch {
+	case strings.ContainsAny(image, " \t\n{}$"):
+		return "an image reference has no spaces, braces or $"
+	}
+	return ""
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,6 @@
 // Package argo compiles a pipeline to an Argo Workflow (argoproj.io/v1alpha1).
+// Each step's plan (package plan) is encoded into its task and template;
+// the compiler imports neither the launcher nor a Kubernetes client.
 //
 // Compile is pure: no environment, no files, no clock; the same pipeline and
 // options give the same Workflow, and Marshal gives the same bytes.
@@ -52,8 +54,9 @@
 //     /pipectl/pipectl launch <the same flags as exec> --distributed=B64
 //
 //     with --work and --output-params under /var/run/pipectl. B64 is
-//     base64(JSON(LaunchSpec)): the rank pods' image, topology, resources,
-//     placement, gang and restart settings and env. Each rank pod runs
+//     base64(JSON(plan.Launch)): the step plan's Distributed part (topology,
+//     rank pod resources, placement, /dev/shm size, gang and restart
+//     settings) with the rank pods' image and store env. Each rank pod runs
 //     `pipectl exec --gang` with the flags the launcher got, minus --distributed
 //     (see package launcher).
 //
@@ -75,7 +78,8 @@
 //
 //   - the component (--component) and the step's wiring (--step: literals,
 //     which params and upstream outputs feed which inputs, env) travel as
-//     base64(JSON) (components.ExecComponent, components.ExecStep);
+//     base64(JSON) (plan.Component, plan.Wiring: see package plan for the
+//     wire format);
 //
 //   - only Argo's own references travel in the clear: {{workflow.name}},
 //     {{workflow.parameters.P}}, {{inputs.parameters.X}},

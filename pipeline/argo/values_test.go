@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 const probeComponent = `
@@ -64,15 +65,15 @@ steps:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("workflow arguments (-want +got):\n%s", diff)
 	}
-	var es components.ExecStep
+	var es *plan.Wiring
 	for _, prm := range wf.Spec.Templates[0].DAG.Tasks[0].Arguments.Parameters {
 		if prm.Name == StepInput {
-			if err := components.DecodeSpec(prm.Value.String(), &es); err != nil {
+			if es, err = plan.DecodeWiring(prm.Value.String()); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	wantLits := map[string]components.Text{
+	wantLits := map[string]plan.Text{
 		"j": {{Lit: `{"z":1.0,"y":12345678901234567890}`}},
 		"f": {{Lit: "1.0"}},
 		"b": {{Lit: "True"}},
@@ -83,7 +84,7 @@ steps:
 }
 
 // TestWhenComparesAsTypedOnBothBackends evaluates each condition the way a
-// local run does (pipeline.Condition.Eval) and the way Argo does (the
+// local run does (plan.Condition.Eval) and the way Argo does (the
 // compiled expression) on the same values: both give the wanted answer.
 func TestWhenComparesAsTypedOnBothBackends(t *testing.T) {
 	type values map[string]string // params.X / steps.src.outputs.X -> text
@@ -156,19 +157,14 @@ steps:
 	}
 	for i, tt := range tests {
 		step := p.Step(fmt.Sprintf("w%d", i))
-		c, _, err := pipeline.ParseCondition(step.When)
+		sp, err := plan.Build(p, step.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		local := c.Eval(p.CompareType(c), func(b pipeline.Binding) string {
-			switch {
-			case b.Param != "":
-				return tt.values[b.Param]
-			case b.Step != "":
-				return tt.values[b.Output]
-			}
-			return b.Literal
-		})
+		local, err := sp.When.Eval(plan.Values{Params: tt.values}, func(ref plan.OutputRef) (string, error) { return tt.values[ref.Output], nil })
+		if err != nil {
+			t.Fatal(err)
+		}
 		scope := map[string]any{}
 		for k, v := range tt.values {
 			scope["workflow.parameters."+k] = components.EncodeValue(v)

@@ -6,7 +6,7 @@ import (
 	"regexp"
 
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // plainLiteral matches the literals written as they are in a when expression.
@@ -15,19 +15,14 @@ var plainLiteral = regexp.MustCompile(`^[A-Za-z0-9 _.:/+-]*$`)
 // when compiles a step's condition to an Argo when: an expression tag whose
 // operands are variables (never user text spliced into the expression),
 // decoded from the value encoding, trimmed and brought to the canonical
-// form of the type the sides are compared as (pipeline.CompareType), as
+// form of the type the sides are compared as (plan.Condition.Type), as
 // components.Equal does for a local run.
-func (c *compiler) when(s string) (string, error) {
-	cond, _, err := pipeline.ParseCondition(s)
+func (c *compiler) when(cond *plan.Condition) (string, error) {
+	left, err := c.operand(cond.Left, cond.Type)
 	if err != nil {
 		return "", err
 	}
-	t := c.p.CompareType(cond)
-	left, err := c.operand(cond.Left, t)
-	if err != nil {
-		return "", err
-	}
-	right, err := c.operand(cond.Right, t)
+	right, err := c.operand(cond.Right, cond.Type)
 	if err != nil {
 		return "", err
 	}
@@ -35,30 +30,16 @@ func (c *compiler) when(s string) (string, error) {
 }
 
 // operand is the expression of one side of a condition compared as type t.
-func (c *compiler) operand(b pipeline.Binding, t string) (string, error) {
+func (c *compiler) operand(o plan.Operand, t string) (string, error) {
 	switch {
-	case b.Param != "":
-		if _, ok := c.p.Params[b.Param]; !ok {
-			return "", fmt.Errorf("unknown parameter %q", b.Param)
-		}
-		return canonical(t, decoded("workflow.parameters['"+b.Param+"']")), nil
-	case b.Step != "":
-		up := c.p.Step(b.Step)
-		if up == nil || up.Resolved == nil {
-			return "", fmt.Errorf("unknown step %q", b.Step)
-		}
-		out, ok := up.Resolved.Output(b.Output)
-		if !ok {
-			return "", fmt.Errorf("step %s has no output %q", b.Step, b.Output)
-		}
-		if components.IsArtifact(out.Type) {
-			return "", fmt.Errorf("output %q of step %s is an artifact (%s): a condition can only use parameters", b.Output, b.Step, out.Type)
-		}
-		return canonical(t, decoded("tasks['"+c.tasks[b.Step]+"'].outputs.parameters['"+b.Output+"']")), nil
+	case o.Param != "":
+		return canonical(t, decoded("workflow.parameters['"+o.Param+"']")), nil
+	case o.Output != nil:
+		return canonical(t, decoded("tasks['"+c.tasks[o.Output.Step]+"'].outputs.parameters['"+o.Output.Output+"']")), nil
 	default:
-		lit, err := components.Canonical(t, b.Literal)
+		lit, err := components.Canonical(t, o.Lit)
 		if err != nil {
-			return "", fmt.Errorf("literal %q: %v", b.Literal, err)
+			return "", fmt.Errorf("literal %q: %v", o.Lit, err)
 		}
 		switch {
 		case t == components.TypeBool:

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // logTail is how many log lines of a failed step the summary shows.
@@ -30,19 +30,24 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		e.finish(ctx, s.Name, artifacts.StatusFailed, &code, msg)
 		e.r.statusf("%-12s failed: %s\n", s.Name, msg)
 	}
-	if s.When != "" {
-		ok, err := e.condition(s)
+	sp, err := plan.Build(e.p, s.Name)
+	if err != nil {
+		fail(1, "%v", err)
+		return
+	}
+	if sp.When != nil {
+		ok, err := sp.When.Eval(plan.Values{Params: e.params}, e.outputValue)
 		if err != nil {
 			fail(1, "when: %v", err)
 			return
 		}
 		if !ok {
-			e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, fmt.Sprintf("condition %q is false", s.When))
-			e.r.statusf("%-12s skipped: condition %q is false\n", s.Name, s.When)
+			e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, fmt.Sprintf("condition %q is false", sp.When.Source))
+			e.r.statusf("%-12s skipped: condition %q is false\n", s.Name, sp.When.Source)
 			return
 		}
 	}
-	inv, inputSums, err := e.invocation(s)
+	inv, inputSums, err := e.invocation(sp)
 	if err != nil {
 		fail(1, "%v", err)
 		return
@@ -53,7 +58,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		return
 	}
 	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
-	if !e.r.NoCache && s.CacheEnabled() {
+	if !e.r.NoCache && sp.Cache {
 		if hit, ok := lookupCache(ctx, e.r.Store, fp); ok {
 			end := e.r.now()
 			code := 0
@@ -89,7 +94,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	stepLog := output("[" + s.Name + "] ")
 
 	stopCopy := copyLogWhileRunning(ctx, e.r.Store, e.run.ID, s.Name, logFile.Name())
-	attempts, records, runErr := e.attempts(ctx, s, inv, components.Workspace{Dir: dir}, output, stepLog)
+	attempts, records, runErr := e.attempts(ctx, sp, inv, components.Workspace{Dir: dir}, output, stepLog)
 	stopCopy()
 	for _, w := range writers {
 		w.Flush()
@@ -106,7 +111,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Outputs = records })
 		e.finish(ctx, s.Name, artifacts.StatusSucceeded, &code, "")
 		e.r.statusf("%-12s succeeded in %s\n", s.Name, took)
-		if s.CacheEnabled() {
+		if sp.Cache {
 			if err := storeCache(context.WithoutCancel(ctx), e.r.Store, fp, cacheEntry{Run: e.run.ID, Step: s.Name, Outputs: records}); err != nil {
 				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", s.Name, err)
 			}
@@ -121,28 +126,25 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 
 // attempts runs the step up to 1+retries times; a distributed step's gang
 // restarts happen within one attempt.
-func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *components.Invocation, ws components.Workspace, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
+func (e *execution) attempts(ctx context.Context, sp *plan.Step, inv *components.Invocation, ws components.Workspace, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
 	rt := &components.Runtime{Store: e.r.Store}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {
 		return 0, nil, err
 	}
-	env := append(components.Environ(inv.Env...), "PIPECTL_RUN_ID="+e.run.ID, "PIPECTL_STEP="+s.Name)
-	dir := inv.Component.Dir
-	if inv.Component.WorkingDir != "" {
-		dir = filepath.Join(dir, inv.Component.WorkingDir)
-	}
+	env := inv.Environ(nil)
+	timeout := time.Duration(sp.Timeout)
 	total := 0
 	var lastErr error
-	for try := 0; try <= s.Retries; try++ {
+	for try := 0; try <= sp.Retries; try++ {
 		if try > 0 {
-			fmt.Fprintf(stepLog, "pipectl: attempt %d failed (%v); retrying (%d of %d)\n", try, lastErr, try, s.Retries)
+			fmt.Fprintf(stepLog, "pipectl: attempt %d failed (%v); retrying (%d of %d)\n", try, lastErr, try, sp.Retries)
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
-		if s.Timeout.Duration > 0 {
-			actx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
+		if timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, timeout)
 		}
-		n, records, err := e.attempt(actx, s, inv, rt, ws, values, dir, env, output, stepLog)
+		n, records, err := e.attempt(actx, sp, inv, rt, ws, values, env, output, stepLog)
 		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		total += n
@@ -153,7 +155,7 @@ func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *compone
 			return total, nil, ctx.Err()
 		}
 		if timedOut {
-			err = fmt.Errorf("timed out after %s: %w", s.Timeout.Duration, &components.ExitError{Code: 124})
+			err = fmt.Errorf("timed out after %s: %w", timeout, &components.ExitError{Code: 124})
 		}
 		lastErr = err
 	}
@@ -163,8 +165,9 @@ func (e *execution) attempts(ctx context.Context, s *pipeline.Step, inv *compone
 // attempt runs the step's program once and publishes its outputs: one
 // process, or the gang of a distributed step (with its own restarts). It
 // returns the number of gang attempts made.
-func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, dir string, env []string, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
-	d := s.Distributed
+func (e *execution) attempt(ctx context.Context, sp *plan.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, env []string, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
+	dir := inv.Component.RunDir()
+	d := sp.Distributed
 	if d == nil {
 		records, err := rt.RunOnce(ctx, inv, ws, values, components.ExecOptions{Dir: dir, Env: env, Stdout: stepLog, Stderr: stepLog, GracePeriod: e.r.GracePeriod})
 		return 1, records, err
@@ -181,7 +184,7 @@ func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *componen
 		cenv, err := inv.Component.Environ(v)
 		return argv, cenv, err
 	}
-	procs := d.Procs()
+	procs := d.LocalProcsPerNode
 	// The component env is resolved for rank 0; per-rank output paths in
 	// env values would all name rank 0's, which only rank 0 publishes anyway.
 	_, cenv, err := argvFor(0)
@@ -200,12 +203,12 @@ func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *componen
 			if w, ok := outs[rank]; ok {
 				return w
 			}
-			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", s.Name, rank))
+			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", sp.Name, rank))
 			return outs[rank]
 		},
 		Logf: func(format string, args ...any) { fmt.Fprintf(stepLog, "pipectl: "+format+"\n", args...) },
 	}
-	g.Env = append(env, cenv...)
+	g.Env = append(append([]string{}, env...), cenv...)
 	fmt.Fprintf(stepLog, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", d.Nodes*procs, d.Nodes, procs)
 	n, err := g.Run(ctx)
 	if err != nil {
@@ -215,66 +218,45 @@ func (e *execution) attempt(ctx context.Context, s *pipeline.Step, inv *componen
 	return n, records, err
 }
 
-// invocation builds the step's invocation from params and upstream outputs,
-// with the sha256 of each input artifact.
-func (e *execution) invocation(s *pipeline.Step) (*components.Invocation, map[string]string, error) {
-	inv := &components.Invocation{
-		Component: s.Resolved, Run: e.run.ID, Step: s.Name,
-		Params: map[string]string{}, Inputs: map[string]string{},
+// invocation evaluates the step's plan with the run's values: parameters,
+// upstream output parameters, and the recorded URIs of input artifacts
+// (with their sha256).
+func (e *execution) invocation(sp *plan.Step) (*components.Invocation, map[string]string, error) {
+	c, err := sp.Component.Resolve(nil)
+	if err != nil {
+		return nil, nil, err
 	}
+	// The image is part of the step's fingerprint.
+	c.Image = sp.Image
+	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}}
 	sums := map[string]string{}
-	for _, env := range s.Env {
-		v, err := pipeline.Interpolate(env.Value, e.params)
-		if err != nil {
-			return nil, nil, fmt.Errorf("env %s: %v", env.Name, err)
-		}
-		inv.Env = append(inv.Env, env.Name+"="+v)
-	}
-	binds := s.Bindings()
-	for _, name := range slices.Sorted(maps.Keys(binds)) {
-		b := binds[name]
-		if b.Step != "" {
-			out, ok := e.output(b.Step, b.Output)
-			if !ok {
-				return nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, b.Step, b.Output)
-			}
-			// Each output travels as what it is (KFP lets a value feed an
-			// artifact input and an artifact an input parameter).
-			if out.Value == nil {
-				inv.Inputs[name], sums[name] = out.URI, out.SHA256
-			} else {
-				inv.Params[name] = *out.Value
-			}
-			continue
-		}
-		v, err := e.value(b)
+	for _, name := range sp.Wiring.UpstreamInputs() {
+		ref := sp.Wiring.Upstream[name]
+		val, err := e.outputValue(ref)
 		if err != nil {
 			return nil, nil, fmt.Errorf("input %q: %v", name, err)
 		}
-		inv.Params[name] = v
+		v.Upstream[name] = val
 	}
-	return inv, sums, nil
+	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Inputs)) {
+		ref := sp.Wiring.Inputs[name]
+		out, ok := e.output(ref.Step, ref.Output)
+		if !ok {
+			return nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, ref.Step, ref.Output)
+		}
+		v.Artifacts[name], sums[name] = out.URI, out.SHA256
+	}
+	inv, err := sp.Wiring.Invocation(c, e.r.Store, v)
+	return inv, sums, err
 }
 
-// value resolves a literal or parameter binding (or an upstream output
-// parameter) to its text.
-func (e *execution) value(b pipeline.Binding) (string, error) {
-	switch {
-	case b.Param != "":
-		v, ok := e.params[b.Param]
-		if !ok {
-			return "", fmt.Errorf("parameter %q has no value", b.Param)
-		}
-		return v, nil
-	case b.Step != "":
-		out, ok := e.output(b.Step, b.Output)
-		if !ok || out.Value == nil {
-			return "", fmt.Errorf("step %s has no output parameter %q", b.Step, b.Output)
-		}
-		return *out.Value, nil
-	default:
-		return pipeline.Interpolate(b.Literal, e.params)
+// outputValue is the value of an output parameter of a finished step.
+func (e *execution) outputValue(ref plan.OutputRef) (string, error) {
+	out, ok := e.output(ref.Step, ref.Output)
+	if !ok || out.Value == nil {
+		return "", fmt.Errorf("step %s has no output parameter %q", ref.Step, ref.Output)
 	}
+	return *out.Value, nil
 }
 
 // output returns an output record of a finished step.
@@ -287,23 +269,6 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 		}
 	}
 	return artifacts.OutputRecord{}, false
-}
-
-// condition evaluates a step's when.
-func (e *execution) condition(s *pipeline.Step) (bool, error) {
-	c, _, err := pipeline.ParseCondition(s.When)
-	if err != nil {
-		return false, err
-	}
-	var verr error
-	ok := c.Eval(e.p.CompareType(c), func(b pipeline.Binding) string {
-		v, err := e.value(b)
-		if err != nil && verr == nil {
-			verr = err
-		}
-		return strings.TrimSpace(v)
-	})
-	return ok, verr
 }
 
 // logCopyEvery is how often the log of a running step is copied to the

@@ -15,6 +15,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // On is the run record's "on" of cluster runs.
@@ -39,7 +40,7 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 // (attached to, with no record in the store): its steps are those the
 // workflow's step annotation names (argo.StepTasks).
 func RecordFromWorkflow(wf *wfv1.Workflow) (*artifacts.Run, error) {
-	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[argo.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
+	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[plan.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
 	for _, p := range wf.Spec.Arguments.Parameters {
 		if p.Value != nil {
 			rec.Params[p.Name] = p.Value.String()

@@ -18,6 +18,8 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // DefaultGracePeriod is the time the program gets between SIGTERM and
@@ -109,13 +111,13 @@ func execRun(opts *Options) error {
 	if opts.Install != "" {
 		return install(opts)
 	}
-	var ec components.ExecComponent
-	if err := components.DecodeSpec(opts.Component, &ec); err != nil {
-		return cmdutil.FlagErrorf("--component: %v", err)
+	comp, err := plan.DecodeComponent(opts.Component)
+	if err != nil {
+		return cmdutil.FlagErrorf("%v", err)
 	}
-	var es components.ExecStep
-	if err := components.DecodeSpec(opts.Step, &es); err != nil {
-		return cmdutil.FlagErrorf("--step: %v", err)
+	w, err := plan.DecodeWiring(opts.Step)
+	if err != nil {
+		return cmdutil.FlagErrorf("%v", err)
 	}
 	params, err := cmdutil.ValueFlags("--param", opts.Params)
 	if err != nil {
@@ -167,33 +169,35 @@ func execRun(opts *Options) error {
 		defer func() {
 			// Uploaded whatever happened, with a context of its own: the
 			// run's may be cancelled.
-			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, es.Step)); err != nil {
+			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, w.Step)); err != nil {
 				fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: keep the step's log: %v\n", err)
 			}
 		}()
 	}
 	req := components.ExecRequest{
-		Component: &ec, Step: &es,
-		Values:       components.ExecValues{Run: opts.Run, Params: params, Upstream: upstream},
-		Argv:         opts.Argv,
 		WorkDir:      work,
 		OutputParams: opts.OutputParams,
 		Stdout:       stdout, Stderr: stderr,
 		GracePeriod: opts.GracePeriod,
 	}
 	var records []artifacts.OutputRecord
-	if opts.Gang {
+	req.Invocation, err = invocation(comp, w, opts.Argv, store, plan.Values{Run: opts.Run, Params: params, Upstream: upstream})
+	switch {
+	case err != nil && opts.Gang:
+		err = &launcher.ConfigError{Err: err}
+	case err != nil:
+	case opts.Gang:
 		getenv := opts.Factory.Getenv
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		node, nerr := launcher.NodeFromEnv(getenv)
+		node, nerr := rankenv.NodeFromEnv(getenv)
 		if nerr != nil {
 			err = &launcher.ConfigError{Err: nerr}
 		} else {
 			records, err = launcher.ExecNode(ctx, rt, req, node)
 		}
-	} else {
+	default:
 		records, err = rt.Exec(ctx, req)
 	}
 	cancel()
@@ -206,13 +210,13 @@ func execRun(opts *Options) error {
 		if s, ok := got.(syscall.Signal); ok {
 			code = 128 + int(s)
 		}
-		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v", es.Step, got)}
+		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v", w.Step, got)}
 	case errors.As(err, &ce):
-		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", es.Step, err)}
+		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", w.Step, err)}
 	case errors.As(err, &ee):
-		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", es.Step, err)}
+		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", w.Step, err)}
 	case err != nil:
-		return fmt.Errorf("step %s: %w", es.Step, err)
+		return fmt.Errorf("step %s: %w", w.Step, err)
 	}
 	for _, r := range records {
 		if r.Value != nil {
@@ -222,6 +226,16 @@ func execRun(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// invocation evaluates the step's plan with the run-time values; argv,
+// when set, replaces the component's command and args.
+func invocation(comp *plan.Component, w *plan.Wiring, argv []string, store artifacts.Store, v plan.Values) (*components.Invocation, error) {
+	c, err := comp.Resolve(argv)
+	if err != nil {
+		return nil, err
+	}
+	return w.Invocation(c, store, v)
 }
 
 // install copies the running binary to opts.Install.

@@ -14,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // TestExecOnMinIO runs a step pod's exec against a real MinIO: the input is
@@ -41,11 +42,11 @@ func TestExecOnMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := component(t,
-		[]components.ExecIO{{Name: "rows", Type: "Dataset"}},
-		[]components.ExecIO{{Name: "copy", Type: "Dataset"}, {Name: "shards", Type: "Artifact"}, {Name: "lines", Type: "int"}},
+		[]plan.IO{{Name: "rows", Type: "Dataset"}},
+		[]plan.IO{{Name: "copy", Type: "Dataset"}, {Name: "shards", Type: "Artifact"}, {Name: "lines", Type: "int"}},
 		`cp "$1" "$2"; mkdir -p "$3/part"; head -2 "$1" > "$3/part/a.csv"; tail -1 "$1" > "$3/b.csv"; wc -l < "$1" | tr -d ' ' > "$4"`,
 		"{{inputs.rows.path}}", "{{outputs.copy.path}}", "{{outputs.shards.path}}", "{{outputs.lines.path}}")
-	step := stepSpec(t, components.ExecStep{Step: "split", Inputs: map[string]components.OutputRef{"rows": {Step: "prep", Output: "rows"}}})
+	step := stepSpec(t, plan.Wiring{Step: "split", Inputs: map[string]plan.OutputRef{"rows": {Step: "prep", Output: "rows"}}})
 	outParams := filepath.Join(t.TempDir(), "outputs")
 	if _, stderr, err := runExec(t, root, nil, "--run=run-9", "--component="+comp, "--step="+step,
 		"--output-params="+outParams, "--work="+t.TempDir()); err != nil {

@@ -22,13 +22,14 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // component returns the encoded wire form of a component running sh -c script.
-func component(t *testing.T, inputs, outputs []components.ExecIO, script string, args ...string) string {
+func component(t *testing.T, inputs, outputs []plan.IO, script string, args ...string) string {
 	t.Helper()
-	s, err := components.EncodeSpec(&components.ExecComponent{
-		Version: components.ExecSpecVersion, Name: "test", Inputs: inputs, Outputs: outputs,
+	s, err := plan.Encode(&plan.Component{
+		Version: plan.ComponentVersion, Name: "test", Inputs: inputs, Outputs: outputs,
 		Command: append([]string{"sh", "-c", script, "sh"}, args...),
 	})
 	if err != nil {
@@ -37,10 +38,10 @@ func component(t *testing.T, inputs, outputs []components.ExecIO, script string,
 	return s
 }
 
-func stepSpec(t *testing.T, es components.ExecStep) string {
+func stepSpec(t *testing.T, es plan.Wiring) string {
 	t.Helper()
-	es.Version = components.ExecSpecVersion
-	s, err := components.EncodeSpec(&es)
+	es.Version = plan.WiringVersion
+	s, err := plan.Encode(&es)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,19 +80,19 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := component(t,
-		[]components.ExecIO{{Name: "data", Type: "Dataset"}, {Name: "msg", Type: "string"}, {Name: "n", Type: "int"}, {Name: "tag", Type: "string"}, {Name: "k", Type: "int", Default: ptr("5")}},
-		[]components.ExecIO{{Name: "out", Type: "Artifact"}, {Name: "count", Type: "int"}, {Name: "echo", Type: "string"}},
+		[]plan.IO{{Name: "data", Type: "Dataset"}, {Name: "msg", Type: "string"}, {Name: "n", Type: "int"}, {Name: "tag", Type: "string"}, {Name: "k", Type: "int", Default: ptr("5")}},
+		[]plan.IO{{Name: "out", Type: "Artifact"}, {Name: "count", Type: "int"}, {Name: "echo", Type: "string"}},
 		`cat "$1" > "$5"; printf '%s|%s|%s|%s|%s|%s' "$2" "$3" "$4" "$PIPECTL_RUN_ID/$PIPECTL_STEP" "$6" "$NOTE" >> "$5"; printf ' 7\n' > "$7"; printf '%s' "$2" > "$8"`,
 		"{{inputs.data.path}}", "{{inputs.msg}}", "{{inputs.n}}", "{{inputs.tag}}", "{{outputs.out.path}}", "{{inputs.k}}", "{{outputs.count.path}}", "{{outputs.echo.path}}")
-	step := stepSpec(t, components.ExecStep{
+	step := stepSpec(t, plan.Wiring{
 		Step: "fit",
-		Params: map[string]components.Text{
+		Params: map[string]plan.Text{
 			"msg": {{Param: "msg"}},
 			"n":   {{Upstream: "n"}},
 			"tag": {{Lit: "v-"}, {Param: "msg"}, {Lit: "-x"}},
 		},
-		Inputs: map[string]components.OutputRef{"data": {Step: "prep", Output: "train"}},
-		Env:    []components.EnvText{{Name: "NOTE", Value: components.Text{{Lit: "note:"}, {Param: "msg"}}}},
+		Inputs: map[string]plan.OutputRef{"data": {Step: "prep", Output: "train"}},
+		Env:    []plan.EnvText{{Name: "NOTE", Value: plan.Text{{Lit: "note:"}, {Param: "msg"}}}},
 	})
 	msg := "hi {{workflow.name}} $(HOME) {{inputs.n}}"
 	outParams := filepath.Join(t.TempDir(), "outputs")
@@ -129,8 +130,8 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 
 func TestExecCommandOverride(t *testing.T) {
 	root := t.TempDir()
-	comp := component(t, []components.ExecIO{{Name: "msg", Type: "string"}}, []components.ExecIO{{Name: "echo", Type: "string"}}, `exit 3`)
-	step := stepSpec(t, components.ExecStep{Step: "s", Params: map[string]components.Text{"msg": {{Lit: "hello"}}}})
+	comp := component(t, []plan.IO{{Name: "msg", Type: "string"}}, []plan.IO{{Name: "echo", Type: "string"}}, `exit 3`)
+	step := stepSpec(t, plan.Wiring{Step: "s", Params: map[string]plan.Text{"msg": {{Lit: "hello"}}}})
 	outs := t.TempDir()
 	_, stderr, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+step, "--output-params="+outs,
 		"--", "sh", "-c", `printf '%s!' "$1" > "$2"`, "sh", "{{inputs.msg}}", "{{outputs.echo.path}}")
@@ -144,9 +145,9 @@ func TestExecCommandOverride(t *testing.T) {
 
 func TestExecMissingOutput(t *testing.T) {
 	root := t.TempDir()
-	comp := component(t, nil, []components.ExecIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+	comp := component(t, nil, []plan.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
 		`printf 0.5 > "$1"`, "{{outputs.loss.path}}")
-	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, components.ExecStep{Step: "train"}))
+	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, plan.Wiring{Step: "train"}))
 	var me *components.MissingOutputError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "model") || strings.Contains(err.Error(), "loss") {
 		t.Fatalf("err = %v, want a missing output error naming model (only)", err)
@@ -158,7 +159,7 @@ func TestExecMissingOutput(t *testing.T) {
 
 func TestExecExitCodePropagated(t *testing.T) {
 	comp := component(t, nil, nil, `echo failing >&2; exit 7`)
-	_, stderr, err := runExec(t, t.TempDir(), nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, components.ExecStep{Step: "s"}))
+	_, stderr, err := runExec(t, t.TempDir(), nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, plan.Wiring{Step: "s"}))
 	if code := cmdutil.Code(err); code != 7 {
 		t.Fatalf("exit code %d (err %v), want 7", code, err)
 	}
@@ -170,8 +171,8 @@ func TestExecExitCodePropagated(t *testing.T) {
 func TestExecBadFlags(t *testing.T) {
 	for name, args := range map[string][]string{
 		"no step":       {"--run=r", "--component=x"},
-		"bad component": {"--run=r", "--component=!!", "--step=" + stepSpec(t, components.ExecStep{Step: "s"})},
-		"bad value":     {"--run=r", "--component=" + component(t, nil, nil, "true"), "--step=" + stepSpec(t, components.ExecStep{Step: "s"}), "--param=x=pipectl-b64:!!"},
+		"bad component": {"--run=r", "--component=!!", "--step=" + stepSpec(t, plan.Wiring{Step: "s"})},
+		"bad value":     {"--run=r", "--component=" + component(t, nil, nil, "true"), "--step=" + stepSpec(t, plan.Wiring{Step: "s"}), "--param=x=pipectl-b64:!!"},
 		"stray arg":     {"--run=r", "--component=x", "--step=y", "extra"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -198,7 +199,7 @@ func TestExecForwardsSIGTERM(t *testing.T) {
 	ready, mark := filepath.Join(dir, "ready"), filepath.Join(dir, "mark")
 	comp := component(t, nil, nil, `trap 'echo "got TERM" > "$2"; exit 42' TERM; echo $$ > "$1"; while :; do sleep 0.05; done`, ready, mark)
 	cmd := osexec.Command(bin, "exec", "--artifacts", t.TempDir(), "--run=r", "--component="+comp,
-		"--step="+stepSpec(t, components.ExecStep{Step: "s"}), "--grace-period=10s")
+		"--step="+stepSpec(t, plan.Wiring{Step: "s"}), "--grace-period=10s")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -300,8 +301,8 @@ steps:
 	outputs := map[string]map[string]string{} // task → output parameter → value
 	for _, task := range argoTasks(t, wf, runID) {
 		args := argoPodArgs(t, wf, runID, task, outputs)
-		if len(args) < 2 || args[0] != argo.Binary || args[1] != "exec" {
-			t.Fatalf("task %s runs %q, want %s exec", task.Name, args, argo.Binary)
+		if len(args) < 2 || args[0] != plan.Binary || args[1] != "exec" {
+			t.Fatalf("task %s runs %q, want %s exec", task.Name, args, plan.Binary)
 		}
 		args = localPaths(t, args)
 		_, stderr, err := runExec(t, root, nil, args[2:]...)

@@ -5,36 +5,33 @@ import (
 	"fmt"
 	"strings"
 
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // DryRunRun is the run id of a dry run without --run.
 const DryRunRun = "dry-run"
 
 // dryRun prints the objects the launcher would create: with -f, for the
-// named step of the pipeline as compiled (the launcher pod's own flags, with
-// Argo's references filled in), else for the given flags.
+// named step of the pipeline, from its plan (with the values the compiled
+// launcher pod would get for run opts.Run), else for the given flags.
 func dryRun(opts *Options) error {
-	e, argv := opts.ExecFlags, opts.Argv
 	ns := opts.Factory.Kube.Namespace
-	if opts.File != "" {
-		var err error
-		if e, err = compiledFlags(opts); err != nil {
-			return err
-		}
-		argv = nil
-	}
 	if ns == "" {
 		ns = "default"
 	}
-	p, err := makePlan(e, argv, ns, nil)
+	var p *objects
+	var err error
+	if opts.File != "" {
+		p, err = planned(opts, ns)
+	} else {
+		p, err = decode(opts.ExecFlags, opts.Argv, ns, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -45,112 +42,73 @@ func dryRun(opts *Options) error {
 	return printObjects(opts, objs)
 }
 
-// compiledFlags compiles the pipeline and returns the flags the launcher
-// pod of the step gets, as Argo would give them for run opts.Run.
-func compiledFlags(opts *Options) (ExecFlags, error) {
+// planned builds the objects of step opts.Step of pipeline opts.File from
+// its plan, for run opts.Run (DryRunRun without it). The values of upstream
+// output parameters are not known before the run: they show as
+// "<tasks.TASK.outputs.parameters.OUTPUT>".
+func planned(opts *Options, ns string) (*objects, error) {
+	sp, exec, err := planStep(opts)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := argo.Launch(sp, argo.Options{
+		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true, Namespace: opts.Factory.Kube.Namespace,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return build(ls, sp.Component, sp.Name, exec, ns, nil)
+}
+
+// planStep loads the pipeline and returns the plan of the distributed step
+// opts.Step and the exec flags its ranks would get.
+func planStep(opts *Options) (*plan.Step, launcher.ExecArgs, error) {
+	var exec launcher.ExecArgs
 	overrides, err := pipeline.ParseOverrides(opts.Values)
 	if err != nil {
-		return ExecFlags{}, cmdutil.FlagErrorf("%v", err)
+		return nil, exec, cmdutil.FlagErrorf("%v", err)
 	}
 	pl, err := pipeline.Load(opts.File)
 	if err != nil {
-		return ExecFlags{}, err
+		return nil, exec, err
 	}
-	step := pl.Step(opts.Step)
-	if step == nil {
+	if pl.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range pl.Steps {
 			names = append(names, s.Name)
 		}
-		return ExecFlags{}, cmdutil.FlagErrorf("--step %s: pipeline %s has no such step (steps: %s)", opts.Step, pl.Metadata.Name, strings.Join(names, ", "))
+		return nil, exec, cmdutil.FlagErrorf("--step %s: pipeline %s has no such step (steps: %s)", opts.Step, pl.Metadata.Name, strings.Join(names, ", "))
 	}
-	if step.Distributed == nil {
-		return ExecFlags{}, fmt.Errorf("step %s is not distributed: it runs as one pod, not through pipectl launch", opts.Step)
-	}
-	if _, err := pl.ResolveParams(overrides); err != nil {
-		return ExecFlags{}, err
-	}
-	wf, err := argo.Compile(pl, argo.Options{
-		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true,
-		Namespace: opts.Factory.Kube.Namespace, Params: overrides,
-	})
+	sp, err := plan.Build(pl, opts.Step)
 	if err != nil {
-		return ExecFlags{}, fmt.Errorf("compile %s: %w", opts.File, err)
+		return nil, exec, fmt.Errorf("step %s: %w", opts.Step, err)
 	}
-	run := opts.Run
-	if run == "" {
-		run = DryRunRun
+	if sp.Distributed == nil {
+		return nil, exec, fmt.Errorf("step %s is not distributed: it runs as one pod, not through pipectl launch", opts.Step)
 	}
-	task, tmpl, err := launcherTask(wf, opts.Step)
+	values, err := pl.ResolveParams(overrides)
 	if err != nil {
-		return ExecFlags{}, err
+		return nil, exec, err
 	}
-	vars := map[string]string{"workflow.name": run}
-	for _, prm := range wf.Spec.Arguments.Parameters {
-		if prm.Value != nil {
-			vars["workflow.parameters."+prm.Name] = prm.Value.String()
-		}
+	exec = launcher.ExecArgs{Run: opts.Run, Params: map[string]string{}, Upstream: map[string]string{}}
+	if exec.Run == "" {
+		exec.Run = DryRunRun
 	}
-	for _, prm := range task.Arguments.Parameters {
-		if prm.Value == nil {
-			continue
-		}
-		v := prm.Value.String()
-		if strings.HasPrefix(v, "{{") {
-			// An upstream step's output parameter: not known before the run.
-			v = "<" + strings.Trim(v, "{}") + ">"
-		}
-		vars["inputs.parameters."+prm.Name] = v
+	if exec.Component, err = plan.Encode(sp.Component); err != nil {
+		return nil, exec, err
 	}
-	var args []string
-	for _, a := range tmpl.Container.Args {
-		for k, v := range vars {
-			a = strings.ReplaceAll(a, "{{"+k+"}}", v)
-		}
-		args = append(args, a)
+	if exec.Step, err = plan.Encode(sp.Wiring); err != nil {
+		return nil, exec, err
 	}
-	var e ExecFlags
-	fs := pflag.NewFlagSet("launch", pflag.ContinueOnError)
-	addExecFlags(fs, &e)
-	if err := fs.Parse(args); err != nil {
-		return ExecFlags{}, fmt.Errorf("the compiled launcher's flags: %w", err)
+	for _, name := range sp.Wiring.ParamNames() {
+		exec.Params[name] = values[name]
 	}
-	e.Run = run
-	return e, nil
-}
-
-// launcherTask finds the DAG task of the step and its launcher template.
-func launcherTask(wf *wfv1.Workflow, step string) (*wfv1.DAGTask, *wfv1.Template, error) {
-	templates := map[string]*wfv1.Template{}
-	var main *wfv1.Template
-	for i := range wf.Spec.Templates {
-		t := &wf.Spec.Templates[i]
-		templates[t.Name] = t
-		if t.Name == wf.Spec.Entrypoint {
-			main = t
-		}
+	tasks := argo.TaskNames(pl)
+	for _, in := range sp.Wiring.UpstreamInputs() {
+		ref := sp.Wiring.Upstream[in]
+		exec.Upstream[in] = "<tasks." + tasks[ref.Step] + ".outputs.parameters." + ref.Output + ">"
 	}
-	if main == nil || main.DAG == nil {
-		return nil, nil, fmt.Errorf("the compiled workflow has no DAG")
-	}
-	for i := range main.DAG.Tasks {
-		task := &main.DAG.Tasks[i]
-		for _, prm := range task.Arguments.Parameters {
-			if prm.Name != argo.StepInput || prm.Value == nil {
-				continue
-			}
-			var es components.ExecStep
-			if err := components.DecodeSpec(prm.Value.String(), &es); err != nil || es.Step != step {
-				continue
-			}
-			t := templates[task.Template]
-			if t == nil || t.Container == nil || len(t.Container.Command) < 2 || t.Container.Command[1] != "launch" {
-				return nil, nil, fmt.Errorf("step %s does not run pipectl launch in the compiled workflow", step)
-			}
-			return task, t, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("step %s: no task in the compiled workflow", step)
+	return sp, exec, nil
 }
 
 // clean returns the object as a map without status and empty timestamps.

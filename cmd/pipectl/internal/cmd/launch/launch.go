@@ -1,5 +1,5 @@
 // Package launch is `pipectl launch`: the launcher of a compiled pipeline's
-// distributed step. It turns the step's LaunchSpec into a JobSet, waits on
+// distributed step. It turns the step's plan.Launch into a JobSet, waits on
 // it while streaming every rank's log, cleans up, and checks that rank 0's
 // outputs reached the artifact store.
 package launch
@@ -23,13 +23,8 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
-)
-
-// Env of the launcher pod (the downward API; see pipeline/argo).
-const (
-	EnvPodName = "POD_NAME"
-	EnvPodUID  = "POD_UID"
-	EnvPodNS   = "POD_NAMESPACE"
+	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // ExecFlags are the flags `pipectl launch` shares with `pipectl exec`, and
@@ -150,31 +145,50 @@ Timings for benchmarks are logged on stderr as
 	return cmd
 }
 
-// plan is what the launcher creates for a step, and what it needs after.
-type plan struct {
-	spec      *launcher.LaunchSpec
-	component *components.ExecComponent
-	step      *components.ExecStep
-	jobset    *jobsetv1alpha2.JobSet
-	podGroup  *unstructured.Unstructured
+// objects are what the launcher creates for a step, from its plan, and
+// what it needs after.
+type objects struct {
+	launch   *plan.Launch
+	step     string
+	outputs  []components.IO
+	jobset   *jobsetv1alpha2.JobSet
+	podGroup *unstructured.Unstructured
 }
 
-// makePlan decodes the exec flags and builds the objects.
-func makePlan(e ExecFlags, argv []string, namespace string, owner *launcher.Owner) (*plan, error) {
-	var ec components.ExecComponent
-	if err := components.DecodeSpec(e.Component, &ec); err != nil {
+// build makes the objects of a step: its JobSet (and PodGroup) from the
+// launch plan, each rank running `pipectl exec --gang` with exec.
+func build(ls *plan.Launch, comp *plan.Component, step string, exec launcher.ExecArgs, namespace string, owner *launcher.Owner) (*objects, error) {
+	c, err := comp.Resolve(exec.Argv)
+	if err != nil {
 		return nil, cmdutil.FlagErrorf("--component: %v", err)
 	}
-	var es components.ExecStep
-	if err := components.DecodeSpec(e.Step, &es); err != nil {
-		return nil, cmdutil.FlagErrorf("--step: %v", err)
+	o := launcher.BuildOptions{
+		Namespace: namespace,
+		Step:      step,
+		Exec:      exec,
+		Command:   append(append([]string{}, c.Command...), c.Args...),
+		Owner:     owner,
 	}
-	ls, err := launcher.DecodeLaunchSpec(e.Distributed)
+	return &objects{
+		launch: ls, step: step, outputs: c.Outputs,
+		jobset:   launcher.BuildJobSet(ls, o),
+		podGroup: launcher.BuildPodGroup(ls, o),
+	}, nil
+}
+
+// decode decodes the exec flags and builds the objects.
+func decode(e ExecFlags, argv []string, namespace string, owner *launcher.Owner) (*objects, error) {
+	comp, err := plan.DecodeComponent(e.Component)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("%v", err)
 	}
-	if es.Step == "" {
-		return nil, cmdutil.FlagErrorf("--step: the step spec names no step")
+	w, err := plan.DecodeWiring(e.Step)
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("%v", err)
+	}
+	ls, err := plan.DecodeLaunch(e.Distributed)
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("%v", err)
 	}
 	params, err := cmdutil.ValueFlags("--param", e.Params)
 	if err != nil {
@@ -184,25 +198,10 @@ func makePlan(e ExecFlags, argv []string, namespace string, owner *launcher.Owne
 	if err != nil {
 		return nil, err
 	}
-	command := append(append([]string{}, ec.Command...), ec.Args...)
-	if len(argv) > 0 {
-		command = argv
-	}
-	o := launcher.BuildOptions{
-		Namespace: namespace,
-		Step:      es.Step,
-		Exec: launcher.ExecArgs{
-			Run: e.Run, Component: e.Component, Step: e.Step,
-			Params: params, Upstream: upstream, Argv: argv,
-		},
-		Command: command,
-		Owner:   owner,
-	}
-	return &plan{
-		spec: ls, component: &ec, step: &es,
-		jobset:   launcher.BuildJobSet(ls, o),
-		podGroup: launcher.BuildPodGroup(ls, o),
-	}, nil
+	return build(ls, comp, w.Step, launcher.ExecArgs{
+		Run: e.Run, Component: e.Component, Step: e.Step,
+		Params: params, Upstream: upstream, Argv: argv,
+	}, namespace, owner)
 }
 
 func (o *Options) getenv(name string) string {
@@ -222,14 +221,14 @@ func launchRun(opts *Options) error {
 	}
 	ns := opts.Factory.Kube.Namespace
 	if ns == "" {
-		ns = opts.getenv(EnvPodNS)
+		ns = opts.getenv(argo.EnvPodNS)
 	}
 	var owner *launcher.Owner
-	if name, uid := opts.getenv(EnvPodName), opts.getenv(EnvPodUID); name != "" && uid != "" {
+	if name, uid := opts.getenv(argo.EnvPodName), opts.getenv(argo.EnvPodUID); name != "" && uid != "" {
 		owner = &launcher.Owner{Name: name, UID: uid}
 	}
 	// Decode everything before touching the cluster: a bad flag fails fast.
-	if _, err := makePlan(opts.ExecFlags, opts.Argv, ns, owner); err != nil {
+	if _, err := decode(opts.ExecFlags, opts.Argv, ns, owner); err != nil {
 		return err
 	}
 	cs, kubeNS, err := clients()
@@ -242,22 +241,15 @@ func launchRun(opts *Options) error {
 	if ns == "" {
 		ns = "default"
 	}
-	p, err := makePlan(opts.ExecFlags, opts.Argv, ns, owner)
+	p, err := decode(opts.ExecFlags, opts.Argv, ns, owner)
 	if err != nil {
 		return err
 	}
-	startup, err := startupTimeout(p.spec)
-	if err != nil {
-		return cmdutil.FlagErrorf("--distributed: %v", err)
-	}
+	startup := startupTimeout(p.launch)
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	if p.spec.Timeout != "" {
-		d, err := time.ParseDuration(p.spec.Timeout)
-		if err != nil {
-			return cmdutil.FlagErrorf("--distributed: timeout %q: %v", p.spec.Timeout, err)
-		}
+	if d := time.Duration(p.launch.Timeout); d > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
 		defer stop()
@@ -279,7 +271,7 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	run, step := opts.Run, p.step.Step
+	run, step := opts.Run, p.step
 	// A record left by an earlier attempt must not stand for this one's.
 	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
 		return fmt.Errorf("clear the step's outputs record: %w", err)
@@ -290,8 +282,9 @@ func launchRun(opts *Options) error {
 		StartupTimeout: startup, Keep: opts.Keep,
 		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, max(p.spec.Nodes, 1), max(p.spec.ProcsPerNode, 1))
-	res, err := l.Run(ctx, p.jobset, p.podGroup)
+	nodes, procs := max(p.launch.Nodes, 1), max(p.launch.ProcsPerNode, 1)
+	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, nodes, procs)
+	res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
 	if res != nil && res.PodsCreated > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
 	}
@@ -328,7 +321,7 @@ func launchRun(opts *Options) error {
 	case err != nil:
 		return fmt.Errorf("step %s: %w", step, err)
 	}
-	records, err := launcher.CollectOutputs(ctx, store, run, step, p.component.Outputs, opts.OutputParams)
+	records, err := launcher.CollectOutputs(ctx, store, run, step, p.outputs, opts.OutputParams)
 	if err != nil {
 		return err
 	}
@@ -342,20 +335,16 @@ func launchRun(opts *Options) error {
 	return nil
 }
 
-// startupTimeout is the spec's, or without a gang scheduler the default.
-func startupTimeout(ls *launcher.LaunchSpec) (time.Duration, error) {
-	if ls.StartupTimeout != "" {
-		d, err := time.ParseDuration(ls.StartupTimeout)
-		if err != nil {
-			return 0, fmt.Errorf("startupTimeout %q: %v", ls.StartupTimeout, err)
-		}
-		return d, nil
+// startupTimeout is the plan's, or without a gang scheduler the default.
+func startupTimeout(ls *plan.Launch) time.Duration {
+	if ls.StartupTimeout > 0 {
+		return time.Duration(ls.StartupTimeout)
 	}
 	if g := ls.Gang; g != nil && (g.KueueQueue != "" || g.PodGroupScheduler != "") {
 		// The gang scheduler admits all ranks or none; queueing may be long.
-		return 0, nil
+		return 0
 	}
-	return launcher.DefaultStartupTimeout, nil
+	return launcher.DefaultStartupTimeout
 }
 
 // kubeClients adds the JobSet and dynamic clients to the Factory's, which

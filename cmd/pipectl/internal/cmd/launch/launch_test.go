@@ -22,6 +22,8 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 const example = "../../../../../examples/attrition/pipeline.yaml"
@@ -61,7 +63,7 @@ func TestDryRunExample(t *testing.T) {
 	if js.Kind != "JobSet" || js.Name != "attrition-x1-train" || js.Namespace != "ml" {
 		t.Errorf("JobSet %s %s/%s", js.Kind, js.Namespace, js.Name)
 	}
-	if js.Labels[launcher.LabelPipeline] != "attrition" || js.Labels[launcher.LabelStep] != "train" || js.Labels[launcher.LabelRun] != "attrition-x1" {
+	if js.Labels[plan.LabelPipeline] != "attrition" || js.Labels[plan.LabelStep] != "train" || js.Labels[plan.LabelRun] != "attrition-x1" {
 		t.Errorf("labels %v", js.Labels)
 	}
 	rj := js.Spec.ReplicatedJobs[0]
@@ -144,13 +146,22 @@ func (c *cluster) finish(t *testing.T, publish func()) {
 // train step gets.
 func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
 	t.Helper()
-	e, err := compiledFlags(&Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train"}, File: example, Image: "pipectl:test"})
+	opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train"}, File: example, Image: "pipectl:test"}
+	sp, e, err := planStep(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + e.Distributed, "-n", "ml"}
-	for _, p := range e.Params {
-		args = append(args, "--param="+p)
+	ls, err := argo.Launch(sp, argo.Options{Image: opts.Image, Artifacts: f.Root(), AllowNonS3: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist, err := plan.Encode(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml"}
+	for k, v := range e.Params {
+		args = append(args, "--param="+k+"="+v)
 	}
 	return args
 }

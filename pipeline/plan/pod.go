@@ -1,4 +1,4 @@
-package argo
+package plan
 
 import (
 	"encoding/json"
@@ -8,36 +8,46 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
+	k8syaml "sigs.k8s.io/yaml"
 
-	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
 )
 
-// podShape is how a step's pod is sized and placed.
-type podShape struct {
-	Resources    corev1.ResourceRequirements `json:"resources"`
-	NodeSelector map[string]string           `json:"nodeSelector,omitempty"`
-	Tolerations  []corev1.Toleration         `json:"tolerations,omitempty"`
-}
-
-func podShapeOf(r *pipeline.Resources, nodeSelector map[string]string, tolerations []pipeline.Toleration) (*podShape, error) {
+// podOf sizes and places a pod: requests with equal limits, the node
+// selector, and the tolerations with the GPU resource's NoSchedule
+// toleration added when GPUs are requested and none tolerates it yet.
+func podOf(r *pipeline.Resources, nodeSelector map[string]string, tolerations []pipeline.Toleration) (Pod, error) {
 	res, gpu, err := resources(r)
 	if err != nil {
-		return nil, err
+		return Pod{}, err
 	}
-	if err := checkLabelMap("nodeSelector", nodeSelector); err != nil {
-		return nil, err
+	if err := CheckLabels("nodeSelector", nodeSelector); err != nil {
+		return Pod{}, err
 	}
 	tols, err := tolerationsOf(tolerations, gpu)
 	if err != nil {
-		return nil, err
+		return Pod{}, err
 	}
-	return &podShape{Resources: res, NodeSelector: nodeSelector, Tolerations: tols}, nil
+	return Pod{Resources: res, NodeSelector: nodeSelector, Tolerations: tols}, nil
+}
+
+// CheckLabels checks the keys and values of a map of Kubernetes labels
+// (labels, a nodeSelector); what names the map in the errors.
+func CheckLabels(what string, m map[string]string) error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s key %q: %s", what, k, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsValidLabelValue(m[k]); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s %s value %q: %s", what, k, m[k], strings.Join(msgs, "; ")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resources converts a step's resources to requests and equal limits. gpu is
@@ -126,87 +136,48 @@ func tolerationsOf(ts []pipeline.Toleration, gpu string) ([]corev1.Toleration, e
 	return out, errors.Join(errs...)
 }
 
-// imageProblem describes what is wrong with an image reference, or "".
-func imageProblem(image string) string {
-	switch {
-	case strings.ContainsAny(image, " \t\n{}$"):
-		return "an image reference has no spaces, braces or $"
+// affinityOf converts a step's distributed.affinity to a Kubernetes affinity.
+func affinityOf(n *yaml.Node) (*corev1.Affinity, error) {
+	if n.Kind == 0 {
+		return nil, nil
 	}
-	return ""
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, fmt.Errorf("distributed.affinity: %v", err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("distributed.affinity: %v", err)
+	}
+	var a corev1.Affinity
+	if err := k8syaml.UnmarshalStrict(b, &a); err != nil {
+		return nil, fmt.Errorf("distributed.affinity: not a Kubernetes affinity: %v", err)
+	}
+	return &a, nil
 }
 
-// LaunchSpec is what `pipectl launch` gets as --distributed; the launcher
-// owns its definition.
-type LaunchSpec = launcher.LaunchSpec
+// shmSize is the size limit of a rank pod's /dev/shm: the one written,
+// else half the rank's memory limit, else "" (unbounded).
+func shmSize(written string, res corev1.ResourceRequirements) (string, error) {
+	if written != "" {
+		q, err := resource.ParseQuantity(written)
+		if err != nil || q.Sign() <= 0 {
+			return "", fmt.Errorf("distributed.shmSize: %q is not a positive quantity (e.g. 8Gi)", written)
+		}
+		return q.String(), nil
+	}
+	mem, ok := res.Limits[corev1.ResourceMemory]
+	if !ok || mem.Sign() <= 0 {
+		return "", nil
+	}
+	half := resource.NewQuantity(mem.Value()/2, resource.BinarySI)
+	return half.String(), nil
+}
 
-// Gang selects how all ranks are admitted together.
-type Gang = launcher.GangSpec
-
-// DecodeLaunchSpec reads the --distributed flag of `pipectl launch`.
-func DecodeLaunchSpec(s string) (*LaunchSpec, error) { return launcher.DecodeLaunchSpec(s) }
-
-func (c *compiler) launchSpec(s *pipeline.Step) (*LaunchSpec, error) {
-	d := s.Distributed
-	r := d.Resources
+// gpus is the number of GPUs r requests per pod.
+func gpus(r *pipeline.Resources) int {
 	if r == nil {
-		r = s.Resources
+		return 0
 	}
-	nodeSelector := d.NodeSelector
-	if nodeSelector == nil {
-		nodeSelector = s.NodeSelector
-	}
-	tols := d.Tolerations
-	if tols == nil {
-		tols = s.Tolerations
-	}
-	shape, err := podShapeOf(r, nodeSelector, tols)
-	if err != nil {
-		return nil, fmt.Errorf("distributed: %w", err)
-	}
-	ls := &LaunchSpec{
-		Version: components.ExecSpecVersion, Pipeline: c.p.Metadata.Name, Image: s.Resolved.Image, PipectlImage: c.opts.Image,
-		Nodes: d.Nodes, ProcsPerNode: d.Procs(), MaxRestarts: d.MaxRestarts, Port: d.Port,
-		Resources: shape.Resources, NodeSelector: shape.NodeSelector, Tolerations: shape.Tolerations,
-		PriorityClassName: d.PriorityClass, ServiceAccountName: c.opts.ServiceAccount, Env: c.storeEnv(),
-	}
-	if r != nil && r.GPU > 0 {
-		ls.GPUResource = r.GPUResource
-		if ls.GPUResource == "" {
-			ls.GPUResource = DefaultGPUResource
-		}
-	}
-	if d.StartupTimeout.Duration > 0 {
-		ls.StartupTimeout = d.StartupTimeout.String()
-	}
-	if s.Timeout.Duration > 0 {
-		ls.Timeout = s.Timeout.String()
-	}
-	if d.Affinity.Kind != 0 {
-		var v any
-		if err := d.Affinity.Decode(&v); err != nil {
-			return nil, fmt.Errorf("distributed.affinity: %v", err)
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("distributed.affinity: %v", err)
-		}
-		var a corev1.Affinity
-		if err := yaml.UnmarshalStrict(b, &a); err != nil {
-			return nil, fmt.Errorf("distributed.affinity: not a Kubernetes affinity: %v", err)
-		}
-		ls.Affinity = &a
-	}
-	if g := d.Gang; g != nil {
-		ls.Gang = &Gang{}
-		if g.Kueue != nil {
-			ls.Gang.KueueQueue = g.Kueue.Queue
-		}
-		if g.PodGroup != nil {
-			ls.Gang.PodGroupScheduler = g.PodGroup.Scheduler
-			if g.PodGroup.Timeout.Duration > 0 {
-				ls.Gang.PodGroupTimeout = g.PodGroup.Timeout.String()
-			}
-		}
-	}
-	return ls, nil
+	return max(r.GPU, 0)
 }

@@ -1,6 +1,8 @@
-package launcher
+package rankenv
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,4 +82,39 @@ func IsTorchrun(argv []string) bool {
 		}
 	}
 	return false
+}
+
+// Node is a rank pod's place in the gang, read from the rank environment
+// the JobSet gives the pod (see launcher.RankEnvVars).
+type Node struct {
+	Topology
+	// Index is the node rank.
+	Index int
+}
+
+// NodeFromEnv reads the rank pod's Node from NNODES, LOCAL_WORLD_SIZE,
+// NODE_RANK, MASTER_ADDR and MASTER_PORT.
+func NodeFromEnv(getenv func(string) string) (Node, error) {
+	var errs []error
+	num := func(name string, min int) int {
+		v := getenv(name)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			errs = append(errs, fmt.Errorf("$%s=%q: expected an integer >= %d (set by pipectl launch)", name, v, min))
+		}
+		return n
+	}
+	n := Node{Topology: Topology{
+		Nodes:        num(EnvNNodes, 1),
+		ProcsPerNode: num(EnvLocalWorldSize, 1),
+		MasterAddr:   getenv(EnvMasterAddr),
+		MasterPort:   num(EnvMasterPort, 1),
+	}, Index: num(EnvNodeRank, 0)}
+	if n.MasterAddr == "" {
+		errs = append(errs, fmt.Errorf("$%s is not set (set by pipectl launch)", EnvMasterAddr))
+	}
+	if len(errs) == 0 && n.Index >= n.Nodes {
+		errs = append(errs, fmt.Errorf("$%s=%d: expected less than $%s=%d", EnvNodeRank, n.Index, EnvNNodes, n.Nodes))
+	}
+	return n, errors.Join(errs...)
 }

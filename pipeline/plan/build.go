@@ -1,0 +1,261 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// Build returns the plan of the named step of a loaded pipeline. It is
+// pure: it reads nothing but its arguments and changes neither.
+func Build(p *pipeline.Pipeline, name string) (*Step, error) {
+	s := p.Step(name)
+	if s == nil {
+		return nil, fmt.Errorf("pipeline %s has no step %q", p.Metadata.Name, name)
+	}
+	if s.Resolved == nil {
+		return nil, errors.New("component not loaded")
+	}
+	comp, err := ComponentOf(s.Resolved)
+	if err != nil {
+		return nil, err
+	}
+	w, err := wiring(p, s)
+	if err != nil {
+		return nil, err
+	}
+	st := &Step{
+		Pipeline: p.Metadata.Name, Name: s.Name, Component: comp, Wiring: w,
+		Deps: s.Deps(), Retries: s.Retries, Timeout: Duration(s.Timeout.Duration),
+		Cache: s.CacheEnabled(), Image: s.Resolved.Image,
+	}
+	if s.When != "" {
+		if st.When, err = condition(p, s.When); err != nil {
+			return nil, fmt.Errorf("when: %w", err)
+		}
+	}
+	if s.Distributed != nil {
+		if st.Distributed, err = distributed(s); err != nil {
+			return nil, fmt.Errorf("distributed: %w", err)
+		}
+	} else if st.Pod, err = podOf(s.Resources, s.NodeSelector, s.Tolerations); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// ComponentOf converts a loaded component to its plan form.
+func ComponentOf(c *components.Component) (*Component, error) {
+	pc := &Component{
+		Version: ComponentVersion, Name: c.Metadata.Name,
+		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Dir: c.Dir,
+	}
+	for _, in := range c.Inputs {
+		io := IO{Name: in.Name, Type: in.Type, Optional: in.Optional}
+		if in.HasDefault() {
+			v, err := components.NodeValue(in.Type, &in.Default)
+			if err != nil {
+				return nil, fmt.Errorf("component %s: input %q: default: %v", c.Metadata.Name, in.Name, err)
+			}
+			io.Default = &v
+		}
+		pc.Inputs = append(pc.Inputs, io)
+	}
+	for _, out := range c.Outputs {
+		pc.Outputs = append(pc.Outputs, IO{Name: out.Name, Type: out.Type, Path: out.Path})
+	}
+	return pc, nil
+}
+
+// wiring builds what each input of the step gets.
+func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
+	comp := s.Resolved
+	w := &Wiring{Version: WiringVersion, Step: s.Name, Params: map[string]Text{}, Inputs: map[string]OutputRef{}, Upstream: map[string]OutputRef{}}
+	binds := s.Bindings()
+	for _, name := range slices.Sorted(maps.Keys(binds)) {
+		b := binds[name]
+		if _, ok := comp.Input(name); !ok {
+			return nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
+		}
+		switch {
+		case b.Step != "":
+			out, err := upstreamOutput(p, b.Step, b.Output)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %w", name, err)
+			}
+			ref := OutputRef{Step: b.Step, Output: b.Output}
+			// Each output travels as what it is (KFP lets a value feed an
+			// artifact input and an artifact an input parameter).
+			if components.IsArtifact(out.Type) {
+				w.Inputs[name] = ref
+			} else {
+				w.Params[name] = Text{{Upstream: name}}
+				w.Upstream[name] = ref
+			}
+		case b.Param != "":
+			w.Params[name] = Text{{Param: b.Param}}
+		default:
+			t, err := literal(b.Literal)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %v", name, err)
+			}
+			w.Params[name] = t
+		}
+	}
+	for _, e := range s.Env {
+		t, err := literal(e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %v", e.Name, err)
+		}
+		w.Env = append(w.Env, EnvText{Name: e.Name, Value: t})
+	}
+	for _, r := range w.ParamNames() {
+		if _, ok := p.Params[r]; !ok {
+			return nil, fmt.Errorf("unknown parameter %q", r)
+		}
+	}
+	return w, nil
+}
+
+// upstreamOutput returns the declared output of a step.
+func upstreamOutput(p *pipeline.Pipeline, step, output string) (components.IO, error) {
+	up := p.Step(step)
+	if up == nil || up.Resolved == nil {
+		return components.IO{}, fmt.Errorf("unknown step %q", step)
+	}
+	out, ok := up.Resolved.Output(output)
+	if !ok {
+		return components.IO{}, fmt.Errorf("step %s has no output %q", step, output)
+	}
+	return out, nil
+}
+
+// literal splits a literal holding {{params.NAME}} references into parts.
+func literal(s string) (Text, error) {
+	texts, params, err := pipeline.LiteralParts(s)
+	if err != nil {
+		return nil, err
+	}
+	var t Text
+	for i, lit := range texts {
+		if lit != "" {
+			t = append(t, Part{Lit: lit})
+		}
+		if i < len(params) {
+			t = append(t, Part{Param: params[i]})
+		}
+	}
+	if len(t) == 0 {
+		t = Text{{}}
+	}
+	return t, nil
+}
+
+// ParamNames are the pipeline parameters the wiring reads, sorted.
+func (w *Wiring) ParamNames() []string {
+	set := map[string]bool{}
+	add := func(t Text) {
+		for _, p := range t {
+			if p.Param != "" {
+				set[p.Param] = true
+			}
+		}
+	}
+	for _, t := range w.Params {
+		add(t)
+	}
+	for _, e := range w.Env {
+		add(e.Value)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// UpstreamInputs are the inputs fed by upstream output parameters, sorted.
+func (w *Wiring) UpstreamInputs() []string { return slices.Sorted(maps.Keys(w.Upstream)) }
+
+// condition parses a when into operands, checking each reference.
+func condition(p *pipeline.Pipeline, when string) (*Condition, error) {
+	c, _, err := pipeline.ParseCondition(when)
+	if err != nil {
+		return nil, err
+	}
+	cond := &Condition{Op: c.Op, Type: p.CompareType(c), Source: when}
+	for _, side := range []struct {
+		b   pipeline.Binding
+		dst *Operand
+	}{{c.Left, &cond.Left}, {c.Right, &cond.Right}} {
+		b := side.b
+		switch {
+		case b.Param != "":
+			if _, ok := p.Params[b.Param]; !ok {
+				return nil, fmt.Errorf("unknown parameter %q", b.Param)
+			}
+			*side.dst = Operand{Param: b.Param}
+		case b.Step != "":
+			out, err := upstreamOutput(p, b.Step, b.Output)
+			if err != nil {
+				return nil, err
+			}
+			if components.IsArtifact(out.Type) {
+				return nil, fmt.Errorf("output %q of step %s is an artifact (%s): a condition can only use parameters", b.Output, b.Step, out.Type)
+			}
+			*side.dst = Operand{Output: &OutputRef{Step: b.Step, Output: b.Output}}
+		default:
+			*side.dst = Operand{Lit: b.Literal}
+		}
+	}
+	return cond, nil
+}
+
+// distributed plans the ranks of a distributed step.
+func distributed(s *pipeline.Step) (*Distributed, error) {
+	d := s.Distributed
+	r := d.Resources
+	if r == nil {
+		r = s.Resources
+	}
+	nodeSelector := d.NodeSelector
+	if nodeSelector == nil {
+		nodeSelector = s.NodeSelector
+	}
+	tols := d.Tolerations
+	if tols == nil {
+		tols = s.Tolerations
+	}
+	pod, err := podOf(r, nodeSelector, tols)
+	if err != nil {
+		return nil, err
+	}
+	if pod.Affinity, err = affinityOf(&d.Affinity); err != nil {
+		return nil, err
+	}
+	pod.PriorityClassName = d.PriorityClass
+	shm, err := shmSize(d.ShmSize, pod.Resources)
+	if err != nil {
+		return nil, err
+	}
+	procs := d.ProcsPerNode
+	if procs < 1 {
+		procs = max(gpus(r), 1)
+	}
+	pd := &Distributed{
+		Nodes: d.Nodes, ProcsPerNode: procs, LocalProcsPerNode: d.Procs(),
+		MaxRestarts: d.MaxRestarts, StartupTimeout: Duration(d.StartupTimeout.Duration),
+		Port: d.Port, ShmSize: shm, Pod: pod,
+	}
+	if g := d.Gang; g != nil {
+		pd.Gang = &Gang{}
+		if g.Kueue != nil {
+			pd.Gang.KueueQueue = g.Kueue.Queue
+		}
+		if g.PodGroup != nil {
+			pd.Gang.PodGroupScheduler = g.PodGroup.Scheduler
+			pd.Gang.PodGroupTimeout = Duration(g.PodGroup.Timeout.Duration)
+		}
+	}
+	return pd, nil
+}

@@ -1,0 +1,70 @@
+// Package plan is the one step contract: Build turns a loaded pipeline and
+// a step name into the step's plan (Step), and every backend consumes that
+// plan. The local runner evaluates it; `pipectl compile` encodes it into the
+// workflow; `pipectl exec` and `pipectl launch` decode it in the pods.
+// Nothing re-derives a step from environment variables, container args or
+// the Kubernetes objects built from it.
+//
+// A Step holds
+//
+//   - the invocation: the Component (argv and env templates with their
+//     placeholders, typed inputs with their defaults as text, typed outputs)
+//     and the Wiring (each input parameter's value as a Text of literal,
+//     pipeline-parameter and upstream-output parts; each input artifact as
+//     the producing step and output; the step's env as Texts);
+//   - Deps, When (structured: literal, parameter or upstream output
+//     operands), Retries, Timeout (per attempt), Cache;
+//   - Image and the step Pod's shape (requests with equal limits, node
+//     selector, tolerations with the GPU resource's NoSchedule toleration
+//     added when GPUs are requested);
+//   - for a distributed step, Distributed: Nodes, ProcsPerNode (as written,
+//     else the GPUs per rank pod, else 1; a local run uses
+//     LocalProcsPerNode, as written or 1), MaxRestarts, StartupTimeout, Port,
+//     ShmSize (as written, else half the rank's memory limit, else unbounded),
+//     the rank Pod (with affinity and priority class) and the Gang (Kueue
+//     queue or PodGroup scheduler and timeout).
+//
+// Values stay the text the loader gives: Build re-encodes nothing, and
+// Text.Eval concatenates values without parsing them again (a value holding
+// "{{params.x}}" reaches the program as those characters).
+//
+// Wiring.Invocation is the one evaluation of a plan: with the run-time
+// Values (run id, parameter values, upstream output parameter values and,
+// locally, the recorded URIs of input artifacts) it makes the
+// components.Invocation that the component runtime runs. The local runner,
+// `pipectl exec` and each rank pod call it.
+//
+// # Wire format
+//
+// Three parts of a plan travel as flags of `pipectl exec` and `pipectl
+// launch`, each base64(JSON) (Encode; JSON object keys sorted, so the same
+// plan always gives the same text), so that no workflow engine evaluates the
+// text inside (component commands hold placeholders; literals may hold
+// anything). Each has a version "v"; a reader rejects any other version and
+// unknown fields (Decode):
+//
+//	--component  Component, v1: {"v":1, "name", "inputs":[{"name","type","default"?,"optional"?}],
+//	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
+//	             "env"?:[{"name","value"}], "workingDir"?}
+//	--step       Wiring, v1: {"v":1, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
+//	             "env"?:[{"name","value": TEXT}]}
+//	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
+//	             {"upstream": INPUT} ({} is the empty string)
+//	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
+//	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "port"?,
+//	             "shmSize"?, "resources", "nodeSelector"?, "tolerations"?, "affinity"?,
+//	             "priorityClassName"?, "gang"?:{"kueueQueue"?, "podGroupScheduler"?, "podGroupTimeout"?},
+//	             "serviceAccountName"?, "env"?}
+//
+// Durations are Go's text form ("1h30m0s"); resources, tolerations, affinity
+// and env are Kubernetes' JSON. The Component and the Launch are the same
+// for every step that runs the component with the same shape (compiled
+// workflows share one template for them); the Wiring is the step's own (a
+// task argument). Values known only at run time travel in the clear, as
+// --run RUN, --param NAME=VALUE and --upstream INPUT=VALUE, each in the
+// value encoding of components.EncodeValue.
+//
+// Launch v2 differs from v1 (pipectl before the step plan): the GPU
+// toleration is in "tolerations" ("gpuResource" is gone), "shmSize" is new,
+// and "procsPerNode" defaults to the GPUs per rank pod.
+package plan

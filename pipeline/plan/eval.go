@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+)
+
+// Values are the run-time values of one step's execution.
+type Values struct {
+	// Run is the run id.
+	Run string
+	// Params are pipeline parameter values, by name.
+	Params map[string]string
+	// Upstream are upstream output parameter values, by the input they feed.
+	Upstream map[string]string
+	// Artifacts, when set, are the URIs of input artifacts, by input name;
+	// an input artifact not in it is <run>/<step>/<output> of its producer.
+	// (A local run passes the producers' recorded URIs: a reused step's
+	// outputs are those of an earlier run.)
+	Artifacts map[string]string
+}
+
+// Eval makes the text's value.
+func (t Text) Eval(v Values) (string, error) {
+	var b strings.Builder
+	for _, p := range t {
+		switch {
+		case p.Param != "":
+			s, ok := v.Params[p.Param]
+			if !ok {
+				return "", fmt.Errorf("no value for pipeline parameter %q (want --param %s=VALUE)", p.Param, p.Param)
+			}
+			b.WriteString(s)
+		case p.Upstream != "":
+			s, ok := v.Upstream[p.Upstream]
+			if !ok {
+				return "", fmt.Errorf("no upstream value for input %q (want --upstream %s=VALUE)", p.Upstream, p.Upstream)
+			}
+			b.WriteString(s)
+		default:
+			b.WriteString(p.Lit)
+		}
+	}
+	return b.String(), nil
+}
+
+// Resolve returns the component as the runtime runs it; argv, when set,
+// replaces its command and args (its placeholders are resolved all the same).
+func (c *Component) Resolve(argv []string) (*components.Component, error) {
+	rc := &components.Component{
+		APIVersion: components.APIVersion, Kind: "Component", Metadata: components.Metadata{Name: c.Name},
+		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Dir: c.Dir,
+	}
+	for _, io := range c.Inputs {
+		in := components.IO{Name: io.Name, Type: io.Type, Optional: io.Optional}
+		if io.Default != nil {
+			in.Default.Kind, in.Default.Tag, in.Default.Value = yaml.ScalarNode, "!!str", *io.Default
+		}
+		rc.Inputs = append(rc.Inputs, in)
+	}
+	for _, io := range c.Outputs {
+		rc.Outputs = append(rc.Outputs, components.IO{Name: io.Name, Type: io.Type, Path: io.Path})
+	}
+	if len(argv) > 0 {
+		rc.Command, rc.Args = argv, nil
+	}
+	if len(rc.Command) == 0 {
+		return nil, fmt.Errorf("component %s: empty command", c.Name)
+	}
+	if err := rc.CheckArgv(); err != nil {
+		return nil, fmt.Errorf("component %s: %v", c.Name, err)
+	}
+	return rc, nil
+}
+
+// Argv is the component's argv template: command then args.
+func (c *Component) Argv() []string { return append(append([]string{}, c.Command...), c.Args...) }
+
+// Invocation evaluates the wiring for component c (from Resolve) with the
+// run-time values v: input parameter values, input artifact URIs in store s,
+// and the step's env. The local runner, `pipectl exec` and the rank pods
+// all make a step's invocation with it.
+func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values) (*components.Invocation, error) {
+	if w.Step == "" {
+		return nil, fmt.Errorf("the step spec names no step")
+	}
+	if v.Run == "" {
+		return nil, fmt.Errorf("no run id (want --run RUN)")
+	}
+	inv := &components.Invocation{Component: c, Run: v.Run, Step: w.Step, Params: map[string]string{}, Inputs: map[string]string{}}
+	for _, name := range slices.Sorted(maps.Keys(w.Params)) {
+		val, err := w.Params[name].Eval(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %v", name, err)
+		}
+		inv.Params[name] = val
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
+		ref := w.Inputs[name]
+		if uri, ok := v.Artifacts[name]; ok {
+			inv.Inputs[name] = uri
+			continue
+		}
+		if ref.Step == "" || ref.Output == "" {
+			return nil, fmt.Errorf("input %q: the step spec names no producing step and output", name)
+		}
+		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
+	}
+	for _, e := range w.Env {
+		val, err := e.Value.Eval(v)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %v", e.Name, err)
+		}
+		inv.Env = append(inv.Env, e.Name+"="+val)
+	}
+	return inv, nil
+}
+
+// Eval evaluates the condition with the run's parameter values; output
+// gives the value of an upstream output parameter. Both sides are compared
+// as values of c.Type (components.Equal).
+func (c *Condition) Eval(v Values, output func(OutputRef) (string, error)) (bool, error) {
+	side := func(o Operand) (string, error) {
+		switch {
+		case o.Param != "":
+			s, ok := v.Params[o.Param]
+			if !ok {
+				return "", fmt.Errorf("parameter %q has no value", o.Param)
+			}
+			return s, nil
+		case o.Output != nil:
+			return output(*o.Output)
+		default:
+			return o.Lit, nil
+		}
+	}
+	l, err := side(c.Left)
+	if err != nil {
+		return false, err
+	}
+	r, err := side(c.Right)
+	if err != nil {
+		return false, err
+	}
+	eq := components.Equal(c.Type, l, r)
+	if c.Op == OpNotEqual {
+		return !eq, nil
+	}
+	return eq, nil
+}

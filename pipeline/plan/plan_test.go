@@ -1,0 +1,336 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// pipelineYAML has a producer and a consumer wired every way a step input
+// can be: a param, a literal embedding a param, an upstream output
+// parameter, an upstream artifact; plus env and a when.
+const pipelineYAML = `
+apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: demo}
+params:
+  epochs: {type: int, default: 3}
+  tag: {type: string, default: "v1"}
+steps:
+  - name: prep
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: prep}
+      outputs:
+        - {name: data, type: Dataset}
+        - {name: rows, type: int}
+      image: example/prep:1
+      command: [prep, "{{outputs.data.path}}", "{{outputs.rows.path}}"]
+  - name: train
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      inputs:
+        - {name: data, type: Dataset}
+        - {name: epochs, type: int}
+        - {name: name, type: string}
+        - {name: rows, type: int}
+        - {name: lr, type: float, default: 0.1}
+      image: example/train:1
+      command: [train, "{{inputs.data.path}}", "{{inputs.epochs}}", "{{inputs.name}}", "{{inputs.rows}}", "{{inputs.lr}}"]
+    inputs:
+      data: "{{steps.prep.outputs.data}}"
+      epochs: "{{params.epochs}}"
+      name: "model-{{params.tag}}-final"
+      rows: "{{steps.prep.outputs.rows}}"
+    env: [{name: TAG, value: "{{params.tag}}"}, {name: PLAIN, value: "x"}]
+    when: "{{steps.prep.outputs.rows}} != 0"
+    retries: 2
+    timeout: 90s
+    cache: false
+    resources: {cpu: "2", gpu: 1}
+    tolerations: [{key: team, operator: Equal, value: ml, effect: NoSchedule}]
+`
+
+func load(t *testing.T, yaml string) *pipeline.Pipeline {
+	t.Helper()
+	p, err := pipeline.Parse(t.TempDir()+"/pipeline.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuildStep(t *testing.T) {
+	got, err := Build(load(t, pipelineYAML), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := "0.1"
+	two := resource.MustParse("2")
+	one := resource.MustParse("1")
+	want := &Step{
+		Pipeline: "demo", Name: "train",
+		Component: &Component{
+			Version: ComponentVersion, Name: "train",
+			Inputs: []IO{
+				{Name: "data", Type: "Dataset"}, {Name: "epochs", Type: "int"}, {Name: "name", Type: "string"},
+				{Name: "rows", Type: "int"}, {Name: "lr", Type: "float", Default: &lr},
+			},
+			Command: []string{"train", "{{inputs.data.path}}", "{{inputs.epochs}}", "{{inputs.name}}", "{{inputs.rows}}", "{{inputs.lr}}"},
+			Dir:     got.Component.Dir,
+		},
+		Wiring: &Wiring{
+			Version: WiringVersion, Step: "train",
+			Params: map[string]Text{
+				"epochs": {{Param: "epochs"}},
+				"name":   {{Lit: "model-"}, {Param: "tag"}, {Lit: "-final"}},
+				"rows":   {{Upstream: "rows"}},
+			},
+			Inputs:   map[string]OutputRef{"data": {Step: "prep", Output: "data"}},
+			Env:      []EnvText{{Name: "TAG", Value: Text{{Param: "tag"}}}, {Name: "PLAIN", Value: Text{{Lit: "x"}}}},
+			Upstream: map[string]OutputRef{"rows": {Step: "prep", Output: "rows"}},
+		},
+		Deps:    []string{"prep"},
+		When:    &Condition{Left: Operand{Output: &OutputRef{Step: "prep", Output: "rows"}}, Op: "!=", Right: Operand{Lit: "0"}, Type: "int", Source: "{{steps.prep.outputs.rows}} != 0"},
+		Retries: 2, Timeout: Duration(90 * time.Second), Cache: false, Image: "example/train:1",
+		Pod: Pod{
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"cpu": two, "nvidia.com/gpu": one},
+				Limits:   corev1.ResourceList{"cpu": two, "nvidia.com/gpu": one},
+			},
+			Tolerations: []corev1.Toleration{
+				{Key: "team", Operator: "Equal", Value: "ml", Effect: "NoSchedule"},
+				{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Build (-want +got):\n%s", diff)
+	}
+	if got.Component.Dir == "" {
+		t.Error("the component's directory is not kept for local runs")
+	}
+	if diff := cmp.Diff([]string{"epochs", "tag"}, got.Wiring.ParamNames()); diff != "" {
+		t.Errorf("ParamNames (-want +got):\n%s", diff)
+	}
+}
+
+// distributedYAML is a one-step pipeline whose step has the given
+// distributed block (and step-level fields).
+func distributedYAML(step string) string {
+	return `
+apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: ddp}
+steps:
+  - name: train
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      image: example/train:1
+      command: [python3, train.py]
+` + step
+}
+
+func TestBuildDistributed(t *testing.T) {
+	gpuTol := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	for _, tc := range []struct {
+		name, step string
+		want       Distributed
+	}{{
+		name: "defaults: one process per node, unbounded /dev/shm",
+		step: "    distributed: {nodes: 2}\n",
+		want: Distributed{Nodes: 2, ProcsPerNode: 1, LocalProcsPerNode: 1},
+	}, {
+		name: "GPUs: a process per GPU on Kubernetes (one locally), the GPU taint tolerated, /dev/shm half the memory",
+		step: "    distributed: {nodes: 2, resources: {memory: 64Gi, gpu: 4}}\n",
+		want: Distributed{Nodes: 2, ProcsPerNode: 4, LocalProcsPerNode: 1, ShmSize: "32Gi", Pod: Pod{
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"memory": resource.MustParse("64Gi"), "nvidia.com/gpu": resource.MustParse("4")},
+				Limits:   corev1.ResourceList{"memory": resource.MustParse("64Gi"), "nvidia.com/gpu": resource.MustParse("4")},
+			},
+			Tolerations: []corev1.Toleration{gpuTol},
+		}},
+	}, {
+		name: "procsPerNode and shmSize as written win; step-level resources shape the ranks",
+		step: "    resources: {memory: 3Gi, gpu: 8}\n    distributed: {nodes: 1, procsPerNode: 2, shmSize: 1Gi, tolerations: [{operator: Exists}]}\n",
+		want: Distributed{Nodes: 1, ProcsPerNode: 2, LocalProcsPerNode: 2, ShmSize: "1Gi", Pod: Pod{
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"memory": resource.MustParse("3Gi"), "nvidia.com/gpu": resource.MustParse("8")},
+				Limits:   corev1.ResourceList{"memory": resource.MustParse("3Gi"), "nvidia.com/gpu": resource.MustParse("8")},
+			},
+			// A toleration of every taint covers the GPU's: none is added.
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		}},
+	}, {
+		name: "gang, placement and timeouts",
+		step: "    distributed:\n      nodes: 3\n      maxRestarts: 2\n      startupTimeout: 5m\n      port: 29400\n      priorityClass: high\n" +
+			"      nodeSelector: {pool: a100}\n      gang: {podGroup: {scheduler: volcano, timeout: 90s}}\n" +
+			"      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname}]}}\n",
+		want: Distributed{
+			Nodes: 3, ProcsPerNode: 1, LocalProcsPerNode: 1, MaxRestarts: 2, StartupTimeout: Duration(5 * time.Minute), Port: 29400,
+			Pod: Pod{
+				NodeSelector: map[string]string{"pool": "a100"}, PriorityClassName: "high",
+				Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "kubernetes.io/hostname"}},
+				}},
+			},
+			Gang: &Gang{PodGroupScheduler: "volcano", PodGroupTimeout: Duration(90 * time.Second)},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, err := Build(load(t, distributedYAML(tc.step)), "train")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&tc.want, sp.Distributed); diff != "" {
+				t.Errorf("Distributed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for _, tc := range []struct{ step, want string }{
+		{"    resources: {cpu: lots}\n", `resources.cpu: "lots" is not a quantity`},
+		{"    tolerations: [{key: k, operator: Maybe}]\n", `tolerations[0].operator: expected Equal or Exists, got "Maybe"`},
+		{"    distributed: {nodes: 1, affinity: {nodeAffinity: {bogus: 1}}}\n", "distributed: distributed.affinity: not a Kubernetes affinity"},
+	} {
+		_, err := Build(load(t, distributedYAML(tc.step)), "train")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.step, err, tc.want)
+		}
+	}
+	if _, err := Build(load(t, distributedYAML("")), "nope"); err == nil || !strings.Contains(err.Error(), `no step "nope"`) {
+		t.Errorf("unknown step: %v", err)
+	}
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	sp, err := Build(load(t, pipelineYAML), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Encode(sp.Component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := DecodeComponent(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *sp.Component
+	want.Dir = "" // does not travel
+	if diff := cmp.Diff(&want, comp); diff != "" {
+		t.Errorf("component (-want +got):\n%s", diff)
+	}
+	ws, err := Encode(sp.Wiring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := DecodeWiring(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantW := *sp.Wiring
+	wantW.Upstream = nil // travels as --upstream values
+	if diff := cmp.Diff(&wantW, w); diff != "" {
+		t.Errorf("wiring (-want +got):\n%s", diff)
+	}
+	l := &Launch{Version: LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: Duration(time.Minute)}}
+	ls, err := Encode(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeLaunch(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(l, back); diff != "" {
+		t.Errorf("launch (-want +got):\n%s", diff)
+	}
+	if _, err := DecodeLaunch(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 2") {
+		t.Errorf("a spec of another version: %v", err)
+	}
+	if _, err := DecodeWiring(cs); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("a component given as the step: %v", err)
+	}
+}
+
+func TestInvocation(t *testing.T) {
+	sp, err := Build(load(t, pipelineYAML), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sp.Component.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Values are inserted as they are and never parsed again.
+	v := Values{Run: "r1", Params: map[string]string{"epochs": "3", "tag": "{{params.epochs}}"}, Upstream: map[string]string{"rows": "$(ROWS)"}}
+	inv, err := sp.Wiring.Invocation(c, store, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"epochs": "3", "name": "model-{{params.epochs}}-final", "rows": "$(ROWS)"}, inv.Params); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"data": store.URI("r1/prep/data")}, inv.Inputs); diff != "" {
+		t.Errorf("inputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"TAG={{params.epochs}}", "PLAIN=x"}, inv.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	env := inv.Environ([]string{"HOME=/h"})
+	if diff := cmp.Diff([]string{"HOME=/h", "TAG={{params.epochs}}", "PLAIN=x", "PIPECTL_RUN_ID=r1", "PIPECTL_STEP=train"}, env); diff != "" {
+		t.Errorf("Environ (-want +got):\n%s", diff)
+	}
+	// A reused upstream step's artifact lives in an earlier run.
+	v.Artifacts = map[string]string{"data": "file:///old/r0/prep/data"}
+	if inv, err = sp.Wiring.Invocation(c, store, v); err != nil || inv.Inputs["data"] != "file:///old/r0/prep/data" {
+		t.Errorf("input with a known URI: %v, %v", inv.Inputs, err)
+	}
+	delete(v.Upstream, "rows")
+	if _, err := sp.Wiring.Invocation(c, store, v); err == nil || !strings.Contains(err.Error(), `want --upstream rows=VALUE`) {
+		t.Errorf("missing upstream value: %v", err)
+	}
+	if _, err := sp.Component.Resolve([]string{"sh", "{{inputs.nope}}"}); err == nil {
+		t.Error("an argv naming an undeclared input was accepted")
+	}
+}
+
+func TestConditionEval(t *testing.T) {
+	out := func(r OutputRef) (string, error) { return map[string]string{"ok": " 1\n"}[r.Output], nil }
+	for _, tc := range []struct {
+		cond Condition
+		want bool
+	}{
+		{Condition{Left: Operand{Param: "flag"}, Op: OpEqual, Right: Operand{Lit: "true"}, Type: "bool"}, true},
+		{Condition{Left: Operand{Param: "flag"}, Op: OpEqual, Right: Operand{Lit: "true"}, Type: "string"}, false},
+		{Condition{Left: Operand{Param: "mode"}, Op: OpNotEqual, Right: Operand{Lit: "fast"}, Type: "string"}, false},
+		{Condition{Left: Operand{Output: &OutputRef{Step: "s", Output: "ok"}}, Op: OpEqual, Right: Operand{Lit: "true"}, Type: "bool"}, true},
+	} {
+		got, err := tc.cond.Eval(Values{Params: map[string]string{"flag": "True", "mode": "fast"}}, out)
+		if err != nil || got != tc.want {
+			t.Errorf("%+v = %v, %v; want %v", tc.cond, got, err, tc.want)
+		}
+	}
+	if _, err := (&Condition{Left: Operand{Param: "x"}, Op: OpEqual}).Eval(Values{}, out); err == nil {
+		t.Error("a parameter without a value compared")
+	}
+}

@@ -1,0 +1,222 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"pipectl.dev/pipectl/components"
+)
+
+// Step is the plan of one step: everything any backend needs to run it.
+// Build makes it from a loaded pipeline; it is never re-derived from
+// environment variables, container args or Kubernetes objects.
+type Step struct {
+	// Pipeline is the pipeline's metadata.name.
+	Pipeline string `json:"pipeline"`
+	// Name is the step's name.
+	Name string `json:"name"`
+	// Component is the program and its typed inputs and outputs.
+	Component *Component `json:"component"`
+	// Wiring gives each input its value and the program its step env.
+	Wiring *Wiring `json:"wiring"`
+	// Deps are the steps that must succeed first, sorted.
+	Deps []string `json:"deps,omitempty"`
+	// When, when set, runs the step only if it holds.
+	When *Condition `json:"when,omitempty"`
+	// Retries is how many times a failed attempt is tried again.
+	Retries int `json:"retries,omitempty"`
+	// Timeout bounds one attempt (0: no bound).
+	Timeout Duration `json:"timeout,omitempty"`
+	// Cache is false when the step must never reuse earlier outputs.
+	Cache bool `json:"cache"`
+	// Image is the component's container image ("" when it has none: the
+	// step then runs only locally).
+	Image string `json:"image,omitempty"`
+	// Pod shapes the step's pod on Kubernetes (a distributed step's rank
+	// pods are shaped by Distributed.Pod instead).
+	Pod Pod `json:"pod"`
+	// Distributed, when set, makes the step a gang of ranks.
+	Distributed *Distributed `json:"distributed,omitempty"`
+}
+
+// Component is a component as `pipectl exec` receives it (--component):
+// its declared inputs with their defaults as text, outputs, argv and env
+// templates. It is the same for every step that runs the component.
+type Component struct {
+	// Version is ComponentVersion.
+	Version int `json:"v"`
+	// Name is the component's metadata.name.
+	Name string `json:"name"`
+	// Inputs and Outputs are the component's declared inputs and outputs.
+	Inputs  []IO `json:"inputs,omitempty"`
+	Outputs []IO `json:"outputs,omitempty"`
+	// Command and Args are the program's argv, with placeholders.
+	Command []string `json:"command"`
+	Args    []string `json:"args,omitempty"`
+	// Env sets environment variables (values may hold placeholders).
+	Env []components.EnvVar `json:"env,omitempty"`
+	// WorkingDir is where the program runs: absolute, or relative to Dir
+	// (locally) or to the image's WORKDIR (in a pod).
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// Dir is the directory of the component's file on this machine; it
+	// does not travel (a pod has the image's WORKDIR instead).
+	Dir string `json:"-"`
+}
+
+// IO is one input or output of a Component.
+type IO struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Default is the default of an input parameter, as the loader gives it.
+	Default *string `json:"default,omitempty"`
+	// Optional marks an input that may be left out.
+	Optional bool `json:"optional,omitempty"`
+	// Path is the fixed path the program writes an output at (KFP's fileOutputs).
+	Path string `json:"path,omitempty"`
+}
+
+// Wiring is how one step feeds its component (--step): what each input
+// gets and the step's env. Values are Texts made at run time.
+type Wiring struct {
+	// Version is WiringVersion.
+	Version int `json:"v"`
+	// Step is the step's name: outputs go to <run>/<step>/<output>.
+	Step string `json:"step"`
+	// Params give input parameters their values, by input name.
+	Params map[string]Text `json:"params,omitempty"`
+	// Inputs give input artifacts their producers, by input name: the
+	// artifact is <run>/<step>/<output> in the store.
+	Inputs map[string]OutputRef `json:"inputs,omitempty"`
+	// Env adds variables to the program's environment.
+	Env []EnvText `json:"env,omitempty"`
+	// Upstream names the step output behind each Upstream part, by the
+	// input it feeds. It does not travel: at run time the values come as
+	// --upstream INPUT=VALUE.
+	Upstream map[string]OutputRef `json:"-"`
+}
+
+// OutputRef names an output of a step of the same run.
+type OutputRef struct {
+	Step   string `json:"step"`
+	Output string `json:"output"`
+}
+
+// Text is a value made at run time by concatenating its parts.
+type Text []Part
+
+// Part is one piece of a Text: literal text, the value of a pipeline
+// parameter, or the value of the upstream output parameter that feeds an
+// input. Exactly one field is set; none means the empty string.
+type Part struct {
+	Lit      string `json:"lit,omitempty"`
+	Param    string `json:"param,omitempty"`
+	Upstream string `json:"upstream,omitempty"`
+}
+
+// EnvText is an environment variable whose value is made at run time.
+type EnvText struct {
+	Name  string `json:"name"`
+	Value Text   `json:"value"`
+}
+
+// Condition is a step's when: Left Op Right, both sides compared as
+// values of Type (see components.Equal).
+type Condition struct {
+	Left  Operand `json:"left"`
+	Op    string  `json:"op"`
+	Right Operand `json:"right"`
+	// Type is the parameter type the sides are compared as
+	// (pipeline.CompareType): a bool True equals true, an int 007 equals 7;
+	// string compares trimmed text.
+	Type string `json:"type"`
+	// Source is the condition as written, for messages.
+	Source string `json:"source"`
+}
+
+// Operand is one side of a Condition: a literal, a pipeline parameter or
+// an output parameter of an upstream step. Exactly one field is set.
+type Operand struct {
+	Lit    string     `json:"lit,omitempty"`
+	Param  string     `json:"param,omitempty"`
+	Output *OutputRef `json:"output,omitempty"`
+}
+
+// Condition operators.
+const (
+	OpEqual    = "=="
+	OpNotEqual = "!="
+)
+
+// Pod is how a pod is sized and placed on Kubernetes. Resources are
+// requests with equal limits; Tolerations include the NoSchedule
+// toleration of the GPU resource when GPUs are requested.
+type Pod struct {
+	Resources         corev1.ResourceRequirements `json:"resources"`
+	NodeSelector      map[string]string           `json:"nodeSelector,omitempty"`
+	Tolerations       []corev1.Toleration         `json:"tolerations,omitempty"`
+	Affinity          *corev1.Affinity            `json:"affinity,omitempty"`
+	PriorityClassName string                      `json:"priorityClassName,omitempty"`
+}
+
+// Distributed is the rank topology and placement of a distributed step:
+// Nodes × ProcsPerNode rank processes.
+type Distributed struct {
+	// Nodes is the number of nodes (rank pods on Kubernetes).
+	Nodes int `json:"nodes"`
+	// ProcsPerNode is the number of rank processes per node: as written,
+	// else the GPUs per rank pod, else 1.
+	ProcsPerNode int `json:"procsPerNode"`
+	// LocalProcsPerNode is the number of rank processes per node of a local
+	// run: as written, else 1 (resources are for Kubernetes). It does not
+	// travel.
+	LocalProcsPerNode int `json:"-"`
+	// MaxRestarts is how often the whole gang is restarted after a rank fails.
+	MaxRestarts int `json:"maxRestarts,omitempty"`
+	// StartupTimeout bounds the time until every rank runs (Kubernetes; 0
+	// for the launcher's default).
+	StartupTimeout Duration `json:"startupTimeout,omitempty"`
+	// Port is MASTER_PORT on Kubernetes (0 for DefaultPort); locally a free
+	// port is used.
+	Port int `json:"port,omitempty"`
+	// ShmSize is the size limit of each rank pod's memory-backed /dev/shm:
+	// as written, else half the rank's memory limit; "" means unbounded.
+	ShmSize string `json:"shmSize,omitempty"`
+	// Pod shapes each rank pod.
+	Pod
+	// Gang selects gang scheduling on Kubernetes.
+	Gang *Gang `json:"gang,omitempty"`
+}
+
+// Gang selects how all ranks are admitted together on Kubernetes.
+type Gang struct {
+	// KueueQueue is the Kueue LocalQueue that admits the JobSet.
+	KueueQueue string `json:"kueueQueue,omitempty"`
+	// PodGroupScheduler is coscheduling or volcano; PodGroupTimeout its
+	// schedule timeout.
+	PodGroupScheduler string   `json:"podGroupScheduler,omitempty"`
+	PodGroupTimeout   Duration `json:"podGroupTimeout,omitempty"`
+}
+
+// Duration is a time.Duration that travels as Go's text form ("1h30m0s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("expected a duration such as \"90s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("expected a duration such as \"90s\", got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}

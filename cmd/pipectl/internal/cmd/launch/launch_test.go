@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -90,6 +91,57 @@ func TestDryRunExample(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "status") {
 		t.Errorf("the dry run prints a status")
+	}
+}
+
+// TestDryRunGPURanks: with GPUs per rank pod and no procsPerNode, each pod
+// runs a rank per GPU; /dev/shm is memory-backed, half the memory limit.
+func TestDryRunGPURanks(t *testing.T) {
+	f, out, _ := testFactory(t)
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(file, []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: g}
+steps:
+  - name: train
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: t}
+      image: x:1
+      command: [python3, t.py]
+    distributed: {nodes: 2, resources: {memory: 16Gi, gpu: 4}}
+`), 0o644)
+	if err := runLaunch(t, f, nil, "--dry-run", "-f", file, "--step", "train", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var js jobsetv1alpha2.JobSet
+	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
+		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
+	}
+	pod := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+	env := map[string]string{}
+	for _, e := range pod.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["LOCAL_WORLD_SIZE"] != "4" || env["WORLD_SIZE"] != "8" {
+		t.Errorf("LOCAL_WORLD_SIZE %q WORLD_SIZE %q, want 4 and 8", env["LOCAL_WORLD_SIZE"], env["WORLD_SIZE"])
+	}
+	var shm *corev1.EmptyDirVolumeSource
+	for _, v := range pod.Volumes {
+		if v.Name == "dshm" {
+			shm = v.EmptyDir
+		}
+	}
+	if shm == nil || shm.Medium != corev1.StorageMediumMemory || shm.SizeLimit == nil || shm.SizeLimit.String() != "8Gi" {
+		t.Errorf("/dev/shm volume %+v, want memory-backed, 8Gi", shm)
+	}
+	mounted := false
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == "dshm" && m.MountPath == "/dev/shm")
+	}
+	if !mounted {
+		t.Errorf("rank container mounts %+v, want dshm at /dev/shm", pod.Containers[0].VolumeMounts)
 	}
 }
 

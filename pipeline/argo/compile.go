@@ -37,11 +37,11 @@ const (
 	DefaultLauncherServiceAccount = "pipectl-launcher"
 )
 
-// Environment variables of step and rank containers.
+// Environment variables of step, launcher and rank containers (the S3
+// endpoint is artifacts.EnvS3Endpoint; the store root artifacts.EnvRoot).
 const (
 	EnvAccessKey = "AWS_ACCESS_KEY_ID"
 	EnvSecretKey = "AWS_SECRET_ACCESS_KEY"
-	EnvEndpoint  = "AWS_ENDPOINT_URL_S3"
 	EnvRegion    = "AWS_REGION"
 	EnvPodName   = "POD_NAME"
 	EnvPodUID    = "POD_UID"
@@ -464,7 +464,7 @@ func (c *compiler) storeEnv() []corev1.EnvVar {
 		}
 	}
 	if c.opts.S3Endpoint != "" {
-		env = append(env, corev1.EnvVar{Name: EnvEndpoint, Value: c.opts.S3Endpoint})
+		env = append(env, corev1.EnvVar{Name: artifacts.EnvS3Endpoint, Value: c.opts.S3Endpoint})
 	}
 	if c.opts.S3Region != "" {
 		env = append(env, corev1.EnvVar{Name: EnvRegion, Value: c.opts.S3Region})

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,4 +23,43 @@ type KubeLogs struct {
 // Open follows the container's log.
 func (k KubeLogs) Open(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error) {
 	return k.Client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+}
+
+func (s *session) prefix(node int) string {
+	if s.perPod {
+		return fmt.Sprintf("[rank %d] ", node)
+	}
+	return fmt.Sprintf("[node %d] ", node)
+}
+
+func (s *session) who(node int) string {
+	if s.perPod {
+		return fmt.Sprintf("rank %d", node)
+	}
+	return fmt.Sprintf("node %d", node)
+}
+
+// stream copies a rank container's log to Out, line by line with its prefix.
+func (s *session) stream(ctx context.Context, rp *rankPod, pod string) {
+	defer s.logs.Done()
+	defer rp.log.Flush()
+	logs := s.l.Logs
+	if logs == nil {
+		logs = KubeLogs{Client: s.l.Kube}
+	}
+	for try := 0; ; try++ {
+		r, err := logs.Open(ctx, s.ns, pod, RankContainer)
+		if err == nil {
+			_, err = io.Copy(rp.log, r)
+			r.Close()
+			if err == nil || ctx.Err() != nil {
+				return
+			}
+		}
+		if ctx.Err() != nil || try >= 4 {
+			s.l.logf("%s: cannot stream the log of pod %s: %v", s.who(rp.node), pod, err)
+			return
+		}
+		sleep(ctx, s.l.retry())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"pipectl.dev/pipectl/artifacts"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,5 +53,18 @@ func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) 
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		table(tw)
 		return tw.Flush()
+	}
+}
+
+// PrintOutputs reports a step's outputs on w, one line each, after who:
+// "who: output NAME = VALUE" for a parameter, "who: output NAME → URI (N
+// bytes)" for an artifact.
+func PrintOutputs(w io.Writer, who string, records []artifacts.OutputRecord) {
+	for _, r := range records {
+		if r.Value != nil {
+			fmt.Fprintf(w, "%s: output %s = %s\n", who, r.Name, *r.Value)
+		} else {
+			fmt.Fprintf(w, "%s: output %s → %s (%d bytes)\n", who, r.Name, r.URI, r.Size)
+		}
 	}
 }

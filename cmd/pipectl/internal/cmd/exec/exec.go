@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,45 +126,32 @@ func execRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs, stopSignals := cmdutil.StopSignals(opts.Signals)
-	defer stopSignals()
-	var got os.Signal
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case got = <-sigs:
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", got, opts.GracePeriod)
-			cancel()
-		case <-ctx.Done():
-		}
-		close(stopped)
-	}()
-
+	var stopper cmdutil.Stopper
+	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
+		fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", sig, opts.GracePeriod)
+	})
+	defer release()
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
 	}
-	work := opts.WorkDir
-	if work == "" {
-		if work, err = os.MkdirTemp("", "pipectl-exec-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(work)
-	} else if err := os.MkdirAll(work, 0o755); err != nil {
+	work, cleanup, err := workDir(opts.WorkDir)
+	if err != nil {
 		return err
 	}
-	rt := &components.Runtime{Store: store}
-	stdout, stderr := opts.IO.Out, opts.IO.ErrOut
+	defer cleanup()
+	req := components.ExecRequest{
+		WorkDir: work, OutputParams: opts.OutputParams,
+		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut,
+		GracePeriod: opts.GracePeriod,
+	}
 	if opts.KeepLog && !opts.Gang {
 		kept, err := newStepLog(work)
 		if err != nil {
 			return err
 		}
 		defer kept.close()
-		stdout, stderr = kept.tee(stdout), kept.tee(stderr)
+		req.Stdout, req.Stderr = kept.tee(req.Stdout), kept.tee(req.Stderr)
 		defer func() {
 			// Uploaded whatever happened, with a context of its own: the
 			// run's may be cancelled.
@@ -174,56 +160,66 @@ func execRun(opts *Options) error {
 			}
 		}()
 	}
-	req := components.ExecRequest{
-		WorkDir:      work,
-		OutputParams: opts.OutputParams,
-		Stdout:       stdout, Stderr: stderr,
-		GracePeriod: opts.GracePeriod,
-	}
-	var records []artifacts.OutputRecord
 	req.Invocation, err = invocation(comp, w, opts.Argv, store, plan.Values{Run: opts.Run, Params: params, Upstream: upstream})
-	switch {
-	case err != nil && opts.Gang:
-		err = &launcher.ConfigError{Err: err}
-	case err != nil:
-	case opts.Gang:
-		getenv := opts.Factory.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		node, nerr := rankenv.NodeFromEnv(getenv)
-		if nerr != nil {
-			err = &launcher.ConfigError{Err: nerr}
-		} else {
-			records, err = launcher.ExecNode(ctx, rt, req, node)
-		}
-	default:
-		records, err = rt.Exec(ctx, req)
+	var records []artifacts.OutputRecord
+	if err == nil || opts.Gang {
+		records, err = run(ctx, opts, &components.Runtime{Store: store}, req, err)
 	}
-	cancel()
-	<-stopped
+	release()
+	if err := execError(w.Step, stopper.Signal(), err); err != nil {
+		return err
+	}
+	cmdutil.PrintOutputs(req.Stderr, "pipectl exec", records)
+	return nil
+}
+
+// workDir is dir, made if missing, or a temporary directory removed by cleanup.
+func workDir(dir string) (work string, cleanup func(), err error) {
+	if dir != "" {
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
+	}
+	if work, err = os.MkdirTemp("", "pipectl-exec-"); err != nil {
+		return "", nil, err
+	}
+	return work, func() { os.RemoveAll(work) }, nil
+}
+
+// run runs the invocation: as the step's only process, or with --gang as
+// one node of a distributed step, its place in the gang read from the rank
+// env. With --gang, a bad invocation (invErr) is a *launcher.ConfigError.
+func run(ctx context.Context, opts *Options, rt *components.Runtime, req components.ExecRequest, invErr error) ([]artifacts.OutputRecord, error) {
+	if !opts.Gang {
+		return rt.Exec(ctx, req)
+	}
+	if invErr != nil {
+		return nil, &launcher.ConfigError{Err: invErr}
+	}
+	getenv := opts.Factory.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	node, err := rankenv.NodeFromEnv(getenv)
+	if err != nil {
+		return nil, &launcher.ConfigError{Err: err}
+	}
+	return launcher.ExecNode(ctx, rt, req, node)
+}
+
+// execError maps how the step ended to the command's error and exit code:
+// 128+signal when stopped, launcher.ExitConfig for what no restart heals,
+// the program's exit code.
+func execError(step string, sig os.Signal, err error) error {
 	var ee *components.ExitError
 	var ce *launcher.ConfigError
 	switch {
-	case got != nil:
-		code := cmdutil.ExitCancelled
-		if s, ok := got.(syscall.Signal); ok {
-			code = 128 + int(s)
-		}
-		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v", w.Step, got)}
+	case sig != nil:
+		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v", step, sig)}
 	case errors.As(err, &ce):
-		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", w.Step, err)}
+		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", step, err)}
 	case errors.As(err, &ee):
-		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", w.Step, err)}
+		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", step, err)}
 	case err != nil:
-		return fmt.Errorf("step %s: %w", w.Step, err)
-	}
-	for _, r := range records {
-		if r.Value != nil {
-			fmt.Fprintf(stderr, "pipectl exec: output %s = %s\n", r.Name, *r.Value)
-		} else {
-			fmt.Fprintf(stderr, "pipectl exec: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
-		}
+		return fmt.Errorf("step %s: %w", step, err)
 	}
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -215,6 +215,56 @@ func launchRun(opts *Options) error {
 	if opts.DryRun {
 		return dryRun(opts)
 	}
+	cs, p, err := target(opts)
+	if err != nil {
+		return err
+	}
+	var stopper cmdutil.Stopper
+	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, nil)
+	defer release()
+	if d := time.Duration(p.launch.Timeout); d > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
+		defer stop()
+	}
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	run, step := opts.Run, p.step
+	// A record left by an earlier attempt must not stand for this one's.
+	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
+		return fmt.Errorf("clear the step's outputs record: %w", err)
+	}
+	l := &launcher.Launcher{
+		Clients: cs, Logs: opts.Logs,
+		Out: opts.IO.Out, ErrOut: opts.IO.ErrOut,
+		StartupTimeout: startupTimeout(p.launch), Keep: opts.Keep,
+		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
+	}
+	nodes, procs := max(p.launch.Nodes, 1), max(p.launch.ProcsPerNode, 1)
+	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, nodes, procs)
+	res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
+	if terminalAt := timings(opts.IO.ErrOut, res, err); !terminalAt.IsZero() {
+		defer func() {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
+		}()
+	}
+	if err := launchError(ctx, step, stopper.Signal(), err); err != nil {
+		return err
+	}
+	records, err := launcher.CollectOutputs(ctx, store, run, step, p.outputs, opts.OutputParams)
+	if err != nil {
+		return err
+	}
+	cmdutil.PrintOutputs(opts.IO.ErrOut, "pipectl launch", records)
+	return nil
+}
+
+// target decodes the flags and connects to the cluster: the namespace is
+// -n, else the launcher pod's, else the kubeconfig's; the owner of the
+// JobSet is the launcher pod (from the downward API).
+func target(opts *Options) (launcher.Clients, *objects, error) {
 	clients := opts.Clients
 	if clients == nil {
 		clients = func() (launcher.Clients, string, error) { return kubeClients(opts.Factory) }
@@ -229,11 +279,11 @@ func launchRun(opts *Options) error {
 	}
 	// Decode everything before touching the cluster: a bad flag fails fast.
 	if _, err := decode(opts.ExecFlags, opts.Argv, ns, owner); err != nil {
-		return err
+		return launcher.Clients{}, nil, err
 	}
 	cs, kubeNS, err := clients()
 	if err != nil {
-		return fmt.Errorf("kubernetes: %w", err)
+		return launcher.Clients{}, nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	if ns == "" {
 		ns = kubeNS
@@ -242,77 +292,36 @@ func launchRun(opts *Options) error {
 		ns = "default"
 	}
 	p, err := decode(opts.ExecFlags, opts.Argv, ns, owner)
-	if err != nil {
-		return err
-	}
-	startup := startupTimeout(p.launch)
+	return cs, p, err
+}
 
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	if d := time.Duration(p.launch.Timeout); d > 0 {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
-		defer stop()
-	}
-	sigs, stopSignals := cmdutil.StopSignals(opts.Signals)
-	defer stopSignals()
-	var got os.Signal
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case got = <-sigs:
-			cancel(fmt.Errorf("stopped by %v", got))
-		case <-done:
-		}
-	}()
-
-	store, err := opts.Factory.Store(ctx)
-	if err != nil {
-		return err
-	}
-	run, step := opts.Run, p.step
-	// A record left by an earlier attempt must not stand for this one's.
-	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
-		return fmt.Errorf("clear the step's outputs record: %w", err)
-	}
-	l := &launcher.Launcher{
-		Clients: cs, Logs: opts.Logs,
-		Out: opts.IO.Out, ErrOut: opts.IO.ErrOut,
-		StartupTimeout: startup, Keep: opts.Keep,
-		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
-	}
-	nodes, procs := max(p.launch.Nodes, 1), max(p.launch.ProcsPerNode, 1)
-	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, nodes, procs)
-	res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
-	if res != nil && res.PodsCreated > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
-	}
+// timings prints the launch-to-pods-created timing of a run and returns
+// when the launcher saw the JobSet terminal (zero if it did not).
+func timings(w io.Writer, res *launcher.Result, err error) time.Time {
 	var fe *launcher.FailedError
-	if errors.As(err, &fe) && fe.Result.PodsCreated > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing launch-to-pods-created=%s\n", fe.Result.PodsCreated)
+	if res == nil && errors.As(err, &fe) {
+		res = &fe.Result
 	}
-	var terminalAt time.Time
-	if res != nil {
-		terminalAt = res.Terminal
-	} else if fe != nil {
-		terminalAt = fe.Result.Terminal
+	if res == nil {
+		return time.Time{}
 	}
-	defer func() {
-		if !terminalAt.IsZero() {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
-		}
-	}()
+	if res.PodsCreated > 0 {
+		fmt.Fprintf(w, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
+	}
+	return res.Terminal
+}
+
+// launchError maps how the launcher ended to the command's error and exit
+// code: 128+signal when stopped, 124 on the step's timeout, the failed
+// rank's exit code.
+func launchError(ctx context.Context, step string, sig os.Signal, err error) error {
+	var fe *launcher.FailedError
 	switch {
-	case got != nil:
-		code := cmdutil.ExitCancelled
-		if s, ok := got.(syscall.Signal); ok {
-			code = 128 + int(s)
-		}
-		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s stopped by %v; its JobSet was deleted", step, got)}
+	case sig != nil:
+		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v; its JobSet was deleted", step, sig)}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &cmdutil.ExitError{Code: 124, Err: fmt.Errorf("step %s: %v; its JobSet was deleted", step, context.Cause(ctx))}
-	case fe != nil:
+	case errors.As(err, &fe):
 		code := int(fe.ExitCode)
 		if code <= 0 || code > 255 {
 			code = cmdutil.ExitError1
@@ -320,17 +329,6 @@ func launchRun(opts *Options) error {
 		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s: %w", step, err)}
 	case err != nil:
 		return fmt.Errorf("step %s: %w", step, err)
-	}
-	records, err := launcher.CollectOutputs(ctx, store, run, step, p.outputs, opts.OutputParams)
-	if err != nil {
-		return err
-	}
-	for _, r := range records {
-		if r.Value != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: output %s = %s\n", r.Name, *r.Value)
-		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: output %s → %s (%d bytes)\n", r.Name, r.URI, r.Size)
-		}
 	}
 	return nil
 }

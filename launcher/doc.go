@@ -5,17 +5,17 @@
 //
 // # Kubernetes
 //
-// BuildJobSet (pure) turns a step's plan.Launch into a JobSet of one
+// jobset.BuildJobSet (pure) turns a step's plan.Launch into a JobSet of one
 // replicated job "rank" of N Indexed pods (parallelism = completions = N),
 // with DNS hostnames and publishNotReadyAddresses on; BuildPodGroup makes
-// the PodGroup of a podGroup gang. Launcher.Run creates them, watches the
+// the PodGroup of a podGroup gang (package jobset). Launcher.Run creates them, watches the
 // JobSet and its pods until the JobSet is Completed or Failed (resuming
 // dropped watches), streams every rank's log, and deletes the JobSet.
 // CollectOutputs then checks what rank 0 published.
 //
 // Each rank pod copies pipectl in with an init container (as compiled step
 // pods do) and runs `/pipectl/pipectl exec --gang` with the launcher's exec
-// flags. The pod's env carries the rank contract (RankEnvVars): the node
+// flags. The pod's env carries the rank contract (jobset.RankEnvVars): the node
 // rank (NODE_RANK, PET_NODE_RANK) comes from the Job completion index
 // annotation through the downward API, MASTER_ADDR is rank 0's pod,
 // "<jobset>-rank-0-0.<jobset>".
@@ -50,8 +50,8 @@
 //
 // Any failed rank pod fails the Job (backoffLimit 0); the JobSet restarts
 // the whole gang up to maxRestarts times, BlockingRecreate (the old pods are
-// gone before new ones start). `pipectl exec --gang` exits with ExitConfig
-// (78) on a failure no restart heals (a bad spec, an undeclared input, a
+// gone before new ones start). `pipectl exec --gang` exits with
+// (jobset.ExitConfig, 78) on a failure no restart heals (a bad spec, an undeclared input, a
 // declared output the program did not write): the Job's podFailurePolicy
 // fails the Job on that exit code (reason PodFailurePolicy) and the JobSet's
 // failure policy rule fails the JobSet at once.

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pipectl.dev/pipectl/launcher/jobset"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -50,7 +51,7 @@ func podFailed(pod *corev1.Pod) bool {
 
 func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == RankContainer && cs.State.Terminated != nil {
+		if cs.Name == jobset.RankContainer && cs.State.Terminated != nil {
 			return cs.State.Terminated
 		}
 	}
@@ -76,7 +77,7 @@ func failureWhy(pod *corev1.Pod) string {
 		if t.Reason != "" {
 			why += " (" + t.Reason + ")"
 		}
-		if t.ExitCode == ExitConfig {
+		if t.ExitCode == jobset.ExitConfig {
 			why += ": a failure no restart heals"
 		}
 		return why

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ import (
 	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
 
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // fakeCluster is a fake API server whose watches the test drives.
@@ -126,23 +129,23 @@ func makePod(js string, node int, attempt int, phase corev1.PodPhase) *corev1.Po
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: "ml", UID: types.UID(name),
-			Labels:      map[string]string{jobsetv1alpha2.JobSetNameKey: js, LabelRestartAttempt: itoa(attempt)},
-			Annotations: map[string]string{AnnotationCompletionIndex: itoa(node)},
+			Labels:      map[string]string{jobsetv1alpha2.JobSetNameKey: js, jobset.LabelRestartAttempt: itoa(attempt)},
+			Annotations: map[string]string{jobset.AnnotationCompletionIndex: itoa(node)},
 		},
 		Status: corev1.PodStatus{Phase: phase},
 	}
 	switch phase {
 	case corev1.PodRunning:
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: RankContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobset.RankContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	case corev1.PodSucceeded:
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: RankContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobset.RankContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}
 	}
 	return p
 }
 
 func failedPod(js string, node, attempt int, code int32, at time.Time) *corev1.Pod {
 	p := makePod(js, node, attempt, corev1.PodFailed)
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: RankContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobset.RankContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(at),
 	}}}}
 	return p
@@ -193,8 +196,11 @@ func wait(t *testing.T, done chan runResult) runResult {
 }
 
 func testJobSet(nodes int) *jobsetv1alpha2.JobSet {
-	o := testOptions()
-	return BuildJobSet(makeSpec(nodes, 1).MaxRestarts(1).Obj(), o)
+	spec := &plan.Launch{
+		Version: plan.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
+		Distributed: plan.Distributed{Nodes: nodes, ProcsPerNode: 1, MaxRestarts: 1},
+	}
+	return jobset.BuildJobSet(spec, jobset.BuildOptions{Namespace: "ml", Step: "train", Exec: jobset.ExecArgs{Run: "run-1"}, Command: []string{"python3", "train.py"}})
 }
 
 // TestRunCompletes: terminal detection, resuming after a closed watch, logs
@@ -423,3 +429,5 @@ func TestCreateReplacesLeftover(t *testing.T) {
 		t.Errorf("deletions %v, want the leftover's (Foreground) and the finished one's", d)
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

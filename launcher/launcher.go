@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"pipectl.dev/pipectl/launcher/jobset"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 )
@@ -123,11 +123,7 @@ func (l *Launcher) createPodGroup(ctx context.Context, pg *unstructured.Unstruct
 	if l.Dynamic == nil {
 		return errors.New("a podGroup gang needs a dynamic client")
 	}
-	gvr := CoschedulingPodGroups
-	if strings.HasPrefix(pg.GetAPIVersion(), VolcanoPodGroups.Group+"/") {
-		gvr = VolcanoPodGroups
-	}
-	rc := l.Dynamic.Resource(gvr).Namespace(pg.GetNamespace())
+	rc := l.Dynamic.Resource(jobset.PodGroupResourceOf(pg)).Namespace(pg.GetNamespace())
 	_, err := rc.Create(ctx, pg, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Left by an earlier attempt of the step.
@@ -143,11 +139,7 @@ func (l *Launcher) createPodGroup(ctx context.Context, pg *unstructured.Unstruct
 }
 
 func (l *Launcher) deletePodGroup(ctx context.Context, pg *unstructured.Unstructured) {
-	gvr := CoschedulingPodGroups
-	if strings.HasPrefix(pg.GetAPIVersion(), VolcanoPodGroups.Group+"/") {
-		gvr = VolcanoPodGroups
-	}
-	if err := l.Dynamic.Resource(gvr).Namespace(pg.GetNamespace()).Delete(ctx, pg.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := l.Dynamic.Resource(jobset.PodGroupResourceOf(pg)).Namespace(pg.GetNamespace()).Delete(ctx, pg.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		l.logf("delete PodGroup %s: %v", pg.GetName(), err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"pipectl.dev/pipectl/launcher/jobset"
 )
 
 // LogSource opens the log of a container, following it until the
@@ -48,7 +49,7 @@ func (s *session) stream(ctx context.Context, rp *rankPod, pod string) {
 		logs = KubeLogs{Client: s.l.Kube}
 	}
 	for try := 0; ; try++ {
-		r, err := logs.Open(ctx, s.ns, pod, RankContainer)
+		r, err := logs.Open(ctx, s.ns, pod, jobset.RankContainer)
 		if err == nil {
 			_, err = io.Copy(rp.log, r)
 			r.Close()

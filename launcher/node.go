@@ -13,7 +13,7 @@ import (
 )
 
 // ConfigError is a failure of a rank that no restart can heal; `pipectl
-// exec --gang` exits with ExitConfig on it.
+// exec --gang` exits with jobset.ExitConfig on it.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pipectl.dev/pipectl/launcher/jobset"
 )
 
 // progress is the line of counts shown when it changes (s.mu held).
@@ -42,7 +43,7 @@ func (s *session) progress() string {
 		line += fmt.Sprintf(" (restart %d)", attempt)
 	}
 	if suspended(s.js) {
-		if q := s.js.Labels[LabelKueueQueue]; q != "" {
+		if q := s.js.Labels[jobset.LabelKueueQueue]; q != "" {
 			line += fmt.Sprintf(" (JobSet suspended: waiting for admission by Kueue queue %s)", q)
 		} else {
 			line += " (JobSet suspended: waiting for admission)"

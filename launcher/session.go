@@ -15,6 +15,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/jobset"
 )
 
 // rankPod is what the launcher knows of one pod of the JobSet.
@@ -93,7 +94,7 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 		if t == watch.Deleted {
 			rp.deleted = true
 		}
-		start := !rp.streaming && containerStarted(pod, RankContainer)
+		start := !rp.streaming && containerStarted(pod, jobset.RankContainer)
 		if start {
 			rp.streaming = true
 			rp.log = components.NewLineWriter(&s.outMu, s.prefix(rp.node), components.NewTail(DefaultTailLines), s.l.Out)
@@ -134,9 +135,9 @@ func (s *session) countAttempt(attempt int32) int {
 }
 
 func completionIndex(pod *corev1.Pod) int {
-	v, ok := pod.Annotations[AnnotationCompletionIndex]
+	v, ok := pod.Annotations[jobset.AnnotationCompletionIndex]
 	if !ok {
-		v = pod.Labels[AnnotationCompletionIndex]
+		v = pod.Labels[jobset.AnnotationCompletionIndex]
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
@@ -146,7 +147,7 @@ func completionIndex(pod *corev1.Pod) int {
 }
 
 func restartAttempt(pod *corev1.Pod) int32 {
-	n, _ := strconv.Atoi(pod.Labels[LabelRestartAttempt])
+	n, _ := strconv.Atoi(pod.Labels[jobset.LabelRestartAttempt])
 	return int32(n)
 }
 
@@ -166,7 +167,7 @@ func started(rp *rankPod) bool {
 	case corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed:
 		return true
 	}
-	return containerStarted(rp.pod, RankContainer)
+	return containerStarted(rp.pod, jobset.RankContainer)
 }
 
 // terminal returns the JobSet's terminal condition type, or "".

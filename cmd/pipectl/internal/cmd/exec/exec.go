@@ -17,6 +17,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -206,7 +207,7 @@ func run(ctx context.Context, opts *Options, rt *components.Runtime, req compone
 }
 
 // execError maps how the step ended to the command's error and exit code:
-// 128+signal when stopped, launcher.ExitConfig for what no restart heals,
+// 128+signal when stopped, jobset.ExitConfig for what no restart heals,
 // the program's exit code.
 func execError(step string, sig os.Signal, err error) error {
 	var ee *components.ExitError
@@ -215,7 +216,7 @@ func execError(step string, sig os.Signal, err error) error {
 	case sig != nil:
 		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v", step, sig)}
 	case errors.As(err, &ce):
-		return &cmdutil.ExitError{Code: launcher.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", step, err)}
+		return &cmdutil.ExitError{Code: jobset.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", step, err)}
 	case errors.As(err, &ee):
 		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", step, err)}
 	case err != nil:

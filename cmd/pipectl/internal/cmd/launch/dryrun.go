@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -62,8 +62,8 @@ func planned(opts *Options, ns string) (*objects, error) {
 
 // planStep loads the pipeline and returns the plan of the distributed step
 // opts.Step and the exec flags its ranks would get.
-func planStep(opts *Options) (*plan.Step, launcher.ExecArgs, error) {
-	var exec launcher.ExecArgs
+func planStep(opts *Options) (*plan.Step, jobset.ExecArgs, error) {
+	var exec jobset.ExecArgs
 	overrides, err := pipeline.ParseOverrides(opts.Values)
 	if err != nil {
 		return nil, exec, cmdutil.FlagErrorf("%v", err)
@@ -90,7 +90,7 @@ func planStep(opts *Options) (*plan.Step, launcher.ExecArgs, error) {
 	if err != nil {
 		return nil, exec, err
 	}
-	exec = launcher.ExecArgs{Run: opts.Run, Params: map[string]string{}, Upstream: map[string]string{}}
+	exec = jobset.ExecArgs{Run: opts.Run, Params: map[string]string{}, Upstream: map[string]string{}}
 	if exec.Run == "" {
 		exec.Run = DryRunRun
 	}

@@ -23,6 +23,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -157,12 +158,12 @@ type objects struct {
 
 // build makes the objects of a step: its JobSet (and PodGroup) from the
 // launch plan, each rank running `pipectl exec --gang` with exec.
-func build(ls *plan.Launch, comp *plan.Component, step string, exec launcher.ExecArgs, namespace string, owner *launcher.Owner) (*objects, error) {
+func build(ls *plan.Launch, comp *plan.Component, step string, exec jobset.ExecArgs, namespace string, owner *jobset.Owner) (*objects, error) {
 	c, err := comp.Resolve(exec.Argv)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("--component: %v", err)
 	}
-	o := launcher.BuildOptions{
+	o := jobset.BuildOptions{
 		Namespace: namespace,
 		Step:      step,
 		Exec:      exec,
@@ -171,13 +172,13 @@ func build(ls *plan.Launch, comp *plan.Component, step string, exec launcher.Exe
 	}
 	return &objects{
 		launch: ls, step: step, outputs: c.Outputs,
-		jobset:   launcher.BuildJobSet(ls, o),
-		podGroup: launcher.BuildPodGroup(ls, o),
+		jobset:   jobset.BuildJobSet(ls, o),
+		podGroup: jobset.BuildPodGroup(ls, o),
 	}, nil
 }
 
 // decode decodes the exec flags and builds the objects.
-func decode(e ExecFlags, argv []string, namespace string, owner *launcher.Owner) (*objects, error) {
+func decode(e ExecFlags, argv []string, namespace string, owner *jobset.Owner) (*objects, error) {
 	comp, err := plan.DecodeComponent(e.Component)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("%v", err)
@@ -198,7 +199,7 @@ func decode(e ExecFlags, argv []string, namespace string, owner *launcher.Owner)
 	if err != nil {
 		return nil, err
 	}
-	return build(ls, comp, w.Step, launcher.ExecArgs{
+	return build(ls, comp, w.Step, jobset.ExecArgs{
 		Run: e.Run, Component: e.Component, Step: e.Step,
 		Params: params, Upstream: upstream, Argv: argv,
 	}, namespace, owner)
@@ -273,9 +274,9 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 	if ns == "" {
 		ns = opts.getenv(argo.EnvPodNS)
 	}
-	var owner *launcher.Owner
+	var owner *jobset.Owner
 	if name, uid := opts.getenv(argo.EnvPodName), opts.getenv(argo.EnvPodUID); name != "" && uid != "" {
-		owner = &launcher.Owner{Name: name, UID: uid}
+		owner = &jobset.Owner{Name: name, UID: uid}
 	}
 	// Decode everything before touching the cluster: a bad flag fails fast.
 	if _, err := decode(opts.ExecFlags, opts.Argv, ns, owner); err != nil {

@@ -1,4 +1,4 @@
-package launcher
+package jobset
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package launcher
+package jobset
 
 import (
 	"time"
@@ -21,6 +21,14 @@ var (
 // PodGroupResource returns the resource of the PodGroups of scheduler.
 func PodGroupResource(scheduler string) schema.GroupVersionResource {
 	if scheduler == SchedulerVolcano {
+		return VolcanoPodGroups
+	}
+	return CoschedulingPodGroups
+}
+
+// PodGroupResourceOf returns the resource of a PodGroup BuildPodGroup made.
+func PodGroupResourceOf(pg *unstructured.Unstructured) schema.GroupVersionResource {
+	if pg.GroupVersionKind().Group == VolcanoPodGroups.Group {
 		return VolcanoPodGroups
 	}
 	return CoschedulingPodGroups

@@ -51,7 +51,7 @@
 // Any failed rank pod fails the Job (backoffLimit 0); the JobSet restarts
 // the whole gang up to maxRestarts times, BlockingRecreate (the old pods are
 // gone before new ones start). `pipectl exec --gang` exits with
-// (jobset.ExitConfig, 78) on a failure no restart heals (a bad spec, an undeclared input, a
+// jobset.ExitConfig (78) on a failure no restart heals (a bad spec, an undeclared input, a
 // declared output the program did not write): the Job's podFailurePolicy
 // fails the Job on that exit code (reason PodFailurePolicy) and the JobSet's
 // failure policy rule fails the JobSet at once.

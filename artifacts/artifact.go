@@ -481,7 +481,29 @@ func GetJSON(ctx context.Context, s Store, key string, v any) error {
 	}
 	defer r.Close()
 	if err := json.NewDecoder(r).Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &se) || errors.As(err, &te) {
+			return &CorruptError{URI: s.URI(key), Err: err}
+		}
 		return fmt.Errorf("%s: %w", s.URI(key), err)
 	}
 	return nil
 }
+
+// CorruptError reports a JSON object of the store (a run record, metadata)
+// that is not valid JSON of its kind: truncated by a crash, or edited.
+type CorruptError struct {
+	URI string
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	msg := e.Err.Error()
+	if errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) {
+		msg = "truncated JSON"
+	}
+	return fmt.Sprintf("%s is corrupt: %s", e.URI, msg)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -143,8 +144,11 @@ func ReadRun(ctx context.Context, s Store, id string) (*Run, error) {
 	}
 }
 
-// ListRuns returns every run record in the store, newest first.
-func ListRuns(ctx context.Context, s Store) ([]*Run, error) {
+// ListRuns returns every run record in the store, newest first. A record
+// that is corrupt (see CorruptError; a crash can truncate one) is left out,
+// with one line saying so written to warn when it is not nil, so that one
+// bad record does not hide every other run.
+func ListRuns(ctx context.Context, s Store, warn io.Writer) ([]*Run, error) {
 	dirs, err := s.List(ctx, "", false)
 	if err != nil {
 		return nil, err
@@ -155,10 +159,16 @@ func ListRuns(ctx context.Context, s Store) ([]*Run, error) {
 			continue
 		}
 		r, err := ReadRun(ctx, s, strings.TrimSuffix(d.Key, "/"))
-		if errors.Is(err, ErrNotFound) {
+		var ce *CorruptError
+		switch {
+		case errors.Is(err, ErrNotFound):
 			continue
-		}
-		if err != nil {
+		case errors.As(err, &ce):
+			if warn != nil {
+				fmt.Fprintf(warn, "warning: skipping run %s: %v\n", strings.TrimSuffix(d.Key, "/"), err)
+			}
+			continue
+		case err != nil:
 			return nil, err
 		}
 		runs = append(runs, r)

@@ -50,7 +50,7 @@ func (r *Reader) Store() artifacts.Store { return r.store }
 // refreshed when it is a running cluster run. A run that does not exist
 // gives an error for which errors.Is(err, artifacts.ErrNotFound) holds.
 func (r *Reader) Get(ctx context.Context, id string) (*artifacts.Run, error) {
-	rec, err := Stored(ctx, r.store, id)
+	rec, err := Stored(ctx, r.store, id, r.warn)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (r *Reader) Get(ctx context.Context, id string) (*artifacts.Run, error) {
 // List returns every run, newest first, the running cluster runs refreshed
 // at once (within one refresh timeout).
 func (r *Reader) List(ctx context.Context) ([]*artifacts.Run, error) {
-	runs, err := artifacts.ListRuns(ctx, r.store)
+	runs, err := artifacts.ListRuns(ctx, r.store, r.warn)
 	if err != nil {
 		return nil, err
 	}
@@ -88,20 +88,21 @@ func (r *Reader) ExpandLatest(ctx context.Context, ref string) (string, error) {
 	if !ok {
 		return ref, nil
 	}
-	rec, err := Stored(ctx, r.store, Latest)
+	rec, err := Stored(ctx, r.store, Latest, r.warn)
 	if err != nil {
 		return "", err
 	}
 	return rec.ID + "/" + rest, nil
 }
 
-// Stored returns the record of run id ("latest": the newest run) as the
-// store has it, without refreshing it.
-func Stored(ctx context.Context, s artifacts.Store, id string) (*artifacts.Run, error) {
+// Stored returns the record of run id ("latest": the newest run whose
+// record is readable; corrupt ones are skipped with a warning to warn) as
+// the store has it, without refreshing it.
+func Stored(ctx context.Context, s artifacts.Store, id string, warn io.Writer) (*artifacts.Run, error) {
 	if id != Latest {
 		return artifacts.ReadRun(ctx, s, id)
 	}
-	runs, err := artifacts.ListRuns(ctx, s)
+	runs, err := artifacts.ListRuns(ctx, s, warn)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func TestGet(t *testing.T) {
 	if got.ID != "wf-1" || got.Status != artifacts.StatusSucceeded || len(got.Steps[0].Outputs) != 1 || warn.Len() != 0 {
 		t.Errorf("Get(latest) = %+v (warnings %q), want wf-1 refreshed: Succeeded with its output", got, warn)
 	}
-	if stored, err := Stored(ctx, r.Store(), "wf-1"); err != nil || stored.Status != artifacts.StatusSucceeded {
+	if stored, err := Stored(ctx, r.Store(), "wf-1", nil); err != nil || stored.Status != artifacts.StatusSucceeded {
 		t.Errorf("stored record after Get: %+v, %v; want the final record written back", stored, err)
 	}
 	if ref, err := r.ExpandLatest(ctx, "latest/make/data"); err != nil || ref != "wf-1/make/data" {

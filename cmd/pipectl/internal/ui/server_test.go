@@ -28,11 +28,11 @@ import (
 type storeRecords struct{ s artifacts.Store }
 
 func (r storeRecords) List(ctx context.Context) ([]*artifacts.Run, error) {
-	return artifacts.ListRuns(ctx, r.s)
+	return artifacts.ListRuns(ctx, r.s, nil)
 }
 
 func (r storeRecords) Get(ctx context.Context, id string) (*artifacts.Run, error) {
-	return runstore.Stored(ctx, r.s, id)
+	return runstore.Stored(ctx, r.s, id, nil)
 }
 
 const secret = "TOP-SECRET-NOT-AN-ARTIFACT"

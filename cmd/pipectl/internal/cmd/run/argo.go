@@ -108,7 +108,7 @@ func argoRun(opts *Options) error {
 	} else {
 		// The run's record, when the store has one, names the run's
 		// namespace (used unless -n says otherwise) and resolves "latest".
-		if r, err := runstore.Stored(ctx, store, opts.Argo.Attach); err == nil {
+		if r, err := runstore.Stored(ctx, store, opts.Argo.Attach, ios.ErrOut); err == nil {
 			opts.Argo.Attach = r.ID
 			if f.Kube.Namespace == "" {
 				f.Kube.Namespace = r.Namespace

@@ -138,7 +138,7 @@ func readRecord(t *testing.T, store string) *artifacts.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := artifacts.ListRuns(context.Background(), s)
+	runs, err := artifacts.ListRuns(context.Background(), s, nil)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs in the store: %v, %v", runs, err)
 	}

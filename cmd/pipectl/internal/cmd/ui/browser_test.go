@@ -93,7 +93,7 @@ func TestBrowser(t *testing.T) {
 	// The held run is running once its evaluate step waits at the gate.
 	var ok, failed, running *artifacts.Run
 	for ctx.Err() == nil && running == nil {
-		runs, _ := artifacts.ListRuns(ctx, store)
+		runs, _ := artifacts.ListRuns(ctx, store, nil)
 		for _, r := range runs {
 			switch {
 			case r.Status == artifacts.StatusSucceeded:

@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -33,7 +34,14 @@ func Open(ctx context.Context, root string, opts Options) (Store, error) {
 	}
 	u, err := url.Parse(root)
 	if err != nil {
-		return nil, fmt.Errorf("artifact store %q: %w", root, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message repeats the whole URL
+		}
+		return nil, fmt.Errorf("artifact store %q: %v", RedactURL(root), err)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("artifact store %q holds credentials: give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, never in the root", RedactURL(root))
 	}
 	switch u.Scheme {
 	case "file":

@@ -99,7 +99,7 @@ func TestReadRunRunnerDied(t *testing.T) {
 			if got.Status == StatusFailed && got.Message != MessageRunnerDied {
 				t.Errorf("message %q, want %q", got.Message, MessageRunnerDied)
 			}
-			runs, err := ListRuns(ctx, s)
+			runs, err := ListRuns(ctx, s, nil)
 			if err != nil || len(runs) != 1 || runs[0].Status != got.Status {
 				t.Errorf("ListRuns: %v, %v; want the status ReadRun gives", runs, err)
 			}

@@ -53,6 +53,19 @@ func (l *Local) path(key string) (string, error) {
 // Put implements Store: it writes to a temporary file beside the object and
 // renames it into place, so readers never see a partial object.
 func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	return l.write(ctx, key, r, size, true)
+}
+
+// Create implements Store: Put, with an exclusive rename into place.
+func (l *Local) Create(ctx context.Context, key string, r io.Reader, size int64) error {
+	err := l.write(ctx, key, r, size, false)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s: %w", l.URI(key), fs.ErrExist)
+	}
+	return err
+}
+
+func (l *Local) write(ctx context.Context, key string, r io.Reader, size int64, replace bool) error {
 	p, err := l.path(key)
 	if err != nil {
 		return err
@@ -74,6 +87,9 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	}
 	if size >= 0 && n != size {
 		return fmt.Errorf("write %s: got %d bytes, want %d", l.URI(key), n, size)
+	}
+	if !replace {
+		return renameNoReplace(tmp.Name(), p)
 	}
 	return os.Rename(tmp.Name(), p)
 }

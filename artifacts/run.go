@@ -1,7 +1,9 @@
 package artifacts
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +108,18 @@ func (r *Run) Step(name string) *StepRecord {
 // WriteRun stores the run record.
 func WriteRun(ctx context.Context, s Store, r *Run) error {
 	return PutJSON(ctx, s, RunKey(r.ID), r)
+}
+
+// CreateRun stores the first record of a run, exclusively: when the store
+// holds a run of that id already, it fails with an error for which
+// errors.Is(err, fs.ErrExist) holds and leaves that run alone.
+func CreateRun(ctx context.Context, s Store, r *Run) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	return s.Create(ctx, RunKey(r.ID), bytes.NewReader(b), int64(len(b)))
 }
 
 // ReadRun reads the record of run id: while the run runs, with the entries

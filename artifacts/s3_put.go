@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -240,6 +242,36 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 	}
 	u := &stream{s: s, key: key, size: size, r: r}
 	return s.upload(ctx, key, name, u.next)
+}
+
+// Create implements Store with a conditional request (If-None-Match: *),
+// which S3 and MinIO refuse with 412 Precondition Failed when the object
+// exists. Should a retried request meet the object its first try wrote,
+// Create reports it as existing.
+func (s *S3) Create(ctx context.Context, key string, r io.Reader, size int64) error {
+	name, err := s.object(key)
+	if err != nil {
+		return err
+	}
+	u := &stream{s: s, key: key, size: size, r: r}
+	p, last, err := u.next(ctx, 1)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if !last {
+		return fmt.Errorf("create %s: the object is larger than one part (%d bytes)", s.URI(key), p.n)
+	}
+	opts := minio.PutObjectOptions{ContentType: contentType(key), DisableContentSha256: true}
+	opts.SetMatchETagExcept("*")
+	if _, err := s.core.PutObject(ctx, s.bucket, name, p.body, p.n, "", "", opts); err != nil {
+		var resp minio.ErrorResponse
+		if errors.As(err, &resp) && (resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed") {
+			return fmt.Errorf("%s: %w", s.URI(key), fs.ErrExist)
+		}
+		return s.wrap("write", key, err)
+	}
+	return nil
 }
 
 // putReaderAt uploads size bytes of r to key, reading parts in parallel

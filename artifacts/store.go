@@ -20,6 +20,11 @@ type Store interface {
 	// Put writes the object key from r, streaming. size is the number of bytes
 	// r yields, or -1 when unknown. The object appears whole or not at all.
 	Put(ctx context.Context, key string, r io.Reader, size int64) error
+	// Create is Put for a new object: when key exists it fails with an
+	// error for which errors.Is(err, fs.ErrExist) holds and leaves the
+	// object alone, also against a concurrent Create of the same key. The
+	// object must fit in one request (an S3 part: 16 MiB by default).
+	Create(ctx context.Context, key string, r io.Reader, size int64) error
 	// Get opens the object key for reading. A missing object gives an error
 	// for which errors.Is(err, ErrNotFound) holds.
 	Get(ctx context.Context, key string) (io.ReadCloser, error)

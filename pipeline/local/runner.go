@@ -5,10 +5,12 @@ import (
 	"container/heap"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/base32"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,17 +58,19 @@ func (e *RunError) Error() string {
 	return fmt.Sprintf("run %s %s", e.Run.ID, strings.ToLower(e.Run.Status))
 }
 
-// NewRunID returns a run id for pipeline name at t: a DNS-1123 label that
-// sorts by time.
+// NewRunID returns a run id for pipeline name at t: a DNS-1123 label of at
+// most 61 characters that sorts by time, with 40 random bits per second.
+// The run record is created exclusively, so a taken id is drawn again.
 func NewRunID(name string, t time.Time) string {
-	var b [2]byte
+	var b [5]byte
 	_, _ = rand.Read(b[:])
-	if len(name) > 40 {
-		name = strings.TrimRight(name[:40], "-")
+	if len(name) > 36 {
+		name = strings.TrimRight(name[:36], "-")
 	}
-	return fmt.Sprintf("%s-%s-%s", name, t.UTC().Format("20060102-150405"), hex.EncodeToString(b[:]))
+	// base32 in lower case: 8 characters of a DNS label.
+	enc := base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+	return fmt.Sprintf("%s-%s-%s", name, t.UTC().Format("20060102-150405"), enc.EncodeToString(b[:]))
 }
-
 // Run runs p with the given parameter values (resolved, see
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
@@ -105,9 +109,10 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	ctx = components.WithGuard(ctx, guard)
 	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}}
 	e.jr = newJournal(e, len(p.Steps))
-	if err := e.save(ctx); err != nil {
+	if err := e.create(ctx); err != nil {
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
+	id = run.ID
 	r.statusf("Run %s of pipeline %s started (%d steps; artifacts in %s)\n", id, p.Metadata.Name, len(p.Steps), r.Store.Root())
 	go e.jr.run(context.WithoutCancel(ctx))
 	e.schedule(ctx)
@@ -197,6 +202,22 @@ type execution struct {
 // step returns the record of the named step; e.mu must be held.
 func (e *execution) step(name string) *artifacts.StepRecord {
 	return &e.run.Steps[e.index[name]]
+}
+
+// create writes the run's first record exclusively, so that no two runs
+// share an id: a generated id that is taken is drawn again; a given one
+// (Runner.RunID) is an error.
+func (e *execution) create(ctx context.Context) error {
+	for tries := 1; ; tries++ {
+		err := artifacts.CreateRun(ctx, e.r.Store, e.run)
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if e.r.RunID != "" || tries == 10 {
+			return fmt.Errorf("run %s already exists in %s", e.run.ID, e.r.Store.Root())
+		}
+		e.run.ID = NewRunID(e.p.Metadata.Name, e.run.Started)
+	}
 }
 
 // save writes the whole run record, saying which journal entries it holds.

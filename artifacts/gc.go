@@ -15,7 +15,7 @@ import (
 // every run that no longer runs. It returns one line per thing it did.
 // Runs that may still run (on this host or another) are left alone.
 func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
-	runs, err := ListRuns(ctx, s)
+	runs, err := ListRuns(ctx, s, nil)
 	if err != nil {
 		return nil, err
 	}

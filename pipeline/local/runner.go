@@ -71,6 +71,7 @@ func NewRunID(name string, t time.Time) string {
 	enc := base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 	return fmt.Sprintf("%s-%s-%s", name, t.UTC().Format("20060102-150405"), enc.EncodeToString(b[:]))
 }
+
 // Run runs p with the given parameter values (resolved, see
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).

@@ -7,7 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
+
+// orphanAge is how old the temporary files of a run directory without a
+// run record must be before CollectGarbage removes them: a runner killed
+// while it created the record leaves such a directory, and a runner that is
+// creating one right now has had it for far less.
+const orphanAge = time.Hour
 
 // CollectGarbage cleans up after runs whose runner died (see RunnerInfo):
 // it records each such run as Failed ("runner died") for good and deletes
@@ -48,6 +55,50 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 				did = append(did, fmt.Sprintf("run %s: removed %d partial upload(s)", r.ID, n))
 			}
 		}
+	}
+	if l, ok := s.(*Local); ok {
+		d, err := l.removeOrphans(time.Now().Add(-orphanAge))
+		did = append(did, d...)
+		errs = append(errs, err)
+	}
+	return did, errors.Join(errs...)
+}
+
+// removeOrphans removes the top-level directories of the store that hold
+// nothing but temporary files last written before cutoff: what a runner
+// killed while it created a run record leaves.
+func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
+	tops, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var did []string
+	var errs []error
+	for _, top := range tops {
+		if !top.IsDir() || isTemp(top.Name()) || top.Name()[0] == '.' {
+			continue
+		}
+		dir := filepath.Join(l.dir, top.Name())
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) == 0 {
+			continue
+		}
+		orphan := true
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || !e.Type().IsRegular() || !isTemp(e.Name()) || !info.ModTime().Before(cutoff) {
+				orphan = false
+				break
+			}
+		}
+		if !orphan {
+			continue
+		}
+		for _, e := range entries {
+			errs = append(errs, os.Remove(filepath.Join(dir, e.Name())))
+		}
+		errs = append(errs, os.Remove(dir))
+		did = append(did, fmt.Sprintf("run %s: removed %d partial upload(s) of a run record never written", top.Name(), len(entries)))
 	}
 	return did, errors.Join(errs...)
 }

@@ -156,10 +156,14 @@ steps:
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// partial lists the temporary files below a run's step directories:
+	// the output's upload, not the run record's own atomic create (a kill
+	// there leaves no run at all; TestCollectGarbageOrphanRecord has it).
 	partial := func() []string {
 		var found []string
 		filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(store, p)
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".") && strings.Count(rel, string(filepath.Separator)) >= 2 {
 				found = append(found, p)
 			}
 			return nil

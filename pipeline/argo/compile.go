@@ -133,7 +133,9 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 			WorkflowMetadata: &wfv1.WorkflowMetadata{LabelsFrom: map[string]wfv1.LabelValueFrom{
 				plan.LabelRun: {Expression: "workflow.name"},
 			}},
-			Templates: append([]wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks}}}, c.templates...),
+			// FailFast off: as locally, a failed step skips its dependents
+			// while independent branches still start and finish.
+			Templates: append([]wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks, FailFast: new(false)}}}, c.templates...),
 		},
 	}
 	return wf, nil

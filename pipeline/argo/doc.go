@@ -22,6 +22,8 @@
 //     outputs it uses, those it names in after and those in its when, with
 //     "a.Succeeded && b.Succeeded": as locally, a step runs only when all
 //     its dependencies succeeded. when becomes an Argo when (see below).
+//     failFast is false: as locally, a failed step skips its dependents while
+//     independent branches still start and finish.
 //
 //   - one template per distinct component and pod shape (image, resources,
 //     nodeSelector, tolerations, retries, timeout and the inputs fed by

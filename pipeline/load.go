@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
@@ -294,8 +295,10 @@ func (v *validator) step(i int, index map[string]int) {
 		v.envValue(p("steps", i, "env", j, "value"), e.Value, index, i)
 	}
 	v.resources(p("steps", i, "resources"), s.Resources)
+	v.tolerations(p("steps", i, "tolerations"), s.Tolerations)
 	if d := s.Distributed; d != nil {
 		v.resources(p("steps", i, "distributed", "resources"), d.Resources)
+		v.tolerations(p("steps", i, "distributed", "tolerations"), d.Tolerations)
 		nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
 		procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
 		if !nodesOK {
@@ -353,10 +356,52 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 	v.checkRefs(path, params, index, self)
 }
 
-// resources checks the numbers of a resources block.
+// resources checks a resources block: quantities Kubernetes accepts, resource
+// names that are qualified names, and a GPU count in bounds. Local runs do
+// not use it, but a file that could not run on a cluster is refused here,
+// where the error can point at the line.
 func (v *validator) resources(path []any, r *Resources) {
-	if r != nil && (r.GPU < 0 || r.GPU > MaxGPUs) {
-		v.atValue(append(path, "gpu"), "expected 0 to %d GPUs, got %d", MaxGPUs, r.GPU)
+	if r == nil {
+		return
+	}
+	quantity := func(field []any, value string) {
+		if _, err := resource.ParseQuantity(value); value != "" && err != nil {
+			v.atValue(append(slices.Clone(path), field...), "expected a quantity such as 500m, 2 or 4Gi, got %q", value)
+		}
+	}
+	name := func(field []any, value string) {
+		if msgs := validation.IsQualifiedName(value); len(msgs) > 0 {
+			v.atValue(append(slices.Clone(path), field...), "expected a resource name such as nvidia.com/gpu, got %q: %s", value, strings.Join(msgs, "; "))
+		}
+	}
+	quantity(p("cpu"), r.CPU)
+	quantity(p("memory"), r.Memory)
+	if r.GPU < 0 || r.GPU > MaxGPUs {
+		v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %d", MaxGPUs, r.GPU)
+	}
+	if r.GPUResource != "" {
+		name(p("gpuResource"), r.GPUResource)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Extra)) {
+		name(p("extra", k), k)
+		quantity(p("extra", k), r.Extra[k])
+	}
+}
+
+// tolerations checks the operator and effect of each toleration, as
+// Kubernetes would when the pod is created.
+func (v *validator) tolerations(path []any, ts []Toleration) {
+	for j, t := range ts {
+		switch t.Operator {
+		case "", "Equal", "Exists":
+		default:
+			v.atValue(append(slices.Clone(path), j, "operator"), "expected Equal or Exists, got %q", t.Operator)
+		}
+		switch t.Effect {
+		case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
+		default:
+			v.atValue(append(slices.Clone(path), j, "effect"), "expected NoSchedule, PreferNoSchedule or NoExecute, got %q", t.Effect)
+		}
 	}
 }
 

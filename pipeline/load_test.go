@@ -99,6 +99,14 @@ func TestLoadInvalid(t *testing.T) {
 		{"missing-component", []string{`7:16 steps[0].component: cannot read component file`}},
 		{"bad-placeholder", []string{`13:23 steps[0].component.command[1]: {{inputs.mesage}} names no input (inputs: msg)`}},
 		{"bad-shm-size", []string{`8:38 steps[0].distributed.shmSize: expected a size such as 8Gi or 512Mi, got "lots"`}},
+		{"bad-resources", []string{
+			`6:22 steps[0].resources.cpu: expected a quantity such as 500m, 2 or 4Gi, got "two"`,
+			`6:35 steps[0].resources.memory: expected a quantity such as 500m, 2 or 4Gi, got "1Gx"`,
+			`15:40 steps[1].distributed.resources.gpuResource: expected a resource name such as nvidia.com/gpu, got "bad name!"`,
+			`15:79 steps[1].distributed.resources.extra.example.com/fpga: expected a quantity such as 500m, 2 or 4Gi, got "lots"`,
+			`22:38 steps[2].tolerations[0].operator: expected Equal or Exists, got "Maybe"`,
+			`22:83 steps[2].tolerations[1].effect: expected NoSchedule, PreferNoSchedule or NoExecute, got "Never"`,
+		}},
 		{"artifact-literal", []string{`9:13 steps[0].inputs.data: input "data" is an artifact (Dataset): expected a step output`}},
 		{"huge-gang", []string{
 			`8:26 steps[0].distributed.nodes: expected 1 to 10000 nodes, got 3074457345618258603`,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ type Invocation struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Inputs are the store URIs of input artifacts, by input name.
 	Inputs map[string]string `json:"inputs,omitempty"`
+	// Collected are the store URIs of the artifacts of every iteration of a
+	// loop step, in order, by input name: the input is a directory holding
+	// iteration i's artifact as <i>.
+	Collected map[string][]string `json:"collected,omitempty"`
 	// Env adds NAME=value pairs to the program's environment.
 	Env []string `json:"env,omitempty"`
 	// Pod is the value of {{pod.name}}: the pod's name on Kubernetes; when
@@ -91,6 +96,11 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 			}
 		}
 	}
+	for name := range inv.Collected {
+		if in, ok := c.Input(name); !ok || !IsArtifact(in.Type) {
+			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Metadata.Name, name)
+		}
+	}
 	// A value may feed an artifact input (it becomes a file) and an artifact
 	// an input parameter (its content becomes the value), as KFP passes data.
 	given := maps.Clone(inv.Params)
@@ -130,6 +140,14 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 			v.InputPaths[in.Name] = dest
 			continue
 		}
+		if uris, ok := inv.Collected[in.Name]; ok {
+			dest, err := rt.fetchCollected(ctx, uris, ws.InputPath(in.Name))
+			if err != nil {
+				return v, fmt.Errorf("input %q: %w", in.Name, err)
+			}
+			v.InputPaths[in.Name] = dest
+			continue
+		}
 		uri, ok := inv.Inputs[in.Name]
 		if !ok {
 			if in.Required() {
@@ -153,6 +171,26 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 		v.InputPaths[in.Name], v.InputURIs[in.Name] = dest, uri
 	}
 	return v, nil
+}
+
+// fetchCollected fetches the artifact at uris[i] to dest/<i>, for each i.
+func (rt *Runtime) fetchCollected(ctx context.Context, uris []string, dest string) (string, error) {
+	if err := os.RemoveAll(dest); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return "", err
+	}
+	for i, uri := range uris {
+		key, err := artifacts.SplitURI(rt.Store, uri)
+		if err != nil {
+			return "", err
+		}
+		if _, err := artifacts.Fetch(ctx, rt.Store, key, filepath.Join(dest, strconv.Itoa(i)), artifacts.FetchOptions{}); err != nil {
+			return "", fmt.Errorf("iteration %d: %w", i, err)
+		}
+	}
+	return dest, nil
 }
 
 // MaxArtifactValue is the size of the largest artifact that may feed an

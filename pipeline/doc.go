@@ -1,4 +1,41 @@
 // Package pipeline is the pipeline spec: loading (strict YAML with
 // file:line:column errors), validation, parameters and the DAG of steps.
-// Its subpackages run a pipeline (local) or compile it (argo).
+// Its subpackages plan a step (plan), run a pipeline (local) or compile it
+// (argo).
+//
+// # References
+//
+// Step input and env values may hold {{params.NAME}}; an input may be a
+// whole {{steps.STEP.outputs.OUTPUT}}. A loop step's inputs and env may
+// hold {{item}} and {{item.FIELD}} (FIELD a dotted path into an object
+// item); a finally step's {{run.status}} and {{run.failedSteps}}.
+//
+// # Loops
+//
+//	loop:
+//	  items: LIST | "{{params.P}}" | "{{steps.S.outputs.O}}"
+//	  parallelism: N
+//
+// runs the step once per item of a JSON list: a YAML list (converted to
+// JSON with every scalar as written), a json parameter or a json output
+// parameter of a step that does not loop. Items splits the list into the
+// items' texts as written; ItemValue gives what {{item}} and
+// {{item.FIELD}} are: a JSON string's text, any other JSON value as
+// written. Iteration i is the step IterationName(STEP, i) = "STEP[i]".
+// parallelism bounds the iterations running at once (0: no bound but the
+// run's own). An output of a loop step used by another step is collected:
+// a parameter becomes a JSON list of the iterations' values (type json), an
+// artifact a directory holding iteration i's artifact as <i>. A loop step
+// cannot loop over a collected output, and a collected output cannot feed
+// an int, float or bool input, an input parameter (artifacts) or a when.
+//
+// # Finally
+//
+// The steps of the pipeline's finally: list run once every other step has
+// ended, whatever its outcome (and when the run is stopped). The loader
+// appends them to Steps with Step.Finally set. A finally step depends only
+// on finally steps, no other step depends on it, and it does not loop. It
+// reads the run's outcome as {{run.status}} (Succeeded, Failed or
+// Cancelled: the status of the other steps' run) and {{run.failedSteps}} (a
+// JSON list of the failed steps' names, iterations as STEP[i]).
 package pipeline

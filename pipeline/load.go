@@ -50,6 +50,12 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 			return nil, decodeErr
 		}
 	}
+	for i := range p.Finally {
+		p.Finally[i].Finally = true
+	}
+	nMain := len(p.Steps)
+	p.Steps = append(p.Steps, p.Finally...)
+	p.Finally = nil
 	// A null default or input (null, ~ or nothing) is not given.
 	for name, prm := range p.Params {
 		if components.IsNull(&prm.Default) {
@@ -73,7 +79,7 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 	for i, s := range p.Steps {
 		p.byName[s.Name] = i
 	}
-	v := &validator{f: f, p: p, loaded: map[string]*components.Component{}}
+	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{}}
 	v.validate()
 	if decodeErr != nil || len(v.errs) > 0 {
 		return nil, errors.Join(append([]error{decodeErr}, v.errs...)...)
@@ -83,10 +89,20 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 
 // validator collects every problem of a pipeline.
 type validator struct {
-	f      *yamlfile.File
-	p      *Pipeline
+	f *yamlfile.File
+	p *Pipeline
+	// nMain is the number of steps before the finally steps in p.Steps.
+	nMain  int
 	errs   []error
 	loaded map[string]*components.Component
+}
+
+// sp is the path of steps[i] (or finally[j] for a finally step), then rest.
+func (v *validator) sp(i int, rest ...any) []any {
+	if i < v.nMain {
+		return append([]any{"steps", i}, rest...)
+	}
+	return append([]any{"finally", i - v.nMain}, rest...)
 }
 
 // at reports a problem at the key (or value) found at path.
@@ -134,7 +150,7 @@ func (v *validator) validate() {
 			}
 		}
 	}
-	if len(pl.Steps) == 0 {
+	if v.nMain == 0 {
 		v.at(p("steps"), "missing: a pipeline needs at least one step")
 	}
 	index := map[string]int{}
@@ -142,12 +158,12 @@ func (v *validator) validate() {
 		s := &pl.Steps[i]
 		switch {
 		case s.Name == "":
-			v.at(p("steps", i), "missing: every step needs a name")
+			v.at(v.sp(i), "missing: every step needs a name")
 		case components.ValidDNSLabel(s.Name) != "":
-			v.atValue(p("steps", i, "name"), "invalid step name %q: expected %s (step names become Kubernetes names)", s.Name, components.ValidDNSLabel(s.Name))
+			v.atValue(v.sp(i, "name"), "invalid step name %q: expected %s (step names become Kubernetes names)", s.Name, components.ValidDNSLabel(s.Name))
 		}
 		if j, dup := index[s.Name]; dup && s.Name != "" {
-			v.atValue(p("steps", i, "name"), "duplicate step name %q (also steps[%d])", s.Name, j)
+			v.atValue(v.sp(i, "name"), "duplicate step name %q (also %s)", s.Name, components.FieldPath(v.sp(j)...))
 		} else {
 			index[s.Name] = i
 		}
@@ -166,11 +182,11 @@ func (v *validator) component(i int) *components.Component {
 	n := &v.p.Steps[i].Component
 	switch {
 	case n.Kind == 0:
-		v.at(p("steps", i), "missing: component (a path to a component file, or an inline component)")
+		v.at(v.sp(i), "missing: component (a path to a component file, or an inline component)")
 		return nil
 	case n.Kind == yaml.ScalarNode:
 		if n.Value == "" {
-			v.atValue(p("steps", i, "component"), "expected a path to a component file")
+			v.atValue(v.sp(i, "component"), "expected a path to a component file")
 			return nil
 		}
 		path := n.Value
@@ -185,7 +201,7 @@ func (v *validator) component(i int) *components.Component {
 			err = errors.New("not a regular file")
 		}
 		if err != nil {
-			v.atValue(p("steps", i, "component"), "cannot read component file %s: %v", path, unwrapPathErr(err))
+			v.atValue(v.sp(i, "component"), "cannot read component file %s: %v", path, unwrapPathErr(err))
 			v.loaded[path] = nil
 			return nil
 		}
@@ -196,7 +212,7 @@ func (v *validator) component(i int) *components.Component {
 		v.loaded[path] = c
 		return c
 	default:
-		c, err := components.Decode(v.f, n, components.FieldPath("steps", i, "component"))
+		c, err := components.Decode(v.f, n, components.FieldPath(v.sp(i, "component")...))
 		if err != nil {
 			v.errs = append(v.errs, err)
 			return nil
@@ -217,9 +233,10 @@ func unwrapPathErr(err error) error {
 func (v *validator) step(i int, index map[string]int) {
 	s := &v.p.Steps[i]
 	c := s.Resolved
+	items := v.loop(i, index)
 	for _, name := range slices.Sorted(maps.Keys(s.Inputs)) {
 		node := s.Inputs[name]
-		path := p("steps", i, "inputs", name)
+		path := v.sp(i, "inputs", name)
 		if c == nil {
 			continue
 		}
@@ -235,13 +252,21 @@ func (v *validator) step(i int, index map[string]int) {
 			continue
 		}
 		v.checkRefs(path, refs, index, i)
+		v.checkItems(path, refs, items)
 		switch {
 		case b.Param != "":
 			if prm, ok := v.p.Params[b.Param]; ok && (vt == "" || !components.Assignable(prm.Type, vt)) {
 				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
 			}
 		case b.Step != "":
-			if out, ok := v.output(b.Step, b.Output); ok && !components.Compatible(out, in) {
+			out, ok := v.output(b.Step, b.Output)
+			switch {
+			case !ok:
+			case v.loops(b.Step) && components.IsArtifact(out.Type) && !components.IsArtifact(in.Type):
+				v.atValue(path, "output %q of loop step %q is collected into a directory of its iterations' outputs: input %q (%s) expects a single value", b.Output, b.Step, name, typeName(in))
+			case v.loops(b.Step) && !components.IsArtifact(out.Type) && !components.Compatible(components.IO{Name: out.Name, Type: components.TypeJSON}, in):
+				v.atValue(path, "type mismatch: output %q of loop step %q is collected into a JSON list (json), input %q expects %s (a single value)", b.Output, b.Step, name, typeName(in))
+			case !v.loops(b.Step) && !components.Compatible(out, in):
 				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, typeName(out), name, typeName(in))
 			}
 		case vt == "":
@@ -257,89 +282,98 @@ func (v *validator) step(i int, index map[string]int) {
 	if c != nil {
 		for _, in := range c.Inputs {
 			if _, given := s.Inputs[in.Name]; !given && in.Required() {
-				v.at(p("steps", i), "step %q does not give component %s its required input %q (%s)", s.Name, c.Metadata.Name, in.Name, in.Type)
+				v.at(v.sp(i), "step %q does not give component %s its required input %q (%s)", s.Name, c.Metadata.Name, in.Name, in.Type)
 			}
 		}
 	}
 	for j, a := range s.After {
-		if _, ok := index[a]; !ok {
-			v.atValue(p("steps", i, "after", j), "unknown step %q (steps: %s)", a, v.stepNames())
-		} else if a == s.Name {
-			v.atValue(p("steps", i, "after", j), "a step cannot run after itself")
+		k, ok := index[a]
+		switch {
+		case !ok:
+			v.atValue(v.sp(i, "after", j), "unknown step %q (steps: %s)", a, v.stepNames())
+		case a == s.Name:
+			v.atValue(v.sp(i, "after", j), "a step cannot run after itself")
+		default:
+			v.checkFinally(v.sp(i, "after", j), i, k)
 		}
 	}
 	if s.When != "" {
 		c, refs, err := ParseCondition(s.When)
 		if err != nil {
-			v.atValue(p("steps", i, "when"), "%v", err)
+			v.atValue(v.sp(i, "when"), "%v", err)
 		} else {
-			v.checkRefs(p("steps", i, "when"), refs, index, i)
+			v.checkRefs(v.sp(i, "when"), refs, index, i)
+			for _, r := range refs {
+				if r.step != "" && v.loops(r.step) {
+					v.atValue(v.sp(i, "when"), "output %q of loop step %q is collected into a JSON list: a condition compares single values", r.output, r.step)
+				}
+			}
 			t := v.p.CompareType(c)
 			for _, side := range []Binding{c.Left, c.Right} {
 				if side.IsRef() {
 					continue
 				}
 				if err := components.CheckValue(t, side.Literal); err != nil {
-					v.atValue(p("steps", i, "when"), "cannot compare with %q: %v", side.Literal, err)
+					v.atValue(v.sp(i, "when"), "cannot compare with %q: %v", side.Literal, err)
 				}
 			}
 		}
 	}
 	if s.Retries < 0 || s.Retries > MaxRetries {
-		v.atValue(p("steps", i, "retries"), "expected 0 to %d, got %d", MaxRetries, s.Retries)
+		v.atValue(v.sp(i, "retries"), "expected 0 to %d, got %d", MaxRetries, s.Retries)
 	}
 	for j, e := range s.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "= ") {
-			v.atValue(p("steps", i, "env", j, "name"), "invalid environment variable name %q", e.Name)
+			v.atValue(v.sp(i, "env", j, "name"), "invalid environment variable name %q", e.Name)
 		}
-		v.envValue(p("steps", i, "env", j, "value"), e.Value, index, i)
+		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}
-	v.resources(p("steps", i, "resources"), s.Resources)
-	v.tolerations(p("steps", i, "tolerations"), s.Tolerations)
+	v.resources(v.sp(i, "resources"), s.Resources)
+	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
 	if d := s.Distributed; d != nil {
-		v.resources(p("steps", i, "distributed", "resources"), d.Resources)
-		v.tolerations(p("steps", i, "distributed", "tolerations"), d.Tolerations)
+		v.resources(v.sp(i, "distributed", "resources"), d.Resources)
+		v.tolerations(v.sp(i, "distributed", "tolerations"), d.Tolerations)
 		nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
 		procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
 		if !nodesOK {
-			v.atValue(p("steps", i, "distributed", "nodes"), "expected 1 to %d nodes, got %d", MaxNodes, d.Nodes)
+			v.atValue(v.sp(i, "distributed", "nodes"), "expected 1 to %d nodes, got %d", MaxNodes, d.Nodes)
 		}
 		if !procsOK {
-			v.atValue(p("steps", i, "distributed", "procsPerNode"), "expected 1 to %d, got %d", MaxProcsPerNode, d.ProcsPerNode)
+			v.atValue(v.sp(i, "distributed", "procsPerNode"), "expected 1 to %d, got %d", MaxProcsPerNode, d.ProcsPerNode)
 		}
 		if nodesOK && procsOK && d.Nodes*d.Procs() > MaxWorldSize {
-			v.at(p("steps", i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
+			v.at(v.sp(i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
 		}
 		if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
-			v.atValue(p("steps", i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
+			v.atValue(v.sp(i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
 		}
 		if d.Port < 0 || d.Port > 65535 {
-			v.atValue(p("steps", i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
+			v.atValue(v.sp(i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
 		}
 		if d.ShmSize != "" {
 			if q, err := resource.ParseQuantity(d.ShmSize); err != nil || q.Sign() <= 0 {
-				v.atValue(p("steps", i, "distributed", "shmSize"), "expected a size such as 8Gi or 512Mi, got %q", d.ShmSize)
+				v.atValue(v.sp(i, "distributed", "shmSize"), "expected a size such as 8Gi or 512Mi, got %q", d.ShmSize)
 			}
 		}
 		if d.Resources != nil && s.Resources != nil {
-			v.at(p("steps", i, "distributed", "resources"), "set resources on the step or under distributed, not both")
+			v.at(v.sp(i, "distributed", "resources"), "set resources on the step or under distributed, not both")
 		}
 		if g := d.Gang; g != nil {
 			if g.Kueue != nil && g.PodGroup != nil {
-				v.at(p("steps", i, "distributed", "gang"), "choose one of kueue and podGroup")
+				v.at(v.sp(i, "distributed", "gang"), "choose one of kueue and podGroup")
 			}
 			if g.Kueue != nil && g.Kueue.Queue == "" {
-				v.at(p("steps", i, "distributed", "gang", "kueue"), "missing: queue (the LocalQueue's name)")
+				v.at(v.sp(i, "distributed", "gang", "kueue"), "missing: queue (the LocalQueue's name)")
 			}
 			if g.PodGroup != nil && g.PodGroup.Scheduler != "coscheduling" && g.PodGroup.Scheduler != "volcano" {
-				v.atValue(p("steps", i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
+				v.atValue(v.sp(i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
 			}
 		}
 	}
 }
 
 // envValue checks the references of a step env value: parameters only.
-func (v *validator) envValue(path []any, val string, index map[string]int, self int) {
+func (v *validator) envValue(path []any, val string, index map[string]int, self int, items []string) {
 	_, refs, err := parseRefs(val)
 	if err != nil {
 		v.atValue(path, "%v", err)
@@ -348,12 +382,13 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 	var params []ref
 	for _, r := range refs {
 		if r.step != "" {
-			v.atValue(path, "an env value can use {{params.NAME}} only, not {{steps.%s.outputs.%s}} (give the output to a component input instead)", r.step, r.output)
+			v.atValue(path, "an env value cannot use {{steps.%s.outputs.%s}} (give the output to a component input instead)", r.step, r.output)
 			continue
 		}
 		params = append(params, r)
 	}
 	v.checkRefs(path, params, index, self)
+	v.checkItems(path, params, items)
 }
 
 // resources checks a resources block: quantities Kubernetes accepts, resource
@@ -417,10 +452,24 @@ func bindingOf(n *yaml.Node, inType string) (Binding, []ref, error) {
 	return Binding{Literal: val}, nil, nil
 }
 
-// checkRefs reports references to unknown params, steps and outputs.
+// checkRefs reports references to unknown params, steps and outputs, and
+// references a step may not make: {{item}} outside a loop, {{run.FIELD}}
+// outside a finally step, outputs across the finally boundary.
 func (v *validator) checkRefs(path []any, refs []ref, index map[string]int, self int) {
+	s := &v.p.Steps[self]
 	for _, r := range refs {
-		if r.param != "" {
+		switch {
+		case r.item:
+			if s.Loop == nil {
+				v.atValue(path, "{{item}} is defined only in a step with loop: (step %q has none)", s.Name)
+			}
+			continue
+		case r.run != "":
+			if !s.Finally {
+				v.atValue(path, "{{run.%s}} is defined only in a finally step", r.run)
+			}
+			continue
+		case r.param != "":
 			if _, ok := v.p.Params[r.param]; !ok {
 				v.atValue(path, "unknown parameter %q (params: %s)", r.param, v.paramNames())
 			}
@@ -435,9 +484,117 @@ func (v *validator) checkRefs(path []any, refs []ref, index map[string]int, self
 			v.atValue(path, "step %q cannot use its own output %q", r.step, r.output)
 			continue
 		}
+		if !v.checkFinally(path, self, j) {
+			continue
+		}
 		if c := v.p.Steps[j].Resolved; c != nil {
 			if _, ok := c.Output(r.output); !ok {
 				v.atValue(path, "step %q (component %s) has no output %q (outputs: %s)", r.step, c.Metadata.Name, r.output, ioNames(c.Outputs))
+			}
+		}
+	}
+}
+
+// checkFinally reports a dependency of step self on step dep across the
+// finally boundary: a finally step runs whatever the outcome of the other
+// steps, so it depends on finally steps only, and no other step on it.
+func (v *validator) checkFinally(path []any, self, dep int) bool {
+	s, d := &v.p.Steps[self], &v.p.Steps[dep]
+	switch {
+	case s.Finally && !d.Finally && d.Loop != nil:
+		v.atValue(path, "finally step %q cannot depend on the iterations of loop step %q: finally steps run after the other steps whatever their outcome (read {{run.status}} and {{run.failedSteps}} instead)", s.Name, d.Name)
+	case s.Finally && !d.Finally:
+		v.atValue(path, "finally step %q cannot depend on step %q: finally steps run after the other steps whatever their outcome (read {{run.status}} and {{run.failedSteps}} instead)", s.Name, d.Name)
+	case !s.Finally && d.Finally:
+		v.atValue(path, "step %q cannot depend on finally step %q: finally steps run after every other step", s.Name, d.Name)
+	default:
+		return true
+	}
+	return false
+}
+
+// loops reports whether the named step is a loop step.
+func (v *validator) loops(step string) bool {
+	s := v.p.Step(step)
+	return s != nil && s.Loop != nil
+}
+
+// loop checks steps[i].loop and returns its items when the file gives them
+// (a literal list, or the default of the parameter looped over), else nil.
+func (v *validator) loop(i int, index map[string]int) []string {
+	s := &v.p.Steps[i]
+	if s.Loop == nil {
+		return nil
+	}
+	if s.Finally {
+		v.at(v.sp(i, "loop"), "a finally step cannot loop")
+		return nil
+	}
+	if s.Loop.Parallelism < 0 || s.Loop.Parallelism > MaxParallelism {
+		v.atValue(v.sp(i, "loop", "parallelism"), "expected 0 (no bound) to %d, got %d", MaxParallelism, s.Loop.Parallelism)
+	}
+	path := v.sp(i, "loop", "items")
+	b, err := s.ItemsBinding()
+	if err != nil {
+		if s.Loop.Items.Kind == 0 {
+			v.at(v.sp(i, "loop"), "%v", err)
+		} else {
+			v.atValue(path, "%v", err)
+		}
+		return nil
+	}
+	var list string
+	switch {
+	case b.Param != "":
+		v.checkRefs(path, []ref{{param: b.Param}}, index, i)
+		prm, ok := v.p.Params[b.Param]
+		if !ok {
+			return nil
+		}
+		if prm.Type != components.TypeJSON {
+			v.atValue(path, "cannot loop over parameter %q: it is %s, expected json (a JSON list)", b.Param, prm.Type)
+			return nil
+		}
+		if prm.Default.Kind == 0 {
+			return nil
+		}
+		if list, err = components.NodeValue(prm.Type, &prm.Default); err != nil {
+			return nil // reported with the parameter
+		}
+		if _, err := Items(list); err != nil {
+			v.atValue(path, "cannot loop over parameter %q: its default: %v", b.Param, err)
+			return nil
+		}
+	case b.Step != "":
+		v.checkRefs(path, []ref{{step: b.Step, output: b.Output}}, index, i)
+		if v.loops(b.Step) {
+			v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", b.Output, b.Step)
+		} else if out, ok := v.output(b.Step, b.Output); ok && out.Type != components.TypeJSON {
+			v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", b.Output, b.Step, typeName(out))
+		}
+		return nil
+	default:
+		list = b.Literal
+	}
+	items, err := Items(list)
+	if err != nil {
+		v.atValue(path, "%v", err)
+		return nil
+	}
+	return items
+}
+
+// checkItems reports {{item.FIELD}} references that an item the file
+// gives lacks.
+func (v *validator) checkItems(path []any, refs []ref, items []string) {
+	for _, r := range refs {
+		if !r.item || r.field == "" {
+			continue
+		}
+		for k, it := range items {
+			if _, err := ItemValue(it, r.field); err != nil {
+				v.atValue(path, "unknown item field: item %d of the loop has no field %q (item %d: %s)", k, r.field, k, quoteShort(it))
+				break
 			}
 		}
 	}
@@ -514,7 +671,7 @@ func (v *validator) cycles() {
 				}
 				cycle := append(append([]string{}, stack[start:]...), d)
 				i := v.p.index(d)
-				v.at(p("steps", i), "dependency cycle: %s (each step waits for the next)", strings.Join(cycle, " → "))
+				v.at(v.sp(i), "dependency cycle: %s (each step waits for the next)", strings.Join(cycle, " → "))
 				return true
 			case white:
 				if visit(d) {
@@ -593,6 +750,11 @@ func (s *Step) Deps() []string {
 	}
 	for _, b := range s.Bindings() {
 		if b.Step != "" {
+			set[b.Step] = true
+		}
+	}
+	if s.Loop != nil {
+		if b, err := s.ItemsBinding(); err == nil && b.Step != "" {
 			set[b.Step] = true
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"pipectl.dev/pipectl/components"
@@ -36,7 +37,24 @@ func (b Binding) String() string {
 type ref struct {
 	param        string
 	step, output string
+	// item is set for {{item}} and {{item.FIELD}}; field is FIELD.
+	item  bool
+	field string
+	// run is the field of a {{run.FIELD}} reference.
+	run string
 }
+
+// Fields of the run a finally step may read, as {{run.FIELD}}.
+const (
+	// RunStatus is the run's status once its DAG ended: Succeeded, Failed or Cancelled.
+	RunStatus = "status"
+	// RunFailedSteps is a JSON list of the names of the failed steps
+	// (iterations as STEP[i]), in the pipeline's order.
+	RunFailedSteps = "failedSteps"
+)
+
+// refForms lists the references pipeline text may hold, for messages.
+const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}} or {{run.status}}/{{run.failedSteps}}"
 
 // parseRefs splits s into text and references.
 func parseRefs(s string) (texts []string, refs []ref, err error) {
@@ -47,7 +65,7 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 		}
 		j := strings.Index(s[i:], "}}")
 		if j < 0 {
-			return nil, nil, fmt.Errorf("unclosed reference in %q (want {{params.NAME}} or {{steps.STEP.outputs.OUTPUT}})", s)
+			return nil, nil, fmt.Errorf("unclosed reference in %q (want %s)", s, refForms)
 		}
 		texts = append(texts, s[:i])
 		body := strings.TrimSpace(s[i+2 : i+j])
@@ -57,8 +75,12 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 			refs = append(refs, ref{param: parts[1]})
 		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs" && parts[1] != "" && parts[3] != "":
 			refs = append(refs, ref{step: parts[1], output: parts[3]})
+		case parts[0] == "item" && !slices.Contains(parts[1:], ""):
+			refs = append(refs, ref{item: true, field: strings.Join(parts[1:], ".")})
+		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps):
+			refs = append(refs, ref{run: parts[1]})
 		default:
-			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want {{params.NAME}} or {{steps.STEP.outputs.OUTPUT}})", body)
+			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want %s)", body, refForms)
 		}
 		s = s[i+j+2:]
 	}
@@ -70,7 +92,7 @@ func parseBinding(s string) (Binding, []ref, error) {
 	if err != nil {
 		return Binding{}, nil, err
 	}
-	if len(refs) == 1 && texts[0] == "" && texts[1] == "" {
+	if len(refs) == 1 && texts[0] == "" && texts[1] == "" && (refs[0].param != "" || refs[0].step != "") {
 		r := refs[0]
 		return Binding{Param: r.param, Step: r.step, Output: r.output}, refs, nil
 	}
@@ -127,21 +149,31 @@ func ParseCondition(s string) (Condition, []ref, error) {
 	return c, refs, nil
 }
 
+// LiteralRef is one reference inside a literal: exactly one of Param,
+// Item (with its Field path, "" for the whole item) and Run is set.
+type LiteralRef struct {
+	Param string
+	Item  bool
+	Field string
+	Run   string
+}
+
 // LiteralParts splits a literal (a step input value or env value that is
-// not a whole reference) into its text and its {{params.NAME}} references,
-// in order: texts has one element more than params.
-func LiteralParts(s string) (texts, params []string, err error) {
-	texts, refs, err := parseRefs(s)
+// not a whole reference) into its text and its references ({{params.NAME}},
+// {{item}}, {{item.FIELD}}, {{run.FIELD}}), in order: texts has one element
+// more than refs.
+func LiteralParts(s string) (texts []string, refs []LiteralRef, err error) {
+	texts, all, err := parseRefs(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, r := range refs {
+	for _, r := range all {
 		if r.step != "" {
 			return nil, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
 		}
-		params = append(params, r.param)
+		refs = append(refs, LiteralRef{Param: r.param, Item: r.item, Field: r.field, Run: r.run})
 	}
-	return texts, params, nil
+	return texts, refs, nil
 }
 
 // ValueType returns the parameter type of a whole reference's value: the

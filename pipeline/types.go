@@ -16,8 +16,12 @@ type Pipeline struct {
 	Metadata   components.Metadata `yaml:"metadata"`
 	// Params are the run's parameters, by name.
 	Params map[string]Param `yaml:"params,omitempty"`
-	// Steps run in dependency order.
+	// Steps run in dependency order. After loading they are followed by
+	// the finally steps (Step.Finally set).
 	Steps []Step `yaml:"steps"`
+	// Finally are the steps that run once the other steps have ended,
+	// whatever their outcome; the loader moves them to the end of Steps.
+	Finally []Step `yaml:"finally,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`
@@ -69,10 +73,29 @@ type Step struct {
 	Tolerations  []Toleration      `yaml:"tolerations,omitempty"`
 	// Distributed makes the step a gang of rank processes.
 	Distributed *Distributed `yaml:"distributed,omitempty"`
+	// Loop runs the step once per item of a list.
+	Loop *Loop `yaml:"loop,omitempty"`
 
 	// Resolved is the step's component; set by the loader.
 	Resolved *components.Component `yaml:"-"`
+	// Finally is set by the loader on the steps of the pipeline's finally list.
+	Finally bool `yaml:"-"`
 }
+
+// Loop runs a step once per item: iteration i is the step STEP[i], whose
+// inputs and env may use {{item}} and {{item.FIELD}}.
+type Loop struct {
+	// Items is the list: a YAML list, or a whole reference to a json
+	// parameter or a json output parameter of an upstream step holding a
+	// JSON list, "{{params.NAME}}" or "{{steps.STEP.outputs.OUTPUT}}".
+	Items yaml.Node `yaml:"items"`
+	// Parallelism bounds the iterations running at once (0: no bound but
+	// the run's).
+	Parallelism int `yaml:"parallelism,omitempty"`
+}
+
+// MaxParallelism bounds loop.parallelism.
+const MaxParallelism = MaxItems
 
 // Resources are requests (and equal limits) for a pod or each rank.
 type Resources struct {
@@ -179,6 +202,45 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML implements yaml.Marshaler.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// ItemsBinding returns where a loop step's items come from: a Literal
+// (the YAML list as JSON text, values as written), a Param or a Step output.
+func (s *Step) ItemsBinding() (Binding, error) {
+	if s.Loop == nil {
+		return Binding{}, fmt.Errorf("step %s has no loop", s.Name)
+	}
+	n := &s.Loop.Items
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case n.Kind == 0:
+		return Binding{}, fmt.Errorf("missing: loop.items (a list, or \"{{params.NAME}}\" or \"{{steps.STEP.outputs.OUTPUT}}\" holding a JSON list)")
+	case n.Kind == yaml.SequenceNode:
+		text, err := components.NodeValue(components.TypeJSON, n)
+		if err != nil {
+			return Binding{}, err
+		}
+		return Binding{Literal: text}, nil
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		b, _, err := parseBinding(n.Value)
+		if err != nil {
+			return Binding{}, err
+		}
+		if b.IsRef() {
+			return b, nil
+		}
+	}
+	return Binding{}, fmt.Errorf("cannot loop over %s: expected a list, or a whole reference \"{{params.NAME}}\" or \"{{steps.STEP.outputs.OUTPUT}}\" holding a JSON list", describeNode(n))
+}
+
+// describeNode names a YAML value for messages.
+func describeNode(n *yaml.Node) string {
+	if n.Kind == yaml.MappingNode {
+		return "a mapping"
+	}
+	return quoteShort(n.Value)
+}
 
 // CacheEnabled reports whether the step may reuse earlier outputs.
 func (s *Step) CacheEnabled() bool { return s.Cache == nil || *s.Cache }

@@ -85,6 +85,11 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range p.Steps {
+		if s.Loop != nil || s.Finally {
+			return nil, fmt.Errorf("step %s: loop and finally steps do not compile to Argo yet (run the pipeline locally)", s.Name)
+		}
+	}
 	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true}}
 	c.taskNames()
 	var errs []error

@@ -76,6 +76,11 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
+	for _, s := range p.Steps {
+		if s.Loop != nil || s.Finally {
+			return nil, fmt.Errorf("step %s: loop and finally steps do not run locally yet", s.Name)
+		}
+	}
 	now := r.now()
 	id := r.RunID
 	if id == "" {

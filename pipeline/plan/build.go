@@ -31,7 +31,10 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 	st := &Step{
 		Pipeline: p.Metadata.Name, Name: s.Name, Component: comp, Wiring: w,
 		Deps: s.Deps(), Retries: s.Retries, Timeout: Duration(s.Timeout.Duration),
-		Cache: s.CacheEnabled(), Image: s.Resolved.Image,
+		Cache: s.CacheEnabled(), Image: s.Resolved.Image, Finally: s.Finally,
+	}
+	if s.Loop != nil {
+		st.Loop = &Loop{Parallelism: s.Loop.Parallelism}
 	}
 	if s.When != "" {
 		if st.When, err = condition(p, s.When); err != nil {
@@ -88,6 +91,13 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				return nil, fmt.Errorf("input %q: %w", name, err)
 			}
 			ref := OutputRef{Step: b.Step, Output: b.Output}
+			if up := p.Step(b.Step); up.Loop != nil {
+				if w.Collected == nil {
+					w.Collected = map[string]OutputRef{}
+				}
+				w.Collected[name] = ref
+				continue
+			}
 			// Each output travels as what it is (KFP lets a value feed an
 			// artifact input and an artifact an input parameter).
 			if components.IsArtifact(out.Type) {
@@ -104,6 +114,27 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				return nil, fmt.Errorf("input %q: %v", name, err)
 			}
 			w.Params[name] = t
+		}
+	}
+	if s.Loop != nil {
+		b, err := s.ItemsBinding()
+		if err != nil {
+			return nil, fmt.Errorf("loop: %v", err)
+		}
+		switch {
+		case b.Step != "":
+			if _, err := upstreamOutput(p, b.Step, b.Output); err != nil {
+				return nil, fmt.Errorf("loop: %w", err)
+			}
+			if p.Step(b.Step).Loop != nil {
+				return nil, fmt.Errorf("loop: step %s is itself a loop: loop over a json output of a step that does not loop", b.Step)
+			}
+			w.Items = Text{{Upstream: ItemsInput}}
+			w.Upstream[ItemsInput] = OutputRef{Step: b.Step, Output: b.Output}
+		case b.Param != "":
+			w.Items = Text{{Param: b.Param}}
+		default:
+			w.Items = Text{{Lit: b.Literal}}
 		}
 	}
 	for _, e := range s.Env {
@@ -134,9 +165,10 @@ func upstreamOutput(p *pipeline.Pipeline, step, output string) (components.IO, e
 	return out, nil
 }
 
-// literal splits a literal holding {{params.NAME}} references into parts.
+// literal splits a literal holding {{params.NAME}}, {{item...}} and
+// {{run.FIELD}} references into parts.
 func literal(s string) (Text, error) {
-	texts, params, err := pipeline.LiteralParts(s)
+	texts, refs, err := pipeline.LiteralParts(s)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +177,15 @@ func literal(s string) (Text, error) {
 		if lit != "" {
 			t = append(t, Part{Lit: lit})
 		}
-		if i < len(params) {
-			t = append(t, Part{Param: params[i]})
+		if i < len(refs) {
+			switch r := refs[i]; {
+			case r.Item:
+				t = append(t, Part{Item: &ItemRef{Field: r.Field}})
+			case r.Run != "":
+				t = append(t, Part{Run: r.Run})
+			default:
+				t = append(t, Part{Param: r.Param})
+			}
 		}
 	}
 	if len(t) == 0 {
@@ -168,6 +207,7 @@ func (w *Wiring) ParamNames() []string {
 	for _, t := range w.Params {
 		add(t)
 	}
+	add(w.Items)
 	for _, e := range w.Env {
 		add(e.Value)
 	}

@@ -28,6 +28,17 @@
 // Text.Eval concatenates values without parsing them again (a value holding
 // "{{params.x}}" reaches the program as those characters).
 //
+// A loop step (Step.Loop) has Wiring.Items, a Text whose value is the JSON
+// list of its items (a literal, a parameter, or the upstream output that
+// travels as the input ItemsInput, "loop-items"); Values.Iteration selects
+// the iteration, whose invocation is the step STEP[i] with {{item}} parts
+// evaluated against item i. Wiring.Collected gives an input the outputs of
+// every iteration of a loop step (Values.Collected: their records, in
+// order): a parameter gets CollectValues' JSON list, an artifact input the
+// iterations' URIs (components.Invocation.Collected), fetched as a
+// directory of <i> entries. A finally step (Step.Finally) reads
+// Values.RunFields through {{run.FIELD}} parts.
+//
 // Wiring.Invocation is the one evaluation of a plan: with the run-time
 // Values (run id, parameter values, upstream output parameter values and,
 // locally, the recorded URIs of input artifacts) it makes the
@@ -47,9 +58,11 @@
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
 //	--step       Wiring, v1: {"v":1, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
+//	             "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
-//	             {"upstream": INPUT} ({} is the empty string)
+//	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "status"|"failedSteps"}
+//	             ({} is the empty string)
 //	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
 //	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "port"?,
 //	             "shmSize"?, "resources", "nodeSelector"?, "tolerations"?, "affinity"?,

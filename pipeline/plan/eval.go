@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 // Values are the run-time values of one step's execution.
@@ -25,6 +27,17 @@ type Values struct {
 	// (A local run passes the producers' recorded URIs: a reused step's
 	// outputs are those of an earlier run.)
 	Artifacts map[string]string
+	// Iteration, for a loop step, is the iteration to run (0-based).
+	Iteration *int
+	// Collected are the output records of every iteration of a loop step,
+	// in order, by the input they feed (Wiring.Collected).
+	Collected map[string][]artifacts.OutputRecord
+	// RunFields are the values of {{run.FIELD}} for a finally step, by
+	// FIELD (pipeline.RunStatus, pipeline.RunFailedSteps).
+	RunFields map[string]string
+
+	// item is the iteration's item, set by Invocation.
+	item *string
 }
 
 // Eval makes the text's value.
@@ -42,6 +55,21 @@ func (t Text) Eval(v Values) (string, error) {
 			s, ok := v.Upstream[p.Upstream]
 			if !ok {
 				return "", fmt.Errorf("no upstream value for input %q (want --upstream %s=VALUE)", p.Upstream, p.Upstream)
+			}
+			b.WriteString(s)
+		case p.Item != nil:
+			if v.item == nil {
+				return "", fmt.Errorf("{{item}} outside a loop iteration")
+			}
+			s, err := pipeline.ItemValue(*v.item, p.Item.Field)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
+		case p.Run != "":
+			s, ok := v.RunFields[p.Run]
+			if !ok {
+				return "", fmt.Errorf("no value for {{run.%s}} (want --run-field %s=VALUE)", p.Run, p.Run)
 			}
 			b.WriteString(s)
 		default:
@@ -94,7 +122,22 @@ func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values
 	if v.Run == "" {
 		return nil, fmt.Errorf("no run id (want --run RUN)")
 	}
-	inv := &components.Invocation{Component: c, Run: v.Run, Step: w.Step, Params: map[string]string{}, Inputs: map[string]string{}}
+	inv := &components.Invocation{Component: c, Run: v.Run, Step: w.Step, Params: map[string]string{}, Inputs: map[string]string{}, Collected: map[string][]string{}}
+	if w.Items != nil {
+		if v.Iteration == nil {
+			return nil, fmt.Errorf("step %s loops: no iteration given (want --iteration N)", w.Step)
+		}
+		items, err := w.ItemList(v)
+		if err != nil {
+			return nil, err
+		}
+		i := *v.Iteration
+		if i < 0 || i >= len(items) {
+			return nil, fmt.Errorf("step %s has %d iterations, no iteration %d", w.Step, len(items), i)
+		}
+		v.item = &items[i]
+		inv.Step = pipeline.IterationName(w.Step, i)
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.Params)) {
 		val, err := w.Params[name].Eval(v)
 		if err != nil {
@@ -113,6 +156,26 @@ func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values
 		}
 		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
+		recs, ok := v.Collected[name]
+		if !ok {
+			return nil, fmt.Errorf("input %q: no outputs collected from loop step %s", name, w.Collected[name].Step)
+		}
+		if len(recs) > 0 && recs[0].URI != "" {
+			for _, r := range recs {
+				inv.Collected[name] = append(inv.Collected[name], r.URI)
+			}
+			if inv.Collected[name] == nil {
+				inv.Collected[name] = []string{}
+			}
+			continue
+		}
+		val, err := CollectValues(recs)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %v", name, err)
+		}
+		inv.Params[name] = val
+	}
 	for _, e := range w.Env {
 		val, err := e.Value.Eval(v)
 		if err != nil {
@@ -121,6 +184,48 @@ func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values
 		inv.Env = append(inv.Env, e.Name+"="+val)
 	}
 	return inv, nil
+}
+
+// ItemList returns the items of a loop step's iterations (see
+// pipeline.Items): the value of Items, a JSON list.
+func (w *Wiring) ItemList(v Values) ([]string, error) {
+	list, err := w.Items.Eval(v)
+	if err != nil {
+		return nil, fmt.Errorf("loop items: %v", err)
+	}
+	items, err := pipeline.Items(list)
+	if err != nil {
+		return nil, fmt.Errorf("loop items: %v", err)
+	}
+	return items, nil
+}
+
+// CollectValues is the JSON list of the values of an output parameter of
+// every iteration, in order: each value as written when it is JSON text
+// (a json, int, float or bool value), else as a JSON string.
+func CollectValues(recs []artifacts.OutputRecord) (string, error) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, r := range recs {
+		if r.Value == nil {
+			return "", fmt.Errorf("iteration %d has no value of output %q", i, r.Name)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		val := strings.TrimSpace(*r.Value)
+		if r.Type != components.TypeString && json.Valid([]byte(val)) {
+			b.WriteString(val)
+			continue
+		}
+		q, err := json.Marshal(*r.Value)
+		if err != nil {
+			return "", err
+		}
+		b.Write(q)
+	}
+	b.WriteByte(']')
+	return b.String(), nil
 }
 
 // Eval evaluates the condition with the run's parameter values; output

@@ -38,9 +38,27 @@ type Step struct {
 	// Pod shapes the step's pod on Kubernetes (a distributed step's rank
 	// pods are shaped by Distributed.Pod instead).
 	Pod Pod `json:"pod"`
-	// Distributed, when set, makes the step a gang of ranks.
+	// Distributed, when set, makes the step a gang of ranks (a loop step:
+	// one gang per iteration).
 	Distributed *Distributed `json:"distributed,omitempty"`
+	// Loop, when set, runs the step once per item of Wiring.Items.
+	Loop *Loop `json:"loop,omitempty"`
+	// Finally marks a step that runs once the other steps have ended,
+	// whatever their outcome.
+	Finally bool `json:"finally,omitempty"`
 }
+
+// Loop is how a loop step's iterations run. Iteration i is the step
+// STEP[i] (pipeline.IterationName) with item i of Wiring.Items.
+type Loop struct {
+	// Parallelism bounds the iterations running at once (0: no bound).
+	Parallelism int `json:"parallelism,omitempty"`
+}
+
+// ItemsInput is the name the upstream output a loop's items come from
+// travels under (--upstream loop-items=VALUE): no input has it, input
+// names being identifiers.
+const ItemsInput = "loop-items"
 
 // Component is a component as `pipectl exec` receives it (--component):
 // its declared inputs with their defaults as text, outputs, argv and env
@@ -91,6 +109,12 @@ type Wiring struct {
 	// Inputs give input artifacts their producers, by input name: the
 	// artifact is <run>/<step>/<output> in the store.
 	Inputs map[string]OutputRef `json:"inputs,omitempty"`
+	// Collected give inputs the outputs of every iteration of a loop step,
+	// by input name: an input parameter gets a JSON list of the values, an
+	// input artifact a directory holding each iteration's output as <i>.
+	Collected map[string]OutputRef `json:"collected,omitempty"`
+	// Items, for a loop step, is the JSON list of its items.
+	Items Text `json:"items,omitempty"`
 	// Env adds variables to the program's environment.
 	Env []EnvText `json:"env,omitempty"`
 	// Upstream names the step output behind each Upstream part, by the
@@ -109,12 +133,21 @@ type OutputRef struct {
 type Text []Part
 
 // Part is one piece of a Text: literal text, the value of a pipeline
-// parameter, or the value of the upstream output parameter that feeds an
-// input. Exactly one field is set; none means the empty string.
+// parameter, the value of the upstream output parameter that feeds an
+// input, the iteration's item (or a field of it), or a field of the run (a
+// finally step's {{run.status}}, {{run.failedSteps}}). Exactly one field is
+// set; none means the empty string.
 type Part struct {
-	Lit      string `json:"lit,omitempty"`
-	Param    string `json:"param,omitempty"`
-	Upstream string `json:"upstream,omitempty"`
+	Lit      string   `json:"lit,omitempty"`
+	Param    string   `json:"param,omitempty"`
+	Upstream string   `json:"upstream,omitempty"`
+	Item     *ItemRef `json:"item,omitempty"`
+	Run      string   `json:"run,omitempty"`
+}
+
+// ItemRef is {{item}} (Field "") or {{item.FIELD}}: see pipeline.ItemValue.
+type ItemRef struct {
+	Field string `json:"field,omitempty"`
 }
 
 // EnvText is an environment variable whose value is made at run time.

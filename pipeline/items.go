@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxItems bounds the items of one loop: the iterations of a step.
+const MaxItems = 10_000
+
+// Items splits a JSON list into the texts of its items, each as written
+// (an object keeps its keys' order, a number its digits).
+func Items(list string) ([]string, error) {
+	var raw []json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(list))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("expected a JSON list, got %s", quoteShort(list))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("expected one JSON list, got %s", quoteShort(list))
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("expected a JSON list, got %s", quoteShort(list))
+	}
+	if len(raw) > MaxItems {
+		return nil, fmt.Errorf("a loop has at most %d items, got %d", MaxItems, len(raw))
+	}
+	items := make([]string, len(raw))
+	for i, r := range raw {
+		items[i] = string(bytes.TrimSpace(r))
+	}
+	return items, nil
+}
+
+// ItemValue returns the value of an item (from Items) that {{item}} (field
+// "") or {{item.FIELD}} (field "a" or "a.b") gives a program: a JSON
+// string's text, or any other JSON value as written.
+func ItemValue(item, field string) (string, error) {
+	v := json.RawMessage(item)
+	if field != "" {
+		for _, name := range strings.Split(field, ".") {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(v, &obj); err != nil || obj == nil {
+				return "", fmt.Errorf("{{item.%s}}: the item is not a JSON object with field %q: %s", field, name, quoteShort(item))
+			}
+			f, ok := obj[name]
+			if !ok {
+				return "", fmt.Errorf("{{item.%s}}: the item has no field %q: %s", field, name, quoteShort(item))
+			}
+			v = f
+		}
+	}
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	return string(v), nil
+}
+
+// quoteShort quotes s for a message, cut to 80 bytes.
+func quoteShort(s string) string {
+	if len(s) > 80 {
+		return fmt.Sprintf("%q…", s[:80])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// IterationName is the name of iteration i of a loop step: STEP[i].
+func IterationName(step string, i int) string { return fmt.Sprintf("%s[%d]", step, i) }
+
+// SplitIteration splits an iteration name STEP[i] into the step and i; ok
+// is false for any other name.
+func SplitIteration(name string) (step string, i int, ok bool) {
+	open := strings.LastIndexByte(name, '[')
+	if open <= 0 || !strings.HasSuffix(name, "]") {
+		return "", 0, false
+	}
+	digits := name[open+1 : len(name)-1]
+	if digits == "" || len(digits) > 9 || (len(digits) > 1 && digits[0] == '0') {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil || i < 0 || digits[0] == '+' {
+		return "", 0, false
+	}
+	return name[:open], i, true
+}

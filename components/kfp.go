@@ -69,13 +69,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 		return nil, err
 	}
 	at := func(path ...any) string { return fieldPath(field, path...) }
-	keyOf := func(path ...any) *yaml.Node {
-		v, key, _ := yamlfile.Lookup(n, path...)
-		if key != nil {
-			return key
-		}
-		return v
-	}
+	keyOf := func(path ...any) *yaml.Node { return keyNode(n, path...) }
 	if k.Implementation.Graph.Kind != 0 {
 		return nil, f.Errorf(keyOf("implementation", "graph"), at("implementation", "graph"), "graph components are not supported yet (nested pipelines are planned); use the components of its tasks as steps of a pipeline")
 	}
@@ -105,7 +99,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 
 	inNames := kfpNameTable(ioNames(k.Inputs))
 	for i, in := range k.Inputs {
-		io, port, err := conv.input(in, inNames[in.Name], usage[in.Name], at("inputs", i))
+		io, port, err := conv.input(in, inNames[in.Name], usage[in.Name], keyOf("inputs", i), at("inputs", i))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -119,7 +113,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 		errs = append(errs, err)
 	}
 	for i, out := range k.Outputs {
-		io, port, err := conv.output(out, outNames[out.Name], at("outputs", i))
+		io, port, err := conv.output(out, outNames[out.Name], keyOf("outputs", i), at("outputs", i))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -175,17 +169,29 @@ type kfpConverter struct {
 	inputs, outputs map[string]kfpPort
 }
 
-// input converts one KFP input; uses are the placeholders that read it.
-func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, field string) (IO, kfpPort, error) {
+// keyNode returns the key naming the node at path below n, or the deepest
+// node found on the way when there is none (a sequence item, a missing key):
+// where an error about that field points.
+func keyNode(n *yaml.Node, path ...any) *yaml.Node {
+	v, key, _ := yamlfile.Lookup(n, path...)
+	if key != nil {
+		return key
+	}
+	return v
+}
+
+// input converts one KFP input, written at node n; uses are the
+// placeholders that read it.
+func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, n *yaml.Node, field string) (IO, kfpPort, error) {
 	f := cv.f
 	if in.Name == "" {
-		return IO{}, kfpPort{}, f.Errorf(nil, field, "missing: name")
+		return IO{}, kfpPort{}, f.Errorf(n, field, "missing: name")
 	}
 	if _, dup := cv.inputs[in.Name]; dup {
-		return IO{}, kfpPort{}, f.Errorf(&in.Type, field+".name", "duplicate input name %q", in.Name)
+		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "duplicate input name %q", in.Name)
 	}
 	if want := ValidIdent(name); want != "" {
-		return IO{}, kfpPort{}, f.Errorf(nil, field+".name", "KFP input name %q gives %q, which is not %s", in.Name, name, want)
+		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "KFP input name %q gives %q, which is not %s", in.Name, name, want)
 	}
 	kt := kfpTypeName(&in.Type)
 	io := IO{Name: name, Description: in.Description, Optional: in.Optional, KFP: true, KFPType: kt}
@@ -205,20 +211,20 @@ func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, field
 	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
 }
 
-// output converts one KFP output.
-func (cv *kfpConverter) output(out kfpIO, name, field string) (IO, kfpPort, error) {
+// output converts one KFP output, written at node n.
+func (cv *kfpConverter) output(out kfpIO, name string, n *yaml.Node, field string) (IO, kfpPort, error) {
 	f := cv.f
 	if out.Name == "" {
-		return IO{}, kfpPort{}, f.Errorf(nil, field, "missing: name")
+		return IO{}, kfpPort{}, f.Errorf(n, field, "missing: name")
 	}
 	if _, dup := cv.outputs[out.Name]; dup {
-		return IO{}, kfpPort{}, f.Errorf(&out.Type, field+".name", "duplicate output name %q", out.Name)
+		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "duplicate output name %q", out.Name)
 	}
 	if want := ValidIdent(name); want != "" {
-		return IO{}, kfpPort{}, f.Errorf(nil, field+".name", "KFP output name %q gives %q, which is not %s", out.Name, name, want)
+		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "KFP output name %q gives %q, which is not %s", out.Name, name, want)
 	}
 	if out.Default.Kind != 0 || out.Optional {
-		return IO{}, kfpPort{}, f.Errorf(nil, field, "an output takes no default and is not optional")
+		return IO{}, kfpPort{}, f.Errorf(n, field, "an output takes no default and is not optional")
 	}
 	kt := kfpTypeName(&out.Type)
 	io := IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, KFP: true, KFPType: kt}

@@ -248,6 +248,32 @@ implementation:
     command: [prog]
     volumes: []
 `, `c.yaml:7:5: implementation.container.volumes: unknown field "volumes"`,
+	}, {
+		"input without a name, at the input", `
+name: m
+inputs:
+- type: String
+implementation:
+  container: {image: a, command: [prog]}
+`, `c.yaml:4:3: inputs[0]: missing: name`,
+	}, {
+		"output named twice, at the name", `
+name: m
+outputs:
+- {name: o}
+- {name: o}
+- {name: p, optional: true}
+implementation:
+  container: {image: a, command: [prog]}
+`, `c.yaml:5:4: outputs[1].name: duplicate output name "o"`,
+	}, {
+		"optional output, at the output", `
+name: m
+outputs:
+- {name: p, optional: true}
+implementation:
+  container: {image: a, command: [prog]}
+`, `c.yaml:4:3: outputs[0]: an output takes no default and is not optional`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

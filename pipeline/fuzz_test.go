@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// maxFuzzInput bounds the fuzzers' inputs: the properties are about shape,
+// not size, and big inputs only slow the search down.
+const maxFuzzInput = 64 << 10
+
+// FuzzParse: any bytes given as a pipeline file load or give errors that
+// are each a *yamlfile.Error naming a file, a line and a column; a loaded
+// pipeline resolves its parameters to values that check against their
+// types. The file sits in testdata, so the seeds' component paths resolve.
+func FuzzParse(f *testing.F) {
+	for _, g := range []string{"testdata/*.yaml", "testdata/invalid/*.yaml", "../examples/attrition/pipeline.yaml"} {
+		paths, err := filepath.Glob(g)
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("seed files %s: %v", g, err)
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	path := filepath.Join("testdata", "fuzz.yaml")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxFuzzInput {
+			return
+		}
+		pl, err := Parse(path, data)
+		if err != nil {
+			for _, e := range yamlfile.Split(err) {
+				var ye *yamlfile.Error
+				if !errors.As(e, &ye) {
+					t.Fatalf("error is %T, want *yamlfile.Error: %v", e, e)
+				}
+				if ye.File == "" || ye.Line < 1 || ye.Column < 1 || ye.Msg == "" {
+					t.Fatalf("error %q does not name a file, a line and a column", ye)
+				}
+			}
+			return
+		}
+		params, err := pl.ResolveParams(nil)
+		for name, val := range params {
+			if err := components.CheckValue(pl.Params[name].Type, val); err != nil {
+				t.Fatalf("parameter %s resolves to %q: %v", name, val, err)
+			}
+		}
+		if err == nil && len(params) != len(pl.Params) {
+			t.Fatalf("ResolveParams gave %d of %d parameters and no error", len(params), len(pl.Params))
+		}
+		for _, s := range pl.Steps {
+			for _, d := range pl.Deps(s.Name) {
+				if pl.Step(d) == nil {
+					t.Fatalf("step %s depends on %q, which is no step", s.Name, d)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseCondition: any `when` text parses or gives an error, without a
+// panic; a parsed condition has both sides, and written back as
+// LEFT OP RIGHT (literals quoted) it parses to itself.
+func FuzzParseCondition(f *testing.F) {
+	for _, s := range []string{
+		"{{params.flag}} == true", "{{params.flag}}", "{{params.mode}} != 'fast'", `{{params.j}} == '{"b": [1.0], "a": null}'`,
+		"{{steps.a.outputs.b}} == {{nope}}", "{{ steps.a.outputs.b }} != \"x\"", "a == b == c", "== x", "{{params.a}}{{params.b}}", "{{params.x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > maxFuzzInput {
+			return
+		}
+		c, refs, err := ParseCondition(s)
+		if err != nil {
+			return
+		}
+		if c.Op != "==" && c.Op != "!=" {
+			t.Fatalf("ParseCondition(%q): op %q", s, c.Op)
+		}
+		if c.Left == (Binding{}) || c.Right == (Binding{}) {
+			t.Fatalf("ParseCondition(%q) = %+v: a side is empty", s, c)
+		}
+		n := 0
+		for _, b := range []Binding{c.Left, c.Right} {
+			if b.IsRef() {
+				n++
+			}
+		}
+		if len(refs) != n {
+			t.Fatalf("ParseCondition(%q) = %+v with %d references, want %d", s, c, len(refs), n)
+		}
+		side := func(b Binding) string {
+			if b.IsRef() {
+				return b.String()
+			}
+			return "'" + b.Literal + "'" // a literal keeps its spaces in quotes
+		}
+		again := side(c.Left) + " " + c.Op + " " + side(c.Right)
+		c2, _, err := ParseCondition(again)
+		if err != nil || c2 != c {
+			t.Fatalf("ParseCondition(%q) = %+v; written back as %q it parses to %+v, %v", s, c, again, c2, err)
+		}
+	})
+}
+
+// FuzzLiteralParts: a literal splits into its text and {{params.NAME}}
+// references, one text more than references, and joined back it splits the
+// same way.
+func FuzzLiteralParts(f *testing.F) {
+	for _, s := range []string{"run-{{params.tag}}", "{{ params.a }}{{params.b}}", "a}}b{{params.c}}", "{{steps.a.outputs.b}}", "{{params.x", "{{}}", "{{{params.x}}}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > maxFuzzInput {
+			return
+		}
+		texts, params, err := LiteralParts(s)
+		if err != nil {
+			return
+		}
+		if len(texts) != len(params)+1 {
+			t.Fatalf("LiteralParts(%q) = %q, %q: want one text more than references", s, texts, params)
+		}
+		var b strings.Builder
+		for i, p := range params {
+			if p == "" {
+				t.Fatalf("LiteralParts(%q): an empty parameter name", s)
+			}
+			b.WriteString(texts[i] + "{{params." + p + "}}")
+		}
+		b.WriteString(texts[len(texts)-1])
+		texts2, params2, err := LiteralParts(b.String())
+		if err != nil || !slices.Equal(texts, texts2) || !slices.Equal(params, params2) {
+			t.Fatalf("LiteralParts(%q) = %q, %q; joined back as %q it gives %q, %q, %v", s, texts, params, b.String(), texts2, params2, err)
+		}
+	})
+}

@@ -7,8 +7,16 @@ BIN := bin/pipectl
 EXAMPLE := examples/attrition/pipeline.yaml
 # PLATFORMS: the GOOS/GOARCH pairs every change must build for
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# FUZZ_TARGETS: every fuzz target of the product module, as package:FuzzName
+# (`go test -fuzz` takes one target at a time); FUZZTIME is each target's time
+# in `make fuzz`, FUZZTIME_SHORT in the short pass of `make unit`
+FUZZ_TARGETS := components:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
+	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts \
+	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild
+FUZZTIME ?= 30s
+FUZZTIME_SHORT ?= 4s
 
-.PHONY: all build demo test unit bench vet fmt clean
+.PHONY: all build demo test unit fuzz fuzz-short bench vet fmt clean
 
 include test/e2e/e2e.mk
 
@@ -30,11 +38,38 @@ demo: build
 ## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl)
 test: unit e2e
 
-## unit: the product module's tests (installs python3-torch and, for the UI's browser test, chromium when missing)
-unit: vet
+## unit: the product module's tests (installs python3-torch and, for the UI's browser test, chromium when missing),
+## after a short pass of each fuzz target
+unit: vet fuzz-short
 	examples/attrition/ensure-torch.sh >/dev/null
 	cmd/pipectl/internal/cmd/ui/testdata/ensure-chromium.sh >/dev/null
 	minio=$$(bash test/e2e/tools/build.sh minio) && PIPECTL_TEST_MINIO=$$minio $(GO) test -count=1 -timeout 30m ./...
+
+## fuzz: each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m), growing the corpus that
+## `go test -fuzz` keeps (go clean -fuzzcache); a failing input is written to the package's
+## testdata/fuzz/FuzzName/, where it stays as a regression test once fixed
+fuzz:
+	$(call fuzz-each,$(FUZZTIME),$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m))
+
+## fuzz-short: each fuzz target for FUZZTIME_SHORT from its seeds alone (part of unit)
+fuzz-short:
+	$(call fuzz-each,$(FUZZTIME_SHORT),$$bins/corpus)
+
+# fuzz-each runs every FUZZ_TARGETS entry for $(1) with its corpus under
+# $(2), after checking that the list names every Fuzz function of the module
+# (so a new one is not left out). Each package's test binary is built once,
+# with the fuzzing instrumentation, into the temporary directory $$bins.
+define fuzz-each
+	@want=$$(grep -rHo --include='*_test.go' --exclude-dir=test '^func Fuzz[A-Za-z0-9_]*' . | \
+		sed -E 's|^\./(.*)/[^/]*:func |\1:|' | sort); have=$$(tr ' ' '\n' <<<'$(FUZZ_TARGETS)' | sed '/^$$/d' | sort); \
+	if [ "$$want" != "$$have" ]; then echo "FUZZ_TARGETS differs from the Fuzz functions:"; diff <(echo "$$have") <(echo "$$want"); exit 1; fi
+	@bins=$$(mktemp -d) && trap 'rm -rf "$$bins"' EXIT && corpus=$(2) && \
+	for t in $(FUZZ_TARGETS); do pkg=$${t%%:*} fn=$${t#*:}; bin=$$bins/$${pkg//\//_}.test; \
+		[ -x "$$bin" ] || $(GO) test -c -fuzz . -o "$$bin" ./$$pkg || exit 1; \
+		echo "fuzz ./$$pkg $$fn for $(1)"; \
+		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzcachedir "$$corpus/$$pkg") || exit 1; \
+	done
+endef
 
 ## vet: go vet, a gofmt check and the cross-builds (pipectl runs on Linux and macOS)
 vet:

@@ -21,7 +21,7 @@ const maxFuzzInput = 64 << 10
 // pipeline resolves its parameters to values that check against their
 // types. The file sits in testdata, so the seeds' component paths resolve.
 func FuzzParse(f *testing.F) {
-	for _, g := range []string{"testdata/*.yaml", "testdata/invalid/*.yaml", "../examples/attrition/pipeline.yaml"} {
+	for _, g := range []string{"testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "../examples/attrition/pipeline.yaml"} {
 		paths, err := filepath.Glob(g)
 		if err != nil || len(paths) == 0 {
 			f.Fatalf("seed files %s: %v", g, err)
@@ -104,6 +104,9 @@ func FuzzParseCondition(f *testing.F) {
 		if len(refs) != n {
 			t.Fatalf("ParseCondition(%q) = %+v with %d references, want %d", s, c, len(refs), n)
 		}
+		if strings.ContainsAny(c.Left.Param+c.Left.Step+c.Left.Output+c.Right.Param+c.Right.Step+c.Right.Output, "{}") {
+			return // no parameter, step or output has such a name: validation rejects it
+		}
 		side := func(b Binding) string {
 			if b.IsRef() {
 				return b.String()
@@ -118,35 +121,44 @@ func FuzzParseCondition(f *testing.F) {
 	})
 }
 
-// FuzzLiteralParts: a literal splits into its text and {{params.NAME}}
-// references, one text more than references, and joined back it splits the
-// same way.
+// FuzzLiteralParts: a literal splits into its text and references, one
+// text more than references, each reference of exactly one kind; joined
+// back it splits the same way.
 func FuzzLiteralParts(f *testing.F) {
-	for _, s := range []string{"run-{{params.tag}}", "{{ params.a }}{{params.b}}", "a}}b{{params.c}}", "{{steps.a.outputs.b}}", "{{params.x", "{{}}", "{{{params.x}}}"} {
+	for _, s := range []string{"run-{{params.tag}}", "{{ params.a }}{{params.b}}", "a}}b{{params.c}}", "{{steps.a.outputs.b}}", "{{params.x", "{{}}", "{{{params.x}}}", "{{item}}-{{ item.a.b }}", "{{run.status}}: {{run.failedSteps}}", "{{item.}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > maxFuzzInput {
 			return
 		}
-		texts, params, err := LiteralParts(s)
+		texts, refs, err := LiteralParts(s)
 		if err != nil {
 			return
 		}
-		if len(texts) != len(params)+1 {
-			t.Fatalf("LiteralParts(%q) = %q, %q: want one text more than references", s, texts, params)
+		if len(texts) != len(refs)+1 {
+			t.Fatalf("LiteralParts(%q) = %q, %+v: want one text more than references", s, texts, refs)
 		}
 		var b strings.Builder
-		for i, p := range params {
-			if p == "" {
-				t.Fatalf("LiteralParts(%q): an empty parameter name", s)
+		for i, r := range refs {
+			b.WriteString(texts[i])
+			switch {
+			case r.Param != "" && !r.Item && r.Run == "":
+				b.WriteString("{{params." + r.Param + "}}")
+			case r.Item && r.Param == "" && r.Run == "" && r.Field == "":
+				b.WriteString("{{item}}")
+			case r.Item && r.Param == "" && r.Run == "":
+				b.WriteString("{{item." + r.Field + "}}")
+			case r.Run != "" && r.Param == "" && !r.Item:
+				b.WriteString("{{run." + r.Run + "}}")
+			default:
+				t.Fatalf("LiteralParts(%q): reference %+v is not of exactly one kind", s, r)
 			}
-			b.WriteString(texts[i] + "{{params." + p + "}}")
 		}
 		b.WriteString(texts[len(texts)-1])
-		texts2, params2, err := LiteralParts(b.String())
-		if err != nil || !slices.Equal(texts, texts2) || !slices.Equal(params, params2) {
-			t.Fatalf("LiteralParts(%q) = %q, %q; joined back as %q it gives %q, %q, %v", s, texts, params, b.String(), texts2, params2, err)
+		texts2, refs2, err := LiteralParts(b.String())
+		if err != nil || !slices.Equal(texts, texts2) || !slices.Equal(refs, refs2) {
+			t.Fatalf("LiteralParts(%q) = %q, %+v; joined back as %q it gives %q, %+v, %v", s, texts, refs, b.String(), texts2, refs2, err)
 		}
 	})
 }

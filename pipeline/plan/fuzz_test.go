@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func roundTrip(t *testing.T, v any, decode func(string) (any, error)) {
 // and each literal input evaluates to its text with the parameters' values
 // in place, byte for byte.
 func FuzzBuild(f *testing.F) {
-	for _, g := range []string{"../testdata/*.yaml", "../../examples/attrition/pipeline.yaml"} {
+	for _, g := range []string{"../testdata/*.yaml", "../testdata/loops/*.yaml", "../../examples/attrition/pipeline.yaml"} {
 		paths, err := filepath.Glob(g)
 		if err != nil || len(paths) == 0 {
 			f.Fatalf("seed files %s: %v", g, err)
@@ -130,6 +131,7 @@ func FuzzBuild(f *testing.F) {
 				params[name] = "{{v}} $(V) " + name // any text, never parsed again
 			}
 		}
+		runFields := map[string]string{pipeline.RunStatus: "Failed {{x}}", pipeline.RunFailedSteps: `["a[0]"]`}
 		for _, s := range p.Steps {
 			sp, err := Build(p, s.Name)
 			if err != nil {
@@ -157,10 +159,13 @@ func FuzzBuild(f *testing.F) {
 				}
 				var want strings.Builder
 				for i, r := range refs {
-					want.WriteString(texts[i] + params[r])
+					want.WriteString(texts[i] + params[r.Param] + runFields[r.Run])
 				}
 				want.WriteString(texts[len(texts)-1])
-				got, err := w.Params[name].Eval(Values{Params: params})
+				if slices.ContainsFunc(refs, func(r pipeline.LiteralRef) bool { return r.Item }) {
+					continue // an iteration's item: see the loop tests
+				}
+				got, err := w.Params[name].Eval(Values{Params: params, RunFields: runFields})
 				if err != nil || got != want.String() {
 					t.Fatalf("step %s input %s = %q: evaluates to %q, %v; want %q", s.Name, name, b.Literal, got, err, want.String())
 				}

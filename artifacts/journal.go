@@ -53,6 +53,10 @@ func foldJournal(ctx context.Context, s Store, r *Run) (bool, error) {
 		for _, st := range e.Steps {
 			if i, ok := index[st.Name]; ok {
 				r.Steps[i] = st
+			} else {
+				// A step the run added after this record (a loop's iteration).
+				index[st.Name] = len(r.Steps)
+				r.Steps = append(r.Steps, st)
 			}
 		}
 		r.Journal = seq

@@ -57,11 +57,20 @@ func Open(ctx context.Context, root string, opts Options) (Store, error) {
 }
 
 // SplitURI splits an artifact URI below root into its key. It fails when
-// uri is not below root.
+// uri is not below root. A file:// URI is URL-escaped (a loop iteration's
+// key holds STEP[i], written STEP%5Bi%5D): its key is unescaped.
 func SplitURI(s Store, uri string) (string, error) {
 	root := strings.TrimSuffix(s.Root(), "/") + "/"
 	if !strings.HasPrefix(uri, root) {
 		return "", fmt.Errorf("%s is not in the artifact store %s", uri, s.Root())
 	}
-	return strings.TrimPrefix(uri, root), nil
+	key := strings.TrimPrefix(uri, root)
+	if strings.HasPrefix(root, "file:") {
+		k, err := url.PathUnescape(key)
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", uri, err)
+		}
+		key = k
+	}
+	return key, nil
 }

@@ -82,6 +82,9 @@ type StepRecord struct {
 	Message string `json:"message,omitempty"`
 	// Outputs are the step's outputs once it succeeded.
 	Outputs []OutputRecord `json:"outputs"`
+	// Item is the item of a loop iteration (a step named STEP[i]): the
+	// JSON value as written in the list.
+	Item json.RawMessage `json:"item,omitempty"`
 }
 
 // OutputRecord is one output of a step: an artifact (URI, size, sha256) or a

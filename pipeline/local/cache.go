@@ -11,7 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // cacheKey is the store key of a fingerprint's cache entry.
@@ -28,11 +28,15 @@ type cacheEntry struct {
 // fingerprint identifies a step's work: the component spec (image
 // included), the files its command names in the component's directory, the
 // resolved parameter values, the input artifacts' sha256 and the gang shape.
-func fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, s *pipeline.Step) (string, error) {
+func fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, sp *plan.Step) (string, error) {
 	// Inputs fed by artifacts (KFP passes an artifact to an input parameter
 	// by its content) count by their sha256, in inputSums.
 	c := *inv.Component
-	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.IO) bool { _, fed := inv.Inputs[in.Name]; return fed })
+	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.IO) bool {
+		_, fed := inv.Inputs[in.Name]
+		_, collected := inv.Collected[in.Name]
+		return fed || collected
+	})
 	params, err := c.ParamValues(inv.Params)
 	if err != nil {
 		return "", err
@@ -61,8 +65,8 @@ func fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 		Nodes     int                   `json:"nodes,omitempty"`
 		Procs     int                   `json:"procs,omitempty"`
 	}{inv.Component, files, params, inputSums, inv.Env, 0, 0}
-	if d := s.Distributed; d != nil {
-		doc.Nodes, doc.Procs = d.Nodes, d.Procs()
+	if d := sp.Distributed; d != nil {
+		doc.Nodes, doc.Procs = d.Nodes, d.LocalProcsPerNode
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // TestFingerprintStreams: a large file named in a component's command is
@@ -31,7 +31,7 @@ func TestFingerprintStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := &components.Invocation{Component: &components.Component{Command: []string{"python3", "weights.bin", "pipe"}, Dir: dir}}
-	step := &pipeline.Step{Name: "s"}
+	step := &plan.Step{Name: "s"}
 
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -43,6 +43,10 @@ func (j *journal) mark(i int) {
 	}
 }
 
+// grow makes room for a step added to the run (a loop's iteration); e.mu
+// must be held.
+func (j *journal) grow() { j.isDirty = append(j.isDirty, false) }
+
 // run writes entries until close.
 func (j *journal) run(ctx context.Context) {
 	defer close(j.done)

@@ -41,11 +41,18 @@ type Runner struct {
 	KeepWork bool
 	// GracePeriod is the time between SIGTERM and SIGKILL when a step is stopped.
 	GracePeriod time.Duration
+	// FinallyGrace bounds the finally steps of a cancelled run: they start
+	// when the other steps have stopped and are stopped FinallyGrace after
+	// the cancel (default DefaultFinallyGrace).
+	FinallyGrace time.Duration
 	// RunID names the run; by default <pipeline>-<date>-<time>-<random>.
 	RunID string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
+
+// DefaultFinallyGrace is Runner.FinallyGrace unless set.
+const DefaultFinallyGrace = time.Minute
 
 // RunError reports a run that did not succeed.
 type RunError struct {
@@ -76,11 +83,6 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
-	for _, s := range p.Steps {
-		if s.Loop != nil || s.Finally {
-			return nil, fmt.Errorf("step %s: loop and finally steps do not run locally yet", s.Name)
-		}
-	}
 	now := r.now()
 	id := r.RunID
 	if id == "" {
@@ -113,35 +115,34 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	defer guard.Close()
 	ctx = components.WithGuard(ctx, guard)
-	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}}
+	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}, iterations: map[string][]int{}}
 	e.jr = newJournal(e, len(p.Steps))
+	var failed []string
 	if err := e.create(ctx); err != nil {
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
 	id = run.ID
 	r.statusf("Run %s of pipeline %s started (%d steps; artifacts in %s)\n", id, p.Metadata.Name, len(p.Steps), r.Store.Root())
 	go e.jr.run(context.WithoutCancel(ctx))
-	e.schedule(ctx)
+	var main, final []int
+	for i, s := range p.Steps {
+		if s.Finally {
+			final = append(final, i)
+		} else {
+			main = append(main, i)
+		}
+	}
+	e.schedule(ctx, main)
+	if len(final) > 0 {
+		e.runFinally(ctx, final)
+	}
 	e.jr.close()
 
 	e.mu.Lock()
 	end := r.now()
 	run.Finished = &end
-	run.Status = artifacts.StatusSucceeded
-	var failed []string
-	for _, s := range run.Steps {
-		switch s.Status {
-		case artifacts.StatusFailed:
-			run.Status = artifacts.StatusFailed
-			failed = append(failed, s.Name)
-		case artifacts.StatusCancelled:
-			if run.Status != artifacts.StatusFailed {
-				run.Status = artifacts.StatusCancelled
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		run.Status = artifacts.StatusCancelled
+	run.Status, failed = e.outcome(ctx, false)
+	if run.Status == artifacts.StatusCancelled {
 		run.Message = "cancelled"
 	} else if len(failed) > 0 {
 		run.Message = "failed steps: " + strings.Join(failed, ", ")
@@ -152,11 +153,18 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		return run, fmt.Errorf("write run record: %w", err)
 	}
 	e.jr.remove(context.WithoutCancel(ctx))
-	if run.Status == artifacts.StatusSucceeded {
+	var rerr *RunError
+	if run.Status != artifacts.StatusSucceeded {
+		rerr = &RunError{Run: run, Summary: e.summary()}
+	}
+	// The caller gets the steps in the record's order; the run is over.
+	e.mu.Lock()
+	run.Steps = e.ordered()
+	e.mu.Unlock()
+	if rerr == nil {
 		r.statusf("Run %s succeeded in %s\n", id, end.Sub(now).Round(time.Millisecond))
 		return run, nil
 	}
-	rerr := &RunError{Run: run, Summary: e.summary()}
 	r.statusf("%s", rerr.Summary)
 	return run, rerr
 }
@@ -201,6 +209,11 @@ type execution struct {
 	index map[string]int // step name → position in p.Steps and run.Steps
 	tails map[string]*components.Tail
 	jr    *journal
+	// iterations are the positions in run.Steps of each loop step's
+	// iterations, in order (appended after the pipeline's steps).
+	iterations map[string][]int
+	// runFields are the {{run.FIELD}} values finally steps read.
+	runFields map[string]string
 
 	logMu sync.Mutex // serialises log lines to the shared sinks
 }
@@ -230,7 +243,9 @@ func (e *execution) create(ctx context.Context) error {
 func (e *execution) save(ctx context.Context) error {
 	e.mu.Lock()
 	e.run.Journal = e.jr.seq
-	b, err := json.MarshalIndent(e.run, "", "  ")
+	rec := *e.run
+	rec.Steps = e.ordered()
+	b, err := json.MarshalIndent(&rec, "", "  ")
 	e.mu.Unlock()
 	if err != nil {
 		return err
@@ -261,19 +276,28 @@ func terminal(status string) bool {
 	return false
 }
 
-// schedule runs every step whose dependencies succeeded, at most
-// parallelism at once, in the pipeline's order among those ready, until no
-// step can make progress. Each step's dependencies are counted once, and a
-// step's end only visits its dependents.
-func (e *execution) schedule(ctx context.Context) {
+// schedule runs the steps at the given positions of p.Steps whose
+// dependencies (among them) succeeded, at most parallelism at once (a loop
+// step counts once; its iterations have their own bound), in the
+// pipeline's order among those ready, until no step can make progress.
+// Each step's dependencies are counted once, and a step's end only visits
+// its dependents.
+func (e *execution) schedule(ctx context.Context, which []int) {
 	n := len(e.p.Steps)
+	in := make([]bool, n)
+	for _, i := range which {
+		in[i] = true
+	}
 	deps := make([][]int, n)
 	dependents := make([][]int, n)
 	waiting := make([]int, n)
 	var ready readyQueue
-	for i := range e.p.Steps {
+	for _, i := range which {
 		for _, d := range e.p.Steps[i].Deps() {
 			j := e.index[d]
+			if !in[j] {
+				continue
+			}
 			deps[i] = append(deps[i], j)
 			dependents[j] = append(dependents[j], i)
 		}
@@ -289,7 +313,7 @@ func (e *execution) schedule(ctx context.Context) {
 			}
 		}
 	}
-	done := make(chan int, n)
+	done := make(chan int, len(which))
 	running := 0
 	for {
 		for ready.Len() > 0 {
@@ -345,6 +369,62 @@ func (e *execution) schedule(ctx context.Context) {
 	}
 }
 
+// outcome is the status of the run from its step records, and the names
+// of its failed steps (iterations as STEP[i]; a loop step only when it
+// failed without iterations), in order; mainOnly leaves out the finally
+// steps. e.mu must be held.
+func (e *execution) outcome(ctx context.Context, mainOnly bool) (string, []string) {
+	status := artifacts.StatusSucceeded
+	failed := []string{}
+	for _, s := range e.ordered() {
+		base := s.Name
+		if step, _, ok := pipeline.SplitIteration(s.Name); ok {
+			base = step
+		}
+		if mainOnly && e.p.Step(base).Finally {
+			continue
+		}
+		switch s.Status {
+		case artifacts.StatusFailed:
+			status = artifacts.StatusFailed
+			if base != s.Name || len(e.iterations[s.Name]) == 0 {
+				failed = append(failed, s.Name)
+			}
+		case artifacts.StatusCancelled:
+			if status != artifacts.StatusFailed {
+				status = artifacts.StatusCancelled
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		status = artifacts.StatusCancelled
+	}
+	return status, failed
+}
+
+// runFinally runs the finally steps once the other steps have ended, with
+// the run's outcome as {{run.status}} and {{run.failedSteps}}. When the run
+// is cancelled they still run, until FinallyGrace after the cancel.
+func (e *execution) runFinally(ctx context.Context, final []int) {
+	e.mu.Lock()
+	status, failed := e.outcome(ctx, true)
+	names, _ := json.Marshal(failed)
+	e.runFields = map[string]string{pipeline.RunStatus: status, pipeline.RunFailedSteps: string(names)}
+	e.mu.Unlock()
+	grace := e.r.FinallyGrace
+	if grace <= 0 {
+		grace = DefaultFinallyGrace
+	}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		e.r.statusf("finally steps: stopped in %s at the latest\n", grace)
+		time.AfterFunc(grace, cancel)
+	})
+	defer stop()
+	e.schedule(fctx, final)
+}
+
 // readyQueue holds the positions of the steps ready to start, smallest
 // (earliest in the pipeline) first.
 type readyQueue []int
@@ -377,12 +457,16 @@ func (e *execution) summary() string {
 	defer e.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s %s.\n", e.run.ID, strings.ToLower(e.run.Status))
-	for _, s := range e.run.Steps {
+	for _, s := range e.ordered() {
 		if s.Status == artifacts.StatusSucceeded {
 			continue
 		}
-		fmt.Fprintf(&b, "  %-12s %s", s.Name, s.Status)
-		if s.ExitCode != nil && s.Status == artifacts.StatusFailed {
+		name := s.Name
+		if its := e.iterations[s.Name]; len(its) > 0 {
+			name = compactName(s.Name, len(its))
+		}
+		fmt.Fprintf(&b, "  %-12s %s", name, s.Status)
+		if s.ExitCode != nil && s.Status == artifacts.StatusFailed && len(e.iterations[s.Name]) == 0 {
 			fmt.Fprintf(&b, " (exit code %d)", *s.ExitCode)
 		}
 		if s.Message != "" {

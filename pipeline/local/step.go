@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -21,24 +22,20 @@ import (
 // logTail is how many log lines of a failed step the summary shows.
 const logTail = 15
 
-// runStep runs one step to its end and records it.
+// runStep runs one step to its end and records it: its when, then its
+// one execution or, for a loop step, its iterations.
 func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	start := e.r.now()
 	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Started = &start })
-	fail := func(code int, format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		e.finish(ctx, s.Name, artifacts.StatusFailed, &code, msg)
-		e.r.statusf("%-12s failed: %s\n", s.Name, msg)
-	}
 	sp, err := plan.Build(e.p, s.Name)
 	if err != nil {
-		fail(1, "%v", err)
+		e.fail(ctx, s.Name, 1, "%v", err)
 		return
 	}
 	if sp.When != nil {
 		ok, err := sp.When.Eval(plan.Values{Params: e.params}, e.outputValue)
 		if err != nil {
-			fail(1, "when: %v", err)
+			e.fail(ctx, s.Name, 1, "when: %v", err)
 			return
 		}
 		if !ok {
@@ -47,31 +44,64 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 			return
 		}
 	}
-	inv, inputSums, err := e.invocation(sp)
+	v, sums, err := e.values(sp)
+	if err != nil {
+		e.fail(ctx, s.Name, 1, "%v", err)
+		return
+	}
+	if sp.Loop != nil {
+		e.runLoop(ctx, sp, v, sums)
+		return
+	}
+	e.execute(ctx, sp, s.Name, v, sums)
+}
+
+// fail records a step's failure and reports it.
+func (e *execution) fail(ctx context.Context, step string, code int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	e.finish(ctx, step, artifacts.StatusFailed, &code, msg)
+	e.r.statusf("%-12s failed: %s\n", step, msg)
+}
+
+// execute runs one execution of a step (the step, or one iteration of a
+// loop step) named name, with values v, and records it: the cache, the
+// attempts, the log and the outputs.
+func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v plan.Values, inputSums map[string]string) {
+	start := e.r.now()
+	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
+	fail := func(code int, format string, args ...any) { e.fail(ctx, name, code, format, args...) }
+	c, err := sp.Component.Resolve(nil)
 	if err != nil {
 		fail(1, "%v", err)
 		return
 	}
-	fp, err := fingerprint(ctx, inv, inputSums, s)
+	// The image is part of the step's fingerprint.
+	c.Image = sp.Image
+	inv, err := sp.Wiring.Invocation(c, e.r.Store, v)
+	if err != nil {
+		fail(1, "%v", err)
+		return
+	}
+	fp, err := fingerprint(ctx, inv, inputSums, sp)
 	if err != nil {
 		fail(1, "fingerprint: %v", err)
 		return
 	}
-	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
+	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
 	if !e.r.NoCache && sp.Cache {
 		if hit, ok := lookupCache(ctx, e.r.Store, fp); ok {
 			end := e.r.now()
 			code := 0
-			e.update(ctx, s.Name, func(r *artifacts.StepRecord) {
+			e.update(ctx, name, func(r *artifacts.StepRecord) {
 				r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = artifacts.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
 				r.Message = "outputs reused from run " + hit.Run
 			})
-			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", s.Name, hit.Step, hit.Run)
+			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
 			return
 		}
 	}
 
-	dir := e.workDir(s.Name)
+	dir := e.workDir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail(1, "%v", err)
 		return
@@ -83,7 +113,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	}
 	t := components.NewTail(logTail)
 	e.mu.Lock()
-	e.tails[s.Name] = t
+	e.tails[name] = t
 	e.mu.Unlock()
 	var writers []*components.LineWriter
 	output := func(prefix string) io.Writer {
@@ -91,34 +121,36 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 		writers = append(writers, w)
 		return w
 	}
-	stepLog := output("[" + s.Name + "] ")
+	stepLog := output("[" + name + "] ")
 
-	stopCopy := copyLogWhileRunning(ctx, e.r.Store, e.run.ID, s.Name, logFile.Name())
+	stopCopy := copyLogWhileRunning(ctx, e.r.Store, e.run.ID, name, logFile.Name())
 	attempts, records, runErr := e.attempts(ctx, sp, inv, components.Workspace{Dir: dir}, output, stepLog)
 	stopCopy()
 	for _, w := range writers {
 		w.Flush()
 	}
 	logFile.Close()
-	if err := uploadLog(context.WithoutCancel(ctx), e.r.Store, e.run.ID, s.Name, logFile.Name()); err != nil {
-		e.r.statusf("warning: cannot store the log of step %s: %v\n", s.Name, err)
+	if err := uploadLog(context.WithoutCancel(ctx), e.r.Store, e.run.ID, name, logFile.Name()); err != nil {
+		e.r.statusf("warning: cannot store the log of step %s: %v\n", name, err)
 	}
-	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
+	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
 	code := components.ExitCode(runErr)
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:
-		e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Outputs = records })
-		e.finish(ctx, s.Name, artifacts.StatusSucceeded, &code, "")
-		e.r.statusf("%-12s succeeded in %s\n", s.Name, took)
+		e.update(ctx, name, func(r *artifacts.StepRecord) { r.Outputs = records })
+		e.finish(ctx, name, artifacts.StatusSucceeded, &code, "")
+		if v.Iteration == nil {
+			e.r.statusf("%-12s succeeded in %s\n", name, took)
+		}
 		if sp.Cache {
-			if err := storeCache(context.WithoutCancel(ctx), e.r.Store, fp, cacheEntry{Run: e.run.ID, Step: s.Name, Outputs: records}); err != nil {
-				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", s.Name, err)
+			if err := storeCache(context.WithoutCancel(ctx), e.r.Store, fp, cacheEntry{Run: e.run.ID, Step: name, Outputs: records}); err != nil {
+				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", name, err)
 			}
 		}
 	case ctx.Err() != nil:
-		e.finish(ctx, s.Name, artifacts.StatusCancelled, nil, "run cancelled")
-		e.r.statusf("%-12s cancelled\n", s.Name)
+		e.finish(ctx, name, artifacts.StatusCancelled, nil, "run cancelled")
+		e.r.statusf("%-12s cancelled\n", name)
 	default:
 		fail(code, "%v", runErr)
 	}
@@ -203,7 +235,7 @@ func (e *execution) attempt(ctx context.Context, sp *plan.Step, inv *components.
 			if w, ok := outs[rank]; ok {
 				return w
 			}
-			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", sp.Name, rank))
+			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", inv.Step, rank))
 			return outs[rank]
 		},
 		Logf: func(format string, args ...any) { fmt.Fprintf(stepLog, "pipectl: "+format+"\n", args...) },
@@ -218,23 +250,18 @@ func (e *execution) attempt(ctx context.Context, sp *plan.Step, inv *components.
 	return n, records, err
 }
 
-// invocation evaluates the step's plan with the run's values: parameters,
-// upstream output parameters, and the recorded URIs of input artifacts
-// (with their sha256).
-func (e *execution) invocation(sp *plan.Step) (*components.Invocation, map[string]string, error) {
-	c, err := sp.Component.Resolve(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The image is part of the step's fingerprint.
-	c.Image = sp.Image
-	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}}
+// values are the run-time values of the step's plan: parameters, upstream
+// output parameters, the recorded URIs of input artifacts, the collected
+// outputs of loop steps and, for a finally step, the run's outcome. sums
+// are the sha256 of the input artifacts, for the fingerprint.
+func (e *execution) values(sp *plan.Step) (plan.Values, map[string]string, error) {
+	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}, Collected: map[string][]artifacts.OutputRecord{}}
 	sums := map[string]string{}
 	for _, name := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[name]
 		val, err := e.outputValue(ref)
 		if err != nil {
-			return nil, nil, fmt.Errorf("input %q: %v", name, err)
+			return v, nil, fmt.Errorf("input %q: %v", name, err)
 		}
 		v.Upstream[name] = val
 	}
@@ -242,12 +269,46 @@ func (e *execution) invocation(sp *plan.Step) (*components.Invocation, map[strin
 		ref := sp.Wiring.Inputs[name]
 		out, ok := e.output(ref.Step, ref.Output)
 		if !ok {
-			return nil, nil, fmt.Errorf("input %q: step %s has no output %q", name, ref.Step, ref.Output)
+			return v, nil, fmt.Errorf("input %q: step %s has no output %q", name, ref.Step, ref.Output)
 		}
 		v.Artifacts[name], sums[name] = out.URI, out.SHA256
 	}
-	inv, err := sp.Wiring.Invocation(c, e.r.Store, v)
-	return inv, sums, err
+	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
+		ref := sp.Wiring.Collected[name]
+		recs, err := e.collected(ref)
+		if err != nil {
+			return v, nil, fmt.Errorf("input %q: %v", name, err)
+		}
+		v.Collected[name] = recs
+		var shas []string
+		for _, r := range recs {
+			shas = append(shas, r.SHA256)
+		}
+		sums[name] = strings.Join(shas, ",")
+	}
+	if sp.Finally {
+		e.mu.Lock()
+		v.RunFields = e.runFields
+		e.mu.Unlock()
+	}
+	return v, sums, nil
+}
+
+// collected returns the records of an output of every iteration of a
+// loop step, in order.
+func (e *execution) collected(ref plan.OutputRef) ([]artifacts.OutputRecord, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	recs := []artifacts.OutputRecord{}
+	for i, pos := range e.iterations[ref.Step] {
+		it := &e.run.Steps[pos]
+		k := slices.IndexFunc(it.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		if k < 0 {
+			return nil, fmt.Errorf("iteration %d of step %s has no output %q", i, ref.Step, ref.Output)
+		}
+		recs = append(recs, it.Outputs[k])
+	}
+	return recs, nil
 }
 
 // outputValue is the value of an output parameter of a finished step.

@@ -1,0 +1,140 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
+)
+
+// runLoop runs the iterations of a loop step, each as the step STEP[i] with
+// its own record, at most the loop's parallelism (and the run's) at once,
+// and records the loop step's outcome: Succeeded when every iteration
+// succeeded (or there is none), else Failed (or Cancelled). A failed
+// iteration does not stop the others.
+func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, sums map[string]string) {
+	items, err := sp.Wiring.ItemList(v)
+	if err != nil {
+		e.fail(ctx, sp.Name, 1, "%v", err)
+		return
+	}
+	names := e.addIterations(ctx, sp.Name, items)
+	limit := e.r.parallelism()
+	if p := sp.Loop.Parallelism; p > 0 && p < limit {
+		limit = p
+	}
+	e.update(ctx, sp.Name, func(r *artifacts.StepRecord) { r.Message = fmt.Sprintf("%d iterations", len(items)) })
+	e.r.statusf("%-12s %d iterations, at most %d at once\n", compactName(sp.Name, len(items)), len(items), limit)
+
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			e.finish(ctx, name, artifacts.StatusCancelled, nil, "run cancelled before the iteration started")
+			continue
+		}
+		iv := v
+		iv.Iteration = &i
+		wg.Go(func() {
+			defer func() { <-slots }()
+			e.execute(ctx, sp, name, iv, sums)
+		})
+	}
+	wg.Wait()
+
+	counts := map[string]int{}
+	e.mu.Lock()
+	for _, pos := range e.iterations[sp.Name] {
+		counts[e.run.Steps[pos].Status]++
+	}
+	e.mu.Unlock()
+	msg := iterationCounts(counts)
+	status, code := artifacts.StatusSucceeded, 0
+	switch {
+	case counts[artifacts.StatusFailed] > 0:
+		status, code = artifacts.StatusFailed, 1
+	case counts[artifacts.StatusCancelled] > 0 || ctx.Err() != nil:
+		status = artifacts.StatusCancelled
+	}
+	if status == artifacts.StatusCancelled {
+		e.finish(ctx, sp.Name, status, nil, msg)
+	} else {
+		e.finish(ctx, sp.Name, status, &code, msg)
+	}
+	e.r.statusf("%-12s %s\n", compactName(sp.Name, len(items)), msg)
+}
+
+// addIterations adds the records of a loop step's iterations, pending,
+// with their items, and writes the run record holding them. It returns
+// their names.
+func (e *execution) addIterations(ctx context.Context, step string, items []string) []string {
+	names := make([]string, len(items))
+	e.mu.Lock()
+	deps := e.step(step).DependsOn
+	for i, item := range items {
+		names[i] = pipeline.IterationName(step, i)
+		pos := len(e.run.Steps)
+		e.run.Steps = append(e.run.Steps, artifacts.StepRecord{
+			Name: names[i], Status: artifacts.StatusPending, DependsOn: deps,
+			Outputs: []artifacts.OutputRecord{}, Item: json.RawMessage(item),
+		})
+		e.index[names[i]] = pos
+		e.iterations[step] = append(e.iterations[step], pos)
+		e.jr.grow()
+	}
+	e.mu.Unlock()
+	if err := e.save(context.WithoutCancel(ctx)); err != nil {
+		e.r.statusf("warning: cannot write the run record: %v\n", err)
+	}
+	return names
+}
+
+// ordered returns the step records in the pipeline's order, each loop
+// step followed by its iterations; e.mu must be held.
+func (e *execution) ordered() []artifacts.StepRecord {
+	if len(e.iterations) == 0 {
+		return e.run.Steps
+	}
+	out := make([]artifacts.StepRecord, 0, len(e.run.Steps))
+	for _, s := range e.p.Steps {
+		out = append(out, *e.step(s.Name))
+		for _, pos := range e.iterations[s.Name] {
+			out = append(out, e.run.Steps[pos])
+		}
+	}
+	return out
+}
+
+// compactName names the iterations of a loop step: STEP[0..n-1].
+func compactName(step string, n int) string {
+	switch n {
+	case 0:
+		return step + "[]"
+	case 1:
+		return step + "[0]"
+	}
+	return fmt.Sprintf("%s[0..%d]", step, n-1)
+}
+
+// iterationCounts says how many iterations ended how: "3 succeeded, 1 failed".
+func iterationCounts(counts map[string]int) string {
+	var parts []string
+	for _, st := range []string{artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled, artifacts.StatusSkipped, artifacts.StatusPending} {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(st)))
+		}
+	}
+	if len(parts) == 0 {
+		return "no iterations"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -18,8 +20,9 @@ const orphanAge = time.Hour
 
 // CollectGarbage cleans up after runs whose runner died (see RunnerInfo):
 // it records each such run as Failed ("runner died") for good and deletes
-// its journal, and it removes the temporary objects (partial uploads) of
-// every run that no longer runs. It returns one line per thing it did.
+// its journal, and it removes the partial uploads of every run that no
+// longer runs: temporary files in a local store, incomplete multipart
+// uploads in an S3 store. It returns one line per thing it did.
 // Runs that may still run (on this host or another) are left alone.
 func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 	runs, err := ListRuns(ctx, s, nil)
@@ -28,11 +31,12 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 	}
 	var did []string
 	var errs []error
+	ended := map[string]bool{}
 	for _, r := range runs {
 		if r.Status == StatusRunning {
 			continue
 		}
-		if r.Message == MessageRunnerDied {
+		if r.Message == MessageRunnerDied && storedRunning(ctx, s, r.ID) {
 			if err := WriteRun(ctx, s, r); err != nil {
 				errs = append(errs, err)
 				continue
@@ -55,6 +59,14 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 				did = append(did, fmt.Sprintf("run %s: removed %d partial upload(s)", r.ID, n))
 			}
 		}
+		ended[r.ID] = true
+	}
+	if s3, ok := s.(*S3); ok && len(ended) > 0 {
+		aborted, err := s3.abortUploads(ctx, ended)
+		errs = append(errs, err)
+		for _, id := range slices.Sorted(maps.Keys(aborted)) {
+			did = append(did, fmt.Sprintf("run %s: aborted %d incomplete multipart upload(s)", id, aborted[id]))
+		}
 	}
 	if l, ok := s.(*Local); ok {
 		d, err := l.removeOrphans(time.Now().Add(-orphanAge))
@@ -62,6 +74,13 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 		errs = append(errs, err)
 	}
 	return did, errors.Join(errs...)
+}
+
+// storedRunning reports whether the stored record of run id says Running:
+// a run whose runner died reads as Failed, and gc records that once.
+func storedRunning(ctx context.Context, s Store, id string) bool {
+	var stored Run
+	return GetJSON(ctx, s, RunKey(id), &stored) == nil && stored.Status == StatusRunning
 }
 
 // removeOrphans removes the top-level directories of the store that hold

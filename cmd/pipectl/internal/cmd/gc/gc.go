@@ -30,8 +30,10 @@ func NewCmdGC(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "gc",
 		Short: "Clean up after local runs whose runner died",
 		Long: `Clean up after local runs whose runner died on this machine: record each as
-Failed ("runner died") for good, remove the partial uploads it left in the
-store, and remove its work directory. Runs that still run are left alone.`,
+Failed ("runner died") for good, remove the partial uploads of every run that
+no longer runs (a local store's temporary files, an S3 store's incomplete
+multipart uploads), and remove the work directories of dead runners. Runs
+that still run are left alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

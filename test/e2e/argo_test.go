@@ -51,6 +51,16 @@ func newArgoLab(t *testing.T) (*argoLab, context.Context) {
 // stderr and exit code.
 func (a *argoLab) pipectl(ctx context.Context, args ...string) (string, string, int) {
 	a.t.Helper()
+	out, errOut, code, err := a.exec(ctx, args...)
+	if err != nil {
+		a.t.Fatalf("pipectl %s: %v", strings.Join(args, " "), err)
+	}
+	return out, errOut, code
+}
+
+// exec runs the pipectl binary with the lab's env; err says why it could not
+// run (an exit code is not an error).
+func (a *argoLab) exec(ctx context.Context, args ...string) (string, string, int, error) {
 	cmd := exec.CommandContext(ctx, images.pipectl, args...)
 	cmd.Env = a.env
 	var out, errOut bytes.Buffer
@@ -59,12 +69,11 @@ func (a *argoLab) pipectl(ctx context.Context, args ...string) (string, string, 
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return out.String(), errOut.String(), 0
+		return out.String(), errOut.String(), 0, nil
 	case errors.As(err, &ee):
-		return out.String(), errOut.String(), ee.ExitCode()
+		return out.String(), errOut.String(), ee.ExitCode(), nil
 	default:
-		a.t.Fatalf("pipectl %s: %v", strings.Join(args, " "), err)
-		return "", "", -1
+		return "", "", -1, err
 	}
 }
 

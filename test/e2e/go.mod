@@ -3,6 +3,7 @@ module pipectl.dev/pipectl/test/e2e
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.36.6
 	k8s.io/apiextensions-apiserver v0.36.0
 	k8s.io/apimachinery v0.36.6

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"pipectl.dev/pipectl/test/e2e/testbed"
@@ -26,6 +27,10 @@ var images struct {
 	pipectl     string // the pipectl binary built from this tree
 	repoRoot    string
 	launcherErr error
+	// conformance is the conformance suite's probe: the folder of the
+	// conformance-probe binary and the probe's state folder.
+	conformance    struct{ bin, state string }
+	conformanceErr error
 }
 
 // catalogue prepares the image catalogue's host files in dir and returns it. A failure
@@ -45,6 +50,12 @@ func catalogue(ctx context.Context, dir string) (map[string]testbed.Image, error
 			WorkingDir: scriptDir,
 			Env:        []string{"GREETING=from-image", "MODE=image"},
 		},
+	}
+	if img, err := probeImage(ctx, filepath.Join(dir, "images", "conformance")); err != nil {
+		images.conformanceErr = err
+		fmt.Fprintln(os.Stderr, "e2e: conformance probe unavailable:", err)
+	} else {
+		cat[conformanceImage] = img
 	}
 	launcher, err := launcherImages(ctx, filepath.Join(dir, "images"))
 	if err != nil {
@@ -72,4 +83,24 @@ func launcherImages(ctx context.Context, dir string) (map[string]testbed.Image, 
 	}
 	images.pipectl = cat[pipectlImage].Binds[0].Host
 	return cat, nil
+}
+
+// probeImage builds the conformance suite's probe (conformance/probe) into
+// dir/bin and makes dir/state; the image has that bin first on PATH and
+// CONFORMANCE_STATE set, both host folders, which pods see (host / is bound).
+func probeImage(ctx context.Context, dir string) (testbed.Image, error) {
+	bin, state := filepath.Join(dir, "bin"), filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return testbed.Image{}, err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "conformance-probe"), "./conformance/probe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return testbed.Image{}, fmt.Errorf("build conformance-probe: %v\n%s", err, out)
+	}
+	images.conformance.bin, images.conformance.state = bin, state
+	return testbed.Image{Env: []string{
+		"PATH=" + bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"CONFORMANCE_STATE=" + state,
+	}}, nil
 }

@@ -44,7 +44,7 @@ type Options struct {
 	Progress io.Writer
 	// GPUs is the nvidia.com/gpu capacity of the GPU node (4 when 0).
 	GPUs int
-	// Timeout bounds start-up after the build (3 minutes when 0).
+	// Timeout bounds start-up after the build (6 minutes when 0: a loaded 2-core machine needs more than 3 to establish the CRDs).
 	Timeout time.Duration
 	// Kubectl also builds kubectl (Cluster.Kubectl), for people rather than tests.
 	Kubectl bool
@@ -126,7 +126,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		opts.GPUs = 4
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = 3 * time.Minute
+		opts.Timeout = 6 * time.Minute
 	}
 	if opts.ToolsDir == "" {
 		if opts.ToolsDir, err = FindToolsDir(); err != nil {

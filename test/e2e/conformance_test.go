@@ -1,0 +1,599 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The conformance suite: one table of pipelines, each run on both backends —
+// `pipectl run FILE` (local, artifacts in the test bed's MinIO) and
+// `pipectl run FILE --on argo` — asserting the same normalised run record and
+// the same argv and env seen by the program, and both equal to the table.
+//
+// A case is a pipeline file conformance/NAME/pipeline.yaml whose steps run
+// the probe (conformance/probe: image conformanceImage, program
+// conformance-probe) and a row of conformanceCases. See the README.
+
+// conformanceImage is the catalogue image of the probe: conformance-probe on
+// PATH, CONFORMANCE_STATE set (catalogue in images_test.go).
+const conformanceImage = "conformance-probe"
+
+// conformanceCases is the table. Every pipeline feature joins it.
+var conformanceCases = []confCase{
+	{
+		name:   "dag",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("split", seen(), file("text", "Dataset", "left\n"),
+				dir("parts", "Dataset", map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"}),
+				param("label", "string", "from split")),
+			ok("left", seen(), file("out", "Artifact", "from split")).after("split"),
+			ok("right", seen(), file("out", "Artifact", "none")).after("split"),
+			ok("join", seen()).after("left", "right"),
+			ok("gated", seen()),
+			skipped("extra"),
+		},
+		probes: map[string]probeRecord{
+			"split": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/text", "left\n",
+				"@dir", "$WORK/outputs/parts", "@write", "$WORK/outputs/label", "from split"}, Env: stepEnv("split")},
+			"left": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "@write", "$WORK/outputs/out", "from split"},
+				Env: stepEnv("left"), Read: []string{`$WORK/inputs/data: . = "left\n"`}},
+			"right": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "@write", "$WORK/outputs/out", "none"},
+				Env: stepEnv("right"), Read: []string{`$WORK/inputs/data: a.txt = "a\n"`, `$WORK/inputs/data: sub/b.txt = "b\n"`}},
+			"join": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/a", "@read", "$WORK/inputs/b"},
+				Env: stepEnv("join"), Read: []string{`$WORK/inputs/a: . = "from split"`, `$WORK/inputs/b: . = "none"`}},
+			"gated": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("gated")},
+		},
+	},
+	{
+		name:   "failure",
+		status: "Failed",
+		steps: []confStep{
+			withAttempts(ok("flaky", seen(), file("out", "Artifact", "flaky\n")), 2),
+			ok("after-flaky", seen()).after("flaky"),
+			failed("boom", 5),
+			skipped("doomed").after("boom"),
+			skipped("doomed-too").after("doomed"),
+		},
+		probes: map[string]probeRecord{
+			"flaky": {Argv: []string{"@fail-once", "@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "flaky\n"}, Env: stepEnv("flaky")},
+			"after-flaky": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data"},
+				Env: stepEnv("after-flaky"), Read: []string{`$WORK/inputs/data: . = "flaky\n"`}},
+			"boom": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "boom\n", "@exit", "5"}, Env: stepEnv("boom")},
+		},
+	},
+	{
+		name:   "distributed",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("train", seen(), file("model", "Model", "rank 0 of 2\n")),
+			ok("evaluate", seen()).after("train"),
+		},
+		probes: map[string]probeRecord{
+			"train rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen", "@rank", "$WORK/outputs/model", "--epochs", "2"},
+				Env: env(rankEnv(2, 1, 0, 0), []string{"CASE_MODE=ddp"}, stepEnv("train"))},
+			"train rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen", "@rank", "$WORK/ranks/1/model", "--epochs", "2"},
+				Env: env(rankEnv(2, 1, 1, 0), []string{"CASE_MODE=ddp"}, stepEnv("train"))},
+			"evaluate": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/model"},
+				Env: stepEnv("evaluate"), Read: []string{`$WORK/inputs/model: . = "rank 0 of 2\n"`}},
+		},
+	},
+	{
+		name:   "values",
+		params: []string{"tag=v1 {{x}}"},
+		status: "Succeeded",
+		steps: []confStep{
+			ok("emit", seen(), param("s", "string", valuesText), param("n", "int", "42"), param("f", "float", "1.0"),
+				param("b", "bool", "True"), param("j", "json", valuesJSON)),
+			ok("consume", seen()).after("emit"),
+			ok("check", seen()),
+		},
+		probes: map[string]probeRecord{
+			"emit": {Argv: []string{"@seen", "$WORK/outputs/seen",
+				"--text", valuesText, "--count", "42", "--ratio", "1.0", "--flag", "True", "--config", valuesJSON,
+				"--note", "run-v1 {{x}}", "--scale", "3.0e0", "--fallback", "2.50",
+				"@write", "$WORK/outputs/s", valuesText, "@write", "$WORK/outputs/n", "42", "@write", "$WORK/outputs/f", "1.0",
+				"@write", "$WORK/outputs/b", "True", "@write", "$WORK/outputs/j", valuesJSON},
+				Env: env([]string{"CASE_TAG=tag=v1 {{x}}"}, stepEnv("emit"))},
+			"consume": {Argv: []string{"@seen", "$WORK/outputs/seen", valuesText, "42", "1.0", "True", valuesJSON}, Env: stepEnv("consume")},
+			"check":   {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("check")},
+		},
+	},
+	{
+		name:   "names",
+		status: "Failed",
+		steps: []confStep{
+			ok("1a", seen(), file("out", "Artifact", "1a\n")),
+			failed("step-1a", 4),
+			ok("step-1a-2", seen(), file("out", "Artifact", "step-1a-2\n")).after("1a"),
+		},
+		probes: map[string]probeRecord{
+			"1a":      {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "1a\n"}, Env: stepEnv("1a")},
+			"step-1a": {Argv: []string{"@seen", "$WORK/outputs/seen", "@exit", "4"}, Env: stepEnv("step-1a")},
+			"step-1a-2": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "@write", "$WORK/outputs/out", "step-1a-2\n"},
+				Env: stepEnv("step-1a-2"), Read: []string{`$WORK/inputs/data: . = "1a\n"`}},
+		},
+	},
+}
+
+// The values of case "values", as conformance/values/pipeline.yaml writes them.
+const (
+	valuesText = "a {{b}} $(c) `d` 'e' \"f\" \\ $HOME\nline two"
+	valuesJSON = `{"replicas": 2, "x": 1.0, "big": 12345678901234567890, "a": [3, 1]}`
+)
+
+// confCase is one row: the pipeline conformance/NAME/pipeline.yaml run with
+// params, the run record (normalised) and the probe records wanted.
+type confCase struct {
+	name   string
+	params []string // -p NAME=VALUE
+	status string   // the run's status; the exit code follows (0 Succeeded, 1 Failed)
+	steps  []confStep
+	// probes are the records the probe printed, by step ("STEP") or rank
+	// of a distributed step ("STEP rank N"), normalised (see normProbe).
+	probes map[string]probeRecord
+}
+
+// confStep is a step of the normalised run record (runs get -o json).
+type confStep struct {
+	Name      string
+	DependsOn []string
+	Status    string
+	ExitCode  *int
+	Attempts  int
+	Cached    bool
+	Outputs   []confOutput
+}
+
+// confOutput is an output of the normalised run record: URI with the store
+// root and run id replaced by $ROOT and $RUN; a probe record (an output named
+// "seen") has Size 0 and SHA256 "probe record": its bytes differ by backend
+// (paths, run id) and are compared normalised, as probes.
+type confOutput struct {
+	Name   string
+	Type   string
+	URI    string
+	Size   int64
+	SHA256 string
+	Value  *string
+}
+
+// probeRecord is what conformance-probe records (see conformance/probe).
+type probeRecord struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Read []string `json:"read,omitempty"`
+}
+
+func ok(name string, outs ...confOutput) confStep {
+	return confStep{Name: name, Status: "Succeeded", ExitCode: ptr(0), Attempts: 1, Outputs: outs}
+}
+
+func withAttempts(s confStep, n int) confStep { s.Attempts = n; return s }
+
+// after sets the steps s depends on.
+func (s confStep) after(steps ...string) confStep { s.DependsOn = steps; return s }
+
+func failed(name string, code int) confStep {
+	return confStep{Name: name, Status: "Failed", ExitCode: ptr(code), Attempts: 1, Outputs: []confOutput{}}
+}
+
+func skipped(name string) confStep {
+	return confStep{Name: name, Status: "Skipped", Outputs: []confOutput{}}
+}
+
+const probeSum = "probe record"
+
+// seen is the probe's record, output "seen".
+func seen() confOutput { return confOutput{Name: "seen", Type: "Artifact", SHA256: probeSum} }
+
+func file(name, typ, text string) confOutput {
+	sum := sha256.Sum256([]byte(text))
+	return confOutput{Name: name, Type: typ, Size: int64(len(text)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// dir is a directory output; its sha256 is that of its manifest (one
+// "<sha256>  <path>\n" line per file, sorted by path: artifacts.Metadata).
+func dir(name, typ string, files map[string]string) confOutput {
+	var manifest bytes.Buffer
+	var size int64
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		sum := sha256.Sum256([]byte(files[p]))
+		fmt.Fprintf(&manifest, "%s  %s\n", hex.EncodeToString(sum[:]), p)
+		size += int64(len(files[p]))
+	}
+	sum := sha256.Sum256(manifest.Bytes())
+	return confOutput{Name: name, Type: typ, Size: size, SHA256: hex.EncodeToString(sum[:])}
+}
+
+func param(name, typ, value string) confOutput {
+	return confOutput{Name: name, Type: typ, Value: &value}
+}
+
+// stepEnv is the env every step's program gets from pipectl.
+func stepEnv(step string) []string {
+	return []string{"PIPECTL_ARTIFACTS=$ROOT", "PIPECTL_RUN_ID=$RUN", "PIPECTL_STEP=" + step}
+}
+
+// env is a probe record's env: the variables of parts, sorted.
+func env(parts ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(parts...))) }
+
+// rankEnv is the rank env of a rank (normalised: $MASTER_ADDR, $MASTER_PORT).
+func rankEnv(nodes, procs, node, local int) []string {
+	return []string{
+		fmt.Sprintf("LOCAL_RANK=%d", local), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", procs),
+		"MASTER_ADDR=$MASTER_ADDR", "MASTER_PORT=$MASTER_PORT",
+		fmt.Sprintf("NNODES=%d", nodes), fmt.Sprintf("NODE_RANK=%d", node),
+		"PET_MASTER_ADDR=$MASTER_ADDR", "PET_MASTER_PORT=$MASTER_PORT",
+		fmt.Sprintf("PET_NNODES=%d", nodes), fmt.Sprintf("PET_NODE_RANK=%d", node), fmt.Sprintf("PET_NPROC_PER_NODE=%d", procs),
+		fmt.Sprintf("RANK=%d", node*procs+local), fmt.Sprintf("WORLD_SIZE=%d", nodes*procs),
+	}
+}
+
+// TestConformance runs every case of conformanceCases locally and on Argo,
+// all at once, and compares what they did.
+func TestConformance(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	if images.conformanceErr != nil {
+		t.Fatalf("conformance probe: %v", images.conformanceErr)
+	}
+	root := "s3://" + a.bucket + "/" + runsPrefix
+	// The same environment for both backends' pipectl: the probe on PATH for
+	// local runs (pods get it from the image), no PIPECTL_* or CASE_* of ours.
+	var base []string
+	for _, kv := range a.env {
+		if !strings.HasPrefix(kv, "PIPECTL_") && !strings.HasPrefix(kv, "CASE_") {
+			base = append(base, kv)
+		}
+	}
+	a.env = append(base, "PIPECTL_ARTIFACTS="+root,
+		"PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CONFORMANCE_STATE="+images.conformance.state)
+	began := time.Now()
+	t.Cleanup(func() {
+		t.Logf("%d cases on both backends took %s", len(conformanceCases), time.Since(began).Round(100*time.Millisecond))
+	})
+	for _, tc := range conformanceCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := *a
+			l.t = t
+			file := filepath.Join("conformance", tc.name, "pipeline.yaml")
+			var local, argo confResult
+			var wg sync.WaitGroup
+			wg.Go(func() { local = l.confRun(ctx, "local", file, tc.params) })
+			wg.Go(func() { argo = l.confRun(ctx, "argo", file, tc.params) })
+			wg.Wait()
+			for _, r := range []confResult{local, argo} {
+				if r.err != nil {
+					t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+				}
+			}
+			confCompare(t, tc, local, argo)
+		})
+	}
+}
+
+// TestConformanceLocal runs every case of conformanceCases locally only,
+// against a file:// store: the table checked without a cluster (also with
+// -short, which skips the test bed).
+func TestConformanceLocal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	if images.pipectl == "" {
+		bin := filepath.Join(t.TempDir(), "pipectl")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pipectl")
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build pipectl: %v\n%s", err, out)
+		}
+		images.pipectl = bin
+	}
+	if images.conformance.bin == "" {
+		if _, err := probeImage(ctx, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PIPECTL_") && !strings.HasPrefix(kv, "CASE_") {
+			env = append(env, kv)
+		}
+	}
+	a := &argoLab{t: t, env: append(env, "PIPECTL_ARTIFACTS=file://"+t.TempDir(),
+		"PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CONFORMANCE_STATE="+images.conformance.state)}
+	for _, tc := range conformanceCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := *a
+			l.t = t
+			r := l.confRun(ctx, "local", filepath.Join("conformance", tc.name, "pipeline.yaml"), tc.params)
+			if r.err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
+			}
+			confCompare(t, tc, r)
+		})
+	}
+}
+
+// confResult is one backend's run of a case.
+type confResult struct {
+	backend        string
+	run            string
+	code           int
+	stdout, stderr string
+	err            error
+	record         []confStep
+	status         string
+	probes         map[string]probeRecord
+	raw            map[string]string // the probe's raw record lines by key
+}
+
+var localRunID = regexp.MustCompile(`Run (\S+) of pipeline `)
+
+// confRun runs the case's pipeline on one backend and reads back its
+// record and probe records, normalised. It runs on its own goroutine: it
+// reports problems in err, never through t.
+func (a *argoLab) confRun(ctx context.Context, backend, file string, params []string) confResult {
+	r := confResult{backend: backend}
+	var args []string
+	for _, p := range params {
+		args = append(args, "-p", p)
+	}
+	began := time.Now()
+	var m []string
+	if backend == "local" {
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--no-cache"}, args...)...)
+		m = localRunID.FindStringSubmatch(r.stderr)
+	} else {
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--on", "argo", "-n", a.ns,
+			"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
+			"--service-account", "pipectl-step"}, args...)...)
+		m = runID.FindStringSubmatch(r.stderr)
+	}
+	a.t.Logf("%s run took %s", backend, time.Since(began).Round(100*time.Millisecond))
+	if m == nil {
+		r.err = fmt.Errorf("no run id (exit %d)", r.code)
+		return r
+	}
+	r.run = m[1]
+	js, errOut, code := a.pipectlTry(ctx, "runs", "get", r.run, "-o", "json")
+	if code != 0 {
+		r.err = fmt.Errorf("runs get %s: exit %d: %s", r.run, code, errOut)
+		return r
+	}
+	var rec struct {
+		Status string `json:"status"`
+		Steps  []struct {
+			Name      string   `json:"name"`
+			DependsOn []string `json:"dependsOn"`
+			Status    string   `json:"status"`
+			ExitCode  *int     `json:"exitCode"`
+			Attempts  int      `json:"attempts"`
+			Cached    bool     `json:"cached"`
+			Outputs   []struct {
+				Name   string  `json:"name"`
+				Type   string  `json:"type"`
+				URI    string  `json:"uri"`
+				Size   int64   `json:"size"`
+				SHA256 string  `json:"sha256"`
+				Value  *string `json:"value"`
+			} `json:"outputs"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(js), &rec); err != nil {
+		r.err = fmt.Errorf("runs get %s: %v\n%s", r.run, err, js)
+		return r
+	}
+	root := envValue(a.env, "PIPECTL_ARTIFACTS")
+	norm := strings.NewReplacer(root, "$ROOT", r.run, "$RUN")
+	r.status = rec.Status
+	r.raw = map[string]string{}
+	r.probes = map[string]probeRecord{}
+	for _, s := range rec.Steps {
+		step := confStep{Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, Outputs: []confOutput{}}
+		for _, o := range s.Outputs {
+			out := confOutput{Name: o.Name, Type: o.Type, URI: norm.Replace(o.URI), Size: o.Size, SHA256: o.SHA256, Value: o.Value}
+			if o.Name == "seen" {
+				// The probe's record: the same bytes as its log line
+				// (checked below), compared normalised.
+				b, errOut, code := a.pipectlTry(ctx, "artifacts", "cat", r.run+"/"+s.Name+"/seen")
+				if code != 0 {
+					r.err = fmt.Errorf("artifacts cat %s/%s/seen: exit %d: %s", r.run, s.Name, code, errOut)
+					return r
+				}
+				r.raw[s.Name+" (artifact)"] = b
+				out.Size, out.SHA256 = 0, probeSum
+			}
+			step.Outputs = append(step.Outputs, out)
+		}
+		r.record = append(r.record, step)
+		if s.Status == "Skipped" {
+			continue
+		}
+		logs, errOut, code := a.pipectlTry(ctx, "logs", r.run, s.Name)
+		if code != 0 {
+			r.err = fmt.Errorf("logs %s %s: exit %d: %s", r.run, s.Name, code, errOut)
+			return r
+		}
+		if err := r.readProbes(s.Name, logs, norm); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	return r
+}
+
+var rankPrefix = regexp.MustCompile(`rank (\d+)\]`)
+
+// readProbes collects the probe's record lines ("probe: {...}") of a step's
+// log, one per rank, normalised.
+func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error {
+	for line := range strings.Lines(logs) {
+		i := strings.Index(line, "probe: {")
+		if i < 0 {
+			continue
+		}
+		key := step
+		if m := rankPrefix.FindStringSubmatch(line[:i]); m != nil {
+			key += " rank " + m[1]
+		}
+		if _, dup := r.raw[key]; dup {
+			return fmt.Errorf("step %s: two probe records for %q in its log:\n%s", step, key, logs)
+		}
+		raw := strings.TrimSuffix(line[i+len("probe: "):], "\n") + "\n"
+		r.raw[key] = raw
+		rec, err := normProbe(raw, norm)
+		if err != nil {
+			return fmt.Errorf("step %s: %v", step, err)
+		}
+		r.probes[key] = rec
+	}
+	return nil
+}
+
+var workPath = regexp.MustCompile(`(^|\s)/\S*?/((?:inputs|outputs|ranks/[0-9]+)/)`)
+
+// normProbe decodes a probe record and normalises what differs by backend by
+// design: the store root ($ROOT), the run id ($RUN), the step's work folder
+// ($WORK/inputs/…, $WORK/outputs/…, $WORK/ranks/N/…), the rendezvous address
+// and port ($MASTER_ADDR, $MASTER_PORT: checked to be set and to agree with
+// their PET_ twins first).
+func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
+	var rec probeRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return rec, fmt.Errorf("probe record %q: %v", raw, err)
+	}
+	fix := func(s string) string { return workPath.ReplaceAllString(norm.Replace(s), "${1}$$WORK/${2}") }
+	for i := range rec.Argv {
+		rec.Argv[i] = fix(rec.Argv[i])
+	}
+	for i := range rec.Read {
+		rec.Read[i] = fix(rec.Read[i])
+	}
+	vars := map[string]string{}
+	for _, kv := range rec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	for _, pair := range [][2]string{{"MASTER_ADDR", "PET_MASTER_ADDR"}, {"MASTER_PORT", "PET_MASTER_PORT"}} {
+		v, set := vars[pair[0]]
+		if !set {
+			continue
+		}
+		if v == "" || vars[pair[1]] != v {
+			return rec, fmt.Errorf("probe record: %s=%q, %s=%q: want both set and equal", pair[0], v, pair[1], vars[pair[1]])
+		}
+		if _, err := strconv.ParseUint(v, 10, 16); pair[0] == "MASTER_PORT" && err != nil {
+			return rec, fmt.Errorf("probe record: MASTER_PORT=%q is not a port", v)
+		}
+	}
+	for i, kv := range rec.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "MASTER_ADDR", "PET_MASTER_ADDR":
+			rec.Env[i] = k + "=$MASTER_ADDR"
+		case "MASTER_PORT", "PET_MASTER_PORT":
+			rec.Env[i] = k + "=$MASTER_PORT"
+		default:
+			rec.Env[i] = fix(kv)
+		}
+	}
+	slices.Sort(rec.Env)
+	return rec, nil
+}
+
+// confCompare checks each backend's result against the table, and the first
+// two (local, argo) against each other.
+func confCompare(t *testing.T, tc confCase, results ...confResult) {
+	want := wantRecord(tc)
+	wantCode := map[string]int{"Succeeded": 0, "Failed": 1}[tc.status]
+	if len(results) == 2 {
+		local, argo := results[0], results[1]
+		if diff := cmp.Diff(local.record, argo.record); diff != "" {
+			t.Errorf("the run records differ between backends (-local +argo):\n%s", diff)
+		}
+		if diff := cmp.Diff(local.probes, argo.probes); diff != "" {
+			t.Errorf("the programs saw different things on the two backends (-local +argo):\n%s", diff)
+		}
+	}
+	for _, r := range results {
+		if r.code != wantCode || r.status != tc.status {
+			t.Errorf("%s: exit code %d, status %s; want %d, %s\nstderr:\n%s", r.backend, r.code, r.status, wantCode, tc.status, r.stderr)
+		}
+		if diff := cmp.Diff(want, r.record); diff != "" {
+			t.Errorf("%s: run record (-want +got):\n%s", r.backend, diff)
+		}
+		if diff := cmp.Diff(tc.probes, r.probes); diff != "" {
+			t.Errorf("%s: what the programs saw (-want +got):\n%s", r.backend, diff)
+		}
+		// An output "seen" holds the bytes the probe printed.
+		for key, b := range r.raw {
+			step, isArtifact := strings.CutSuffix(key, " (artifact)")
+			if !isArtifact {
+				continue
+			}
+			line, ok := r.raw[step]
+			if !ok {
+				line = r.raw[step+" rank 0"]
+			}
+			if b != line {
+				t.Errorf("%s: output seen of step %s = %q, but the probe printed %q", r.backend, step, b, line)
+			}
+		}
+	}
+}
+
+// wantRecord is the normalised run record the case wants: URIs of its
+// outputs filled in.
+func wantRecord(tc confCase) []confStep {
+	steps := slices.Clone(tc.steps)
+	for i, s := range steps {
+		steps[i].Outputs = slices.Clone(s.Outputs)
+		for j, o := range steps[i].Outputs {
+			if o.Value == nil {
+				steps[i].Outputs[j].URI = "$ROOT/$RUN/" + s.Name + "/" + o.Name
+			}
+		}
+	}
+	return steps
+}
+
+// pipectlTry runs pipectl like pipectl does, reporting a failure to start in
+// stderr and exit code -1 instead of failing the test (it runs off the
+// test's goroutine).
+func (a *argoLab) pipectlTry(ctx context.Context, args ...string) (string, string, int) {
+	out, errOut, code, err := a.exec(ctx, args...)
+	if err != nil {
+		return out, fmt.Sprintf("pipectl %s: %v", strings.Join(args, " "), err), -1
+	}
+	return out, errOut, code
+}
+
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, _ := strings.Cut(kv, "="); k == name {
+			v = val
+		}
+	}
+	return v
+}

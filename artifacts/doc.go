@@ -11,7 +11,7 @@
 //	<root>/<run-id>/<step>/<output>.meta.json     the output's metadata, written last
 //	<root>/<run-id>/<step>/outputs.json           the step's outputs record, written last
 //	<root>/<run-id>/<step>/step.log               the step's log
-//	<root>/.cache/<fingerprint>.json              the step cache index
+//	<root>/.cache/<fingerprint>.json              the step cache index (package stepcache)
 //
 // The outputs record (StepOutputs, at OutputsKey) is written once by whoever
 // published the step's outputs (the component runtime: a local step, `pipectl
@@ -23,7 +23,9 @@
 //	  {"name": "loss", "type": "float", "value": "0.25"}]}
 //
 // Each output carries its declared type; a parameter carries its value as
-// the run record shows it. Readers (the launcher,
+// the run record shows it. A reused step's record names the earlier step's
+// outputs and adds "cachedFrom": "<earlier run-id>" (written by whoever
+// reused them; nothing is copied). Readers (the launcher,
 // the Argo follower, `pipectl runs get`, `pipectl artifacts ls`) take a
 // step's outputs and their types from it rather than listing the store.
 //

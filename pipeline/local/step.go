@@ -17,6 +17,7 @@ import (
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
 // logTail is how many log lines of a failed step the summary shows.
@@ -82,14 +83,18 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		fail(1, "%v", err)
 		return
 	}
-	fp, err := fingerprint(ctx, inv, inputSums, sp)
+	var shape stepcache.Shape
+	if d := sp.Distributed; d != nil {
+		shape = stepcache.Shape{Nodes: d.Nodes, Procs: d.LocalProcsPerNode}
+	}
+	fp, err := stepcache.Fingerprint(ctx, inv, inputSums, shape)
 	if err != nil {
 		fail(1, "fingerprint: %v", err)
 		return
 	}
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
 	if !e.r.NoCache && sp.Cache {
-		if hit, ok := lookupCache(ctx, e.r.Store, fp); ok {
+		if hit, ok := stepcache.Lookup(ctx, e.r.Store, fp); ok {
 			end := e.r.now()
 			code := 0
 			e.update(ctx, name, func(r *artifacts.StepRecord) {
@@ -97,6 +102,9 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 				r.Message = "outputs reused from run " + hit.Run
 			})
 			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
+			if err := stepcache.Reuse(ctx, e.r.Store, e.run.ID, name, "", hit); err != nil {
+				e.r.statusf("warning: cannot write the outputs record of step %s: %v\n", name, err)
+			}
 			return
 		}
 	}
@@ -144,7 +152,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 			e.r.statusf("%-12s succeeded in %s\n", name, took)
 		}
 		if sp.Cache {
-			if err := storeCache(context.WithoutCancel(ctx), e.r.Store, fp, cacheEntry{Run: e.run.ID, Step: name, Outputs: records}); err != nil {
+			if err := stepcache.Record(context.WithoutCancel(ctx), e.r.Store, fp, stepcache.Entry{Run: e.run.ID, Step: name, Outputs: records}); err != nil {
 				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", name, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package local
+package stepcache
 
 import (
 	"os"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // TestFingerprintStreams: a large file named in a component's command is
@@ -31,12 +30,11 @@ func TestFingerprintStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := &components.Invocation{Component: &components.Component{Command: []string{"python3", "weights.bin", "pipe"}, Dir: dir}}
-	step := &plan.Step{Name: "s"}
 
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	fp1, err := fingerprint(t.Context(), inv, nil, step)
+	fp1, err := Fingerprint(t.Context(), inv, nil, Shape{})
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +50,7 @@ func TestFingerprintStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	fp2, err := fingerprint(t.Context(), inv, nil, step)
+	fp2, err := Fingerprint(t.Context(), inv, nil, Shape{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,226 @@
+package stepcache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline/plan"
+)
+
+// Key is the store key of a fingerprint's entry.
+func Key(fp string) string { return ".cache/" + fp + ".json" }
+
+// Entry records which step of which run produced a fingerprint's outputs.
+type Entry struct {
+	Run     string                   `json:"run"`
+	Step    string                   `json:"step"`
+	Created time.Time                `json:"created"`
+	Outputs []artifacts.OutputRecord `json:"outputs"`
+}
+
+// Shape is the gang shape of a distributed step (zero for one process).
+type Shape struct {
+	Nodes, Procs int
+}
+
+// Mode says what a step does with the cache.
+type Mode string
+
+const (
+	// ModeOn looks the step up and records it when it succeeds.
+	ModeOn Mode = "on"
+	// ModeRefresh runs the step and records it (pipectl run --no-cache).
+	ModeRefresh Mode = "refresh"
+	// ModeOff neither looks up nor records (cache: false).
+	ModeOff Mode = "off"
+)
+
+// ParseMode reads a --cache value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeOn, ModeRefresh, ModeOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("--cache %q: want on, refresh or off", s)
+}
+
+// StepMode is the mode of a step: off when it says cache: false, refresh
+// when the run reuses nothing, else on.
+func StepMode(cache, noCache bool) Mode {
+	switch {
+	case !cache:
+		return ModeOff
+	case noCache:
+		return ModeRefresh
+	}
+	return ModeOn
+}
+
+// Fingerprint identifies a step's work (see the package doc): the component
+// spec (image included), the files its command names in the component's
+// directory, the resolved parameter values, the input artifacts' sha256
+// (inputSums, by input name) and the gang shape.
+func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, shape Shape) (string, error) {
+	// Inputs fed by artifacts (KFP passes an artifact to an input parameter
+	// by its content) and collected inputs count by their sha256, in
+	// inputSums.
+	c := *inv.Component
+	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.IO) bool {
+		_, fed := inv.Inputs[in.Name]
+		_, collected := inv.Collected[in.Name]
+		return fed || collected
+	})
+	params, err := c.ParamValues(inv.Params)
+	if err != nil {
+		return "", err
+	}
+	files := map[string]string{}
+	for _, arg := range append(append([]string{}, inv.Component.Command...), inv.Component.Args...) {
+		if arg == "" || filepath.IsAbs(arg) || inv.Component.Dir == "" {
+			continue
+		}
+		p := filepath.Join(inv.Component.Dir, inv.Component.WorkingDir, arg)
+		sum, err := artifacts.FileSum(ctx, p)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if err != nil {
+			continue // not a regular file: an ordinary argument
+		}
+		files[arg] = sum
+	}
+	doc := struct {
+		Component *components.Component `json:"component"`
+		Files     map[string]string     `json:"files"`
+		Params    map[string]string     `json:"params"`
+		Inputs    map[string]string     `json:"inputs"`
+		Env       []string              `json:"env"`
+		Nodes     int                   `json:"nodes,omitempty"`
+		Procs     int                   `json:"procs,omitempty"`
+	}{inv.Component, files, params, inputSums, inv.Env, shape.Nodes, shape.Procs}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Lookup returns the entry of fp when every artifact it names is still
+// complete in the store: its metadata records the same sha256 and every
+// object it lists is there with its size.
+func Lookup(ctx context.Context, s artifacts.Store, fp string) (Entry, bool) {
+	var e Entry
+	if err := artifacts.GetJSON(ctx, s, Key(fp), &e); err != nil {
+		return e, false
+	}
+	for _, o := range e.Outputs {
+		if o.URI == "" {
+			continue
+		}
+		key, err := artifacts.SplitURI(s, o.URI)
+		if err != nil {
+			return e, false
+		}
+		meta, err := artifacts.ReadMetadata(ctx, s, key)
+		if err != nil || meta.SHA256 != o.SHA256 || !present(ctx, s, key, meta) {
+			return e, false
+		}
+	}
+	return e, true
+}
+
+// present tells whether the objects of the output at key are all in the
+// store with the sizes its metadata records. (Their bytes are checked
+// against their sha256 by whoever downloads them: artifacts.Fetch.)
+func present(ctx context.Context, s artifacts.Store, key string, meta artifacts.Metadata) bool {
+	if meta.Kind != artifacts.KindDirectory {
+		info, err := s.Stat(ctx, key)
+		return err == nil && info.Size == meta.Size
+	}
+	for _, f := range meta.Files {
+		if info, err := s.Stat(ctx, key+"/"+f.Path); err != nil || info.Size != f.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// Record writes the entry of fp.
+func Record(ctx context.Context, s artifacts.Store, fp string, e Entry) error {
+	e.Created = time.Now().UTC()
+	return artifacts.PutJSON(ctx, s, Key(fp), e)
+}
+
+// Reuse makes the entry step's outcome in run: it writes the step's
+// outputs record (the entry's outputs, marked as reused from the entry's
+// run) and, with paramsDir set, the output parameters' files for Argo
+// (components.WriteOutputParams).
+func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, e Entry) error {
+	if err := artifacts.WriteStepOutputs(ctx, s, artifacts.StepOutputs{Run: run, Step: step, Outputs: e.Outputs, CachedFrom: e.Run}); err != nil {
+		return fmt.Errorf("reuse the outputs of run %s: %w", e.Run, err)
+	}
+	if paramsDir != "" {
+		return components.WriteOutputParams(paramsDir, e.Outputs)
+	}
+	return nil
+}
+
+// Invocation evaluates a step's plan in a pod (plan.Wiring.Invocation)
+// with its input artifacts where their producers' outputs records say (a
+// reused producer's outputs are an earlier run's); it also returns the
+// input artifacts' sha256, by input name, for Fingerprint. `pipectl exec`,
+// its rank pods and `pipectl launch` make a step's invocation with it.
+func Invocation(ctx context.Context, s artifacts.Store, c *components.Component, w *plan.Wiring, v plan.Values) (*components.Invocation, map[string]string, error) {
+	var sums map[string]string
+	var err error
+	if v.Artifacts, sums, err = inputs(ctx, s, v.Run, w); err != nil {
+		return nil, nil, err
+	}
+	inv, err := w.Invocation(c, s, v)
+	return inv, sums, err
+}
+
+// inputs returns the URI and sha256 of each input artifact of w in run, by
+// input name, from its producer's outputs record. A producer without an
+// outputs record gives <run>/<step>/<output> and the sha256 of that
+// artifact's metadata.
+func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) (uris, sums map[string]string, err error) {
+	uris, sums = map[string]string{}, map[string]string{}
+	records := map[string][]artifacts.OutputRecord{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
+		ref := w.Inputs[name]
+		outs, ok := records[ref.Step]
+		if !ok {
+			outs, err = artifacts.ReadOutputs(ctx, s, run, ref.Step)
+			if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+				return nil, nil, fmt.Errorf("input %q: %w", name, err)
+			}
+			records[ref.Step] = outs
+		}
+		i := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		if i >= 0 && outs[i].URI != "" {
+			uris[name], sums[name] = outs[i].URI, outs[i].SHA256
+			continue
+		}
+		key := artifacts.OutputKey(run, ref.Step, ref.Output)
+		meta, err := artifacts.ReadMetadata(ctx, s, key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input %q: output %q of step %s: %w", name, ref.Output, ref.Step, err))
+			continue
+		}
+		uris[name], sums[name] = s.URI(key), meta.SHA256
+	}
+	return uris, sums, errors.Join(errs...)
+}

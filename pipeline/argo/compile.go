@@ -18,6 +18,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
 // Paths and names inside the pods of a compiled workflow (the pod paths
@@ -70,6 +71,9 @@ type Options struct {
 	S3Secret string
 	// S3Endpoint and S3Region become AWS_ENDPOINT_URL_S3 and AWS_REGION.
 	S3Endpoint, S3Region string
+	// NoCache makes every step run (pipectl run --no-cache): no step reuses
+	// an earlier step's outputs, each still records its own for later runs.
+	NoCache bool
 	// Params are name=value defaults for the workflow arguments, type-checked
 	// against the pipeline's params.
 	Params map[string]string
@@ -317,6 +321,7 @@ type templateKey struct {
 	Timeout   int64     `json:"timeout,omitempty"`
 	Params    []string  `json:"params,omitempty"`
 	Upstream  []string  `json:"upstream,omitempty"`
+	Cache     string    `json:"cache"`
 }
 
 // template returns the name of the step's template, adding it if new.
@@ -333,7 +338,8 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		return "", err
 	}
 	params := sp.Wiring.ParamNames()
-	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs()}
+	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
+		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache))}
 	if sp.Timeout > 0 {
 		key.Timeout = int64((time.Duration(sp.Timeout) + time.Second - 1) / time.Second)
 	}
@@ -379,10 +385,11 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		t.ActiveDeadlineSeconds = ptr(intstr.FromInt(int(key.Timeout)))
 	}
 	flags := c.execFlags(launch, params, key.Upstream)
+	flags = append(flags, "--cache="+key.Cache)
 	if launch {
 		c.launcherPod(&t, flags, compArg, key.Launch)
 	} else {
-		c.stepPod(&t, sp.Image, &sp.Pod, flags, compArg)
+		c.stepPod(&t, sp.Image, &sp.Pod, append(flags, "--image="+sp.Image), compArg)
 	}
 	c.keys[string(kb)] = len(c.templates)
 	c.templates = append(c.templates, t)

@@ -37,7 +37,8 @@
 //     /pipectl/pipectl exec --run={{workflow.name}} --work=/pipectl/work \
 //     --output-params=/pipectl/outputs --step={{inputs.parameters.step}} \
 //     [--param=P={{workflow.parameters.P}}]... \
-//     [--upstream=I={{inputs.parameters.in-I}}]... --component=B64
+//     [--upstream=I={{inputs.parameters.in-I}}]... \
+//     --cache=MODE --image=IMAGE --component=B64
 //
 //     Output parameters of the component are Argo output parameters read
 //     from /pipectl/outputs/<name>. retries becomes retryStrategy.limit,
@@ -53,7 +54,7 @@
 //     Options.LauncherServiceAccount, with POD_NAME, POD_UID and
 //     POD_NAMESPACE from the downward API (to own the JobSet it creates):
 //
-//     /pipectl/pipectl launch <the same flags as exec> --distributed=B64
+//     /pipectl/pipectl launch <the flags of exec but --image> --distributed=B64
 //
 //     with --work and --output-params under /var/run/pipectl. B64 is
 //     base64(JSON(plan.Launch)): the step plan's Distributed part (topology,
@@ -101,5 +102,17 @@
 //     (literals other than plain words are written as sprig.b64dec('...')).
 //     Both sides are compared as trimmed strings, as the local runner does.
 //
-// Not compiled: cache (every step of a cluster run runs).
+// # Cache
+//
+// Each step pod and launcher pod gets --cache=MODE (package stepcache): on,
+// off for a step with cache: false, refresh for every other step with
+// Options.NoCache; steps that differ only in it get different templates.
+// Step pods get --image=IMAGE, their component's image, which is part of
+// the fingerprint (a launcher has it in --distributed). The check runs in
+// the step's own pod before any work; on a hit exec writes the outputs
+// record and output parameters and exits 0, and the launcher creates no
+// JobSet. A step pod still starts for a cached step: the fingerprint needs
+// the input artifacts' sha256, known only once the upstream steps ran, and
+// Argo's memoization would need that key at submit time. What a hit costs
+// on the test bed is measured by BenchmarkArgoCachedRerun (test/e2e).
 package argo

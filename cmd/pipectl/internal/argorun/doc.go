@@ -9,7 +9,9 @@
 //     attempts, exit codes and times from the workflow's nodes (each step's
 //     task named by the workflow's pipectl.dev/steps annotation), and each
 //     succeeded step's outputs, typed, from its outputs record
-//     (<run>/<step>/outputs.json, written by whoever published them).
+//     (<run>/<step>/outputs.json, written by whoever published them); a
+//     step whose record has "cachedFrom" was reused from that run (package
+//     stepcache) and shows "cached": true and "cachedFrom" in the record.
 //   - `pipectl exec` in each step pod uploads its own log (the program's
 //     stdout and stderr and exec's messages) to <run>/<step>/step.log when
 //     it ends, success or not, so a run's logs outlive its pods.

@@ -88,8 +88,9 @@ func taskDeps(depends string) []string {
 
 // Record brings rec up to date with wf and sets the outputs of each
 // succeeded step from its outputs record in the store (every output with
-// its declared type; see artifacts.ReadOutputs). A succeeded step without
-// one keeps its outputs and says so in its message.
+// its declared type; see artifacts.ReadStepOutputs), and marks it cached
+// when that record says the outputs were reused from an earlier run. A
+// succeeded step without one keeps its outputs and says so in its message.
 func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *wfv1.Workflow) error {
 	updateRecord(rec, wf)
 	for i := range rec.Steps {
@@ -97,7 +98,7 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		if s.Status != artifacts.StatusSucceeded {
 			continue
 		}
-		outs, err := artifacts.ReadOutputs(ctx, store, rec.ID, s.Name)
+		outs, err := artifacts.ReadStepOutputs(ctx, store, rec.ID, s.Name)
 		if errors.Is(err, artifacts.ErrNotFound) {
 			s.Message = err.Error()
 			continue
@@ -105,7 +106,11 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		if err != nil {
 			return err
 		}
-		s.Outputs = outs
+		s.Outputs = outs.Outputs
+		if outs.CachedFrom != "" {
+			s.Cached, s.CachedFrom = true, outs.CachedFrom
+			s.Message = "outputs reused from run " + outs.CachedFrom
+		}
 	}
 	return nil
 }

@@ -96,3 +96,45 @@ func TestRecordFromWorkflowDependsOn(t *testing.T) {
 		t.Errorf("dependsOn (-want +got):\n%s", diff)
 	}
 }
+
+// A step whose outputs record says it was reused is cached in the record,
+// with the run it came from; one that ran is not.
+func TestRecordCachedStep(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := []artifacts.OutputRecord{{Name: "model", Type: "Model", URI: store.URI("wf-0/train/model"), Size: 3, SHA256: "ba7816bf"}}
+	if err := artifacts.WriteStepOutputs(ctx, store, artifacts.StepOutputs{Run: "wf-1", Step: "train", Outputs: model, CachedFrom: "wf-0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := artifacts.WriteOutputs(ctx, store, "wf-1", "eval", nil); err != nil {
+		t.Fatal(err)
+	}
+	rec := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusRunning, On: On, Steps: []artifacts.StepRecord{{Name: "train"}, {Name: "eval"}}}
+	node := func(id, name string) wfv1.NodeStatus {
+		return wfv1.NodeStatus{ID: id, DisplayName: name, Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded}
+	}
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1"}, Status: wfv1.WorkflowStatus{
+		Phase: wfv1.WorkflowSucceeded, Nodes: wfv1.Nodes{"n1": node("n1", "train"), "n2": node("n2", "eval")},
+	}}
+	if err := Record(ctx, store, rec, wf); err != nil {
+		t.Fatal(err)
+	}
+	type cached struct {
+		Name, From string
+		Cached     bool
+	}
+	var got []cached
+	for _, s := range rec.Steps {
+		got = append(got, cached{s.Name, s.CachedFrom, s.Cached})
+	}
+	want := []cached{{"train", "wf-0", true}, {"eval", "", false}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(model, rec.Steps[0].Outputs); diff != "" {
+		t.Errorf("the cached step's outputs (-want +got):\n%s", diff)
+	}
+}

@@ -30,6 +30,7 @@ type Options struct {
 	S3Endpoint             string
 	S3Region               string
 	Params                 []string
+	NoCache                bool
 }
 
 // NewCmdCompile returns `pipectl compile`; runF replaces the run function in tests.
@@ -70,6 +71,7 @@ encoded. The output is the same for the same input.`,
 	fl.StringVar(&opts.S3Endpoint, "s3-endpoint", "", "the S3 endpoint the pods use (e.g. http://minio.minio:9000)")
 	fl.StringVar(&opts.S3Region, "s3-region", "", "the S3 region the pods use")
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
 	return cmd
 }
 
@@ -92,6 +94,7 @@ func compileRun(opts *Options) error {
 		S3Secret:               opts.S3Secret,
 		S3Endpoint:             opts.S3Endpoint,
 		S3Region:               opts.S3Region,
+		NoCache:                opts.NoCache,
 		Params:                 overrides,
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
 // DefaultGracePeriod is the time the program gets between SIGTERM and
@@ -45,6 +46,10 @@ type Options struct {
 	Gang bool
 	// Argv replaces the component's command and args (after --).
 	Argv []string
+	// Image is the step's image: part of its cache fingerprint.
+	Image string
+	// Cache is what the step does with the step cache (stepcache.Mode).
+	Cache string
 	// KeepLog uploads the step's log to <run>/<step>/step.log when it ends
 	// (not with Gang: the launcher keeps the ranks' combined log).
 	KeepLog bool
@@ -71,6 +76,11 @@ write each output parameter's value to DIR/<name> for Argo.
 --component and --step are base64 JSON written by 'pipectl compile'; values
 given with --param and --upstream are plain text, or "pipectl-b64:" and the
 value in base64. After --, a command replaces the component's command and args.
+
+With --cache on, a step whose fingerprint (component, --image, parameter
+values, input artifacts' sha256) matches a step that succeeded earlier in the
+store is not run: its outputs record names the earlier outputs, marked
+cachedFrom that run.
 
 --install PATH copies this binary to PATH and exits (the init container of a
 step pod).`,
@@ -102,6 +112,8 @@ step pod).`,
 	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
 	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
+	fl.StringVar(&opts.Image, "image", "", "the image the step runs in (part of its cache fingerprint)")
+	fl.StringVar(&opts.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, record this one), refresh (run, record), off")
 	fl.BoolVar(&opts.KeepLog, "keep-log", true, "upload the step's log (the program's stdout and stderr) to <run>/<step>/step.log when it ends")
 	fl.BoolVar(&opts.Gang, "gang", false, "run as one node of a distributed step (set by pipectl launch in rank pods; the rank env comes from the pod)")
 	return cmd
@@ -126,6 +138,13 @@ func execRun(opts *Options) error {
 	upstream, err := cmdutil.ValueFlags("--upstream", opts.Upstream)
 	if err != nil {
 		return err
+	}
+	mode, err := stepcache.ParseMode(opts.Cache)
+	if err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	if opts.Gang {
+		mode = stepcache.ModeOff // the launcher looks the step up
 	}
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
@@ -161,10 +180,32 @@ func execRun(opts *Options) error {
 			}
 		}()
 	}
-	req.Invocation, err = invocation(comp, w, opts.Argv, store, plan.Values{Run: opts.Run, Params: params, Upstream: upstream})
+	var sums map[string]string
+	req.Invocation, sums, err = invocation(ctx, comp, w, opts.Argv, store, plan.Values{Run: opts.Run, Params: params, Upstream: upstream})
+	fp := ""
+	if err == nil && mode != stepcache.ModeOff {
+		req.Invocation.Component.Image = opts.Image
+		if fp, err = stepcache.Fingerprint(ctx, req.Invocation, sums, stepcache.Shape{}); err != nil {
+			err = fmt.Errorf("fingerprint: %w", err)
+		}
+	}
+	if err == nil && mode == stepcache.ModeOn {
+		if hit, ok := stepcache.Lookup(ctx, store, fp); ok {
+			if err := stepcache.Reuse(ctx, store, opts.Run, w.Step, opts.OutputParams, hit); err != nil {
+				return fmt.Errorf("step %s: %w", w.Step, err)
+			}
+			fmt.Fprintf(req.Stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", w.Step, hit.Step, hit.Run)
+			return nil
+		}
+	}
 	var records []artifacts.OutputRecord
 	if err == nil || opts.Gang {
 		records, err = run(ctx, opts, &components.Runtime{Store: store}, req, err)
+	}
+	if err == nil && fp != "" {
+		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: opts.Run, Step: w.Step, Outputs: records}); err != nil {
+			fmt.Fprintf(req.Stderr, "pipectl exec: warning: cannot write the cache entry of step %s: %v\n", w.Step, err)
+		}
 	}
 	release()
 	if err := execError(w.Step, stopper.Signal(), err); err != nil {
@@ -225,14 +266,15 @@ func execError(step string, sig os.Signal, err error) error {
 	return nil
 }
 
-// invocation evaluates the step's plan with the run-time values; argv,
-// when set, replaces the component's command and args.
-func invocation(comp *plan.Component, w *plan.Wiring, argv []string, store artifacts.Store, v plan.Values) (*components.Invocation, error) {
+// invocation evaluates the step's plan with the run-time values
+// (stepcache.Invocation); argv, when set, replaces the component's command
+// and args. It returns the input artifacts' sha256 too.
+func invocation(ctx context.Context, comp *plan.Component, w *plan.Wiring, argv []string, store artifacts.Store, v plan.Values) (*components.Invocation, map[string]string, error) {
 	c, err := comp.Resolve(argv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return w.Invocation(c, store, v)
+	return stepcache.Invocation(ctx, store, c, w, v)
 }
 
 // install copies the running binary to opts.Install.

@@ -57,7 +57,7 @@ func planned(opts *Options, ns string) (*objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(ls, sp.Component, sp.Name, exec, ns, nil)
+	return build(ls, sp.Component, sp.Wiring, exec, ns, nil)
 }
 
 // planStep loads the pipeline and returns the plan of the distributed step

@@ -26,6 +26,7 @@ import (
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
 // ExecFlags are the flags `pipectl launch` shares with `pipectl exec`, and
@@ -39,6 +40,7 @@ type ExecFlags struct {
 	WorkDir      string
 	OutputParams string
 	Distributed  string
+	Cache        string
 }
 
 func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
@@ -50,6 +52,7 @@ func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
 	fl.StringVar(&e.WorkDir, "work", "", "work directory (unused by the launcher; accepted as exec takes it)")
 	fl.StringVar(&e.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.StringVar(&e.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
+	fl.StringVar(&e.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, creating no JobSet; record this one), refresh (run, record), off")
 }
 
 // Options are the inputs of `pipectl launch`.
@@ -151,6 +154,9 @@ Timings for benchmarks are logged on stderr as
 type objects struct {
 	launch   *plan.Launch
 	step     string
+	comp     *components.Component
+	wiring   *plan.Wiring
+	values   plan.Values
 	outputs  []components.IO
 	jobset   *jobsetv1alpha2.JobSet
 	podGroup *unstructured.Unstructured
@@ -158,7 +164,8 @@ type objects struct {
 
 // build makes the objects of a step: its JobSet (and PodGroup) from the
 // launch plan, each rank running `pipectl exec --gang` with exec.
-func build(ls *plan.Launch, comp *plan.Component, step string, exec jobset.ExecArgs, namespace string, owner *jobset.Owner) (*objects, error) {
+func build(ls *plan.Launch, comp *plan.Component, w *plan.Wiring, exec jobset.ExecArgs, namespace string, owner *jobset.Owner) (*objects, error) {
+	step := w.Step
 	c, err := comp.Resolve(exec.Argv)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("--component: %v", err)
@@ -172,6 +179,7 @@ func build(ls *plan.Launch, comp *plan.Component, step string, exec jobset.ExecA
 	}
 	return &objects{
 		launch: ls, step: step, outputs: c.Outputs,
+		comp: c, wiring: w, values: plan.Values{Run: exec.Run, Params: exec.Params, Upstream: exec.Upstream},
 		jobset:   jobset.BuildJobSet(ls, o),
 		podGroup: jobset.BuildPodGroup(ls, o),
 	}, nil
@@ -199,7 +207,7 @@ func decode(e ExecFlags, argv []string, namespace string, owner *jobset.Owner) (
 	if err != nil {
 		return nil, err
 	}
-	return build(ls, comp, w.Step, jobset.ExecArgs{
+	return build(ls, comp, w, jobset.ExecArgs{
 		Run: e.Run, Component: e.Component, Step: e.Step,
 		Params: params, Upstream: upstream, Argv: argv,
 	}, namespace, owner)
@@ -233,6 +241,10 @@ func launchRun(opts *Options) error {
 		return err
 	}
 	run, step := opts.Run, p.step
+	fp, cached, err := lookup(ctx, opts, store, p)
+	if err != nil || cached {
+		return err
+	}
 	// A record left by an earlier attempt must not stand for this one's.
 	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
 		return fmt.Errorf("clear the step's outputs record: %w", err)
@@ -258,8 +270,46 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if fp != "" {
+		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: run, Step: step, Outputs: records}); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: warning: cannot write the cache entry of step %s: %v\n", step, err)
+		}
+	}
 	cmdutil.PrintOutputs(opts.IO.ErrOut, "pipectl launch", records)
 	return nil
+}
+
+// lookup fingerprints the step as `pipectl exec` does, with the rank pods'
+// image and the gang shape, unless --cache is off; with --cache on and a
+// hit it reuses the earlier outputs (stepcache.Reuse) and reports cached:
+// no JobSet is created. fp is "" when the step records no cache entry.
+func lookup(ctx context.Context, opts *Options, store artifacts.Store, p *objects) (fp string, cached bool, err error) {
+	mode, err := stepcache.ParseMode(opts.Cache)
+	if err != nil || mode == stepcache.ModeOff {
+		return "", false, err
+	}
+	inv, sums, err := stepcache.Invocation(ctx, store, p.comp, p.wiring, p.values)
+	if err != nil {
+		return "", false, fmt.Errorf("step %s: %w", p.step, err)
+	}
+	inv.Component.Image = p.launch.Image
+	fp, err = stepcache.Fingerprint(ctx, inv, sums, stepcache.Shape{Nodes: p.launch.Nodes, Procs: p.launch.ProcsPerNode})
+	if err != nil {
+		return "", false, fmt.Errorf("step %s: fingerprint: %w", p.step, err)
+	}
+	if mode != stepcache.ModeOn {
+		return fp, false, nil
+	}
+	hit, ok := stepcache.Lookup(ctx, store, fp)
+	if !ok {
+		return fp, false, nil
+	}
+	if err := stepcache.Reuse(ctx, store, opts.Run, p.step, opts.OutputParams, hit); err != nil {
+		return "", false, fmt.Errorf("step %s: %w", p.step, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", p.step, hit.Step, hit.Run)
+	cmdutil.PrintOutputs(opts.IO.ErrOut, "pipectl launch", hit.Outputs)
+	return fp, true, nil
 }
 
 // target decodes the flags and connects to the cluster: the namespace is

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -271,5 +273,103 @@ func TestLaunchSucceeds(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "output model → ") {
 		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
+
+// publish stores content as output of step in run, with the step's outputs
+// record, as rank 0 (or exec) does.
+func publish(t *testing.T, store artifacts.Store, run, step, output, typ, content string) artifacts.OutputRecord {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), output)
+	os.WriteFile(src, []byte(content), 0o644)
+	key := artifacts.OutputKey(run, step, output)
+	meta, err := artifacts.Publish(context.Background(), store, key, src, artifacts.Metadata{Type: typ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := artifacts.OutputRecord{Name: output, Type: typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
+	if err := artifacts.WriteOutputs(context.Background(), store, run, step, []artifacts.OutputRecord{out}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestLaunchCached: with --cache on, a second run of the train step with
+// the same inputs creates no JobSet; its outputs record names the first
+// run's model, cached from it. With the input data changed, or with --cache
+// refresh, the step runs again; a cache entry whose model is gone is not used.
+func TestLaunchCached(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	ctx := context.Background()
+	store, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// launch runs the train step of run with --cache mode; with a cluster
+	// that completes the JobSet after publishing run's model when wantJobSet.
+	launch := func(run, mode string, wantJobSet bool) {
+		t.Helper()
+		c := newCluster()
+		done := make(chan struct{})
+		if wantJobSet {
+			go func() {
+				defer close(done)
+				c.finish(t, func() { publish(t, store, run, "train", "model", "Model", "weights of "+run) })
+			}()
+		} else {
+			close(done)
+		}
+		before := len(errOut.String())
+		if err := runLaunch(t, f, withCluster(c), append(launcherArgs(t, f, run), "--cache="+mode)...); err != nil {
+			t.Fatalf("launch %s: %v\n%s", run, err, errOut.String()[before:])
+		}
+		<-done
+		created := slices.ContainsFunc(c.jobsets.Actions(), func(a k8stesting.Action) bool { return a.GetVerb() == "create" })
+		if created != wantJobSet {
+			t.Errorf("run %s --cache=%s: JobSet created %v, want %v\n%s", run, mode, created, wantJobSet, errOut.String()[before:])
+		}
+	}
+	cachedFrom := func(run string) string {
+		t.Helper()
+		rec, err := artifacts.ReadStepOutputs(ctx, store, run, "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.CachedFrom
+	}
+
+	publish(t, store, "r1", "preprocess", "train", "Dataset", "rows")
+	launch("r1", "on", true)
+	publish(t, store, "r2", "preprocess", "train", "Dataset", "rows")
+	launch("r2", "on", false)
+	if got := cachedFrom("r2"); got != "r1" {
+		t.Errorf("r2's train outputs record cachedFrom %q, want r1", got)
+	}
+	r1, _ := artifacts.ReadOutputs(ctx, store, "r1", "train")
+	r2, _ := artifacts.ReadOutputs(ctx, store, "r2", "train")
+	if diff := cmp.Diff(r1, r2); diff != "" {
+		t.Errorf("r2's outputs are not r1's (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(errOut.String(), "cached: reusing the outputs of step train of run r1") {
+		t.Errorf("stderr does not say cached:\n%s", errOut.String())
+	}
+
+	// Other data: a miss.
+	publish(t, store, "r3", "preprocess", "train", "Dataset", "other rows")
+	launch("r3", "on", true)
+	if got := cachedFrom("r3"); got != "" {
+		t.Errorf("r3 cachedFrom %q, want it run", got)
+	}
+	// --cache refresh runs the step (and records it).
+	publish(t, store, "r4", "preprocess", "train", "Dataset", "rows")
+	launch("r4", "refresh", true)
+	// r4 recorded the entry anew: with r4's model gone, the entry is not used.
+	if err := store.Delete(ctx, artifacts.OutputKey("r4", "train", "model")); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, store, "r5", "preprocess", "train", "Dataset", "rows")
+	launch("r5", "on", true)
+	if got := cachedFrom("r5"); got != "" {
+		t.Errorf("r5 cachedFrom %q, want it run (the cached model is gone)", got)
 	}
 }

@@ -91,6 +91,7 @@ func argoRun(opts *Options) error {
 			S3Secret:               opts.Argo.S3Secret,
 			S3Endpoint:             endpoint,
 			S3Region:               f.StoreOptions.S3.Region,
+			NoCache:                opts.NoCache,
 			Params:                 overrides,
 		})
 		if err != nil {
@@ -234,7 +235,11 @@ func Summary(w io.Writer, rec *artifacts.Run) {
 		if s.ExitCode != nil {
 			exit = fmt.Sprintf(" (exit %d)", *s.ExitCode)
 		}
-		fmt.Fprintf(w, "  %s %s%s\n", s.Name, s.Status, exit)
+		cached := ""
+		if s.Cached {
+			cached = " (cached from " + s.CachedFrom + ")"
+		}
+		fmt.Fprintf(w, "  %s %s%s%s\n", s.Name, s.Status, exit, cached)
 		if s.Status == artifacts.StatusFailed && s.Message != "" {
 			fmt.Fprintf(w, "      %s\n", s.Message)
 		}

@@ -120,10 +120,11 @@ type workflow struct {
 	params map[string]string
 }
 
-// compile compiles a pipeline file for the lab's store and MinIO.
+// compile compiles a pipeline file for the lab's store and MinIO, with
+// --no-cache: the lab runs the same step again and again, and means it to run.
 func (l *lab) compile(ctx context.Context, file string) *workflow {
 	l.tb.Helper()
-	out := pipectl(l.tb, ctx, "compile", file, "--image", pipectlImage,
+	out := pipectl(l.tb, ctx, "compile", file, "--no-cache", "--image", pipectlImage,
 		"--artifacts", "s3://"+l.bucket+"/"+runsPrefix, "--s3-secret", s3Secret,
 		"--s3-endpoint", "http://"+l.c.MinIOEndpoint, "--s3-region", "us-east-1")
 	var wf struct {

@@ -102,7 +102,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 				r.Message = "outputs reused from run " + hit.Run
 			})
 			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
-			if err := stepcache.Reuse(ctx, e.r.Store, e.run.ID, name, "", hit); err != nil {
+			if err := stepcache.Reuse(ctx, e.r.Store, e.run.ID, inv.Step, "", hit); err != nil {
 				e.r.statusf("warning: cannot write the outputs record of step %s: %v\n", name, err)
 			}
 			return

@@ -364,7 +364,9 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--no-cache"}, args...)...)
 		m = localRunID.FindStringSubmatch(r.stderr)
 	} else {
-		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--on", "argo", "-n", a.ns,
+		// --no-cache as locally: both backends share the store, and a step
+		// one of them just recorded must not be reused by the other.
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--no-cache", "--on", "argo", "-n", a.ns,
 			"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
 			"--service-account", "pipectl-step"}, args...)...)
 		m = runID.FindStringSubmatch(r.stderr)

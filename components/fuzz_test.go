@@ -3,49 +3,20 @@ package components
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
-
-// maxFuzzInput bounds the fuzzers' inputs: the properties are about shape,
-// not size, and big inputs only slow the search down.
-const maxFuzzInput = 64 << 10
-
-// addFiles seeds f with the files matching each glob (the repo's own
-// examples and testdata).
-func addFiles(f *testing.F, globs ...string) {
-	f.Helper()
-	n := 0
-	for _, g := range globs {
-		paths, err := filepath.Glob(g)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(b)
-			n++
-		}
-	}
-	if n == 0 {
-		f.Fatalf("no seed files match %v", globs)
-	}
-}
 
 // FuzzDecode: any bytes given as a component file, in pipectl's format or
 // KFP v1's, load or give errors that are each a *yamlfile.Error naming the
 // file and a line; a loaded component resolves its argv and env without a
 // panic, and values holding placeholder syntax are not parsed again.
 func FuzzDecode(f *testing.F) {
-	addFiles(f, "testdata/*.yaml", "../pipeline/testdata/components/*.yaml", "../examples/attrition/components/*/component.yaml")
+	componentstest.AddFiles(f, "testdata/*.yaml", "../pipeline/testdata/components/*.yaml", "../examples/attrition/components/*/component.yaml")
 	for _, s := range []string{
 		"name: k\ninputs: [{name: x, type: Integer, optional: true}]\noutputs: [{name: o}]\nimplementation:\n  container:\n    image: a\n    command: [sh, -c, {concat: [echo, {inputValue: x}]}, {outputPath: o}]\n    args: [{if: {cond: {isPresent: x}, then: [--x, {inputValue: x}], else: [--none]}}]\n    env: {A: b}\n    fileOutputs: {o: /tmp/o}\n",
 		"name: g\nimplementation:\n  graph: {tasks: {}}\n",
@@ -54,7 +25,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > maxFuzzInput {
+		if len(data) > componentstest.MaxFuzzInput {
 			return
 		}
 		const path = "c.yaml"
@@ -168,7 +139,7 @@ func FuzzCheckValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > maxFuzzInput {
+		if len(s) > componentstest.MaxFuzzInput {
 			return
 		}
 		for _, typ := range ParamTypes {

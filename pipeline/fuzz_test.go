@@ -2,41 +2,25 @@ package pipeline
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
-
-// maxFuzzInput bounds the fuzzers' inputs: the properties are about shape,
-// not size, and big inputs only slow the search down.
-const maxFuzzInput = 64 << 10
 
 // FuzzParse: any bytes given as a pipeline file load or give errors that
 // are each a *yamlfile.Error naming a file, a line and a column; a loaded
 // pipeline resolves its parameters to values that check against their
 // types. The file sits in testdata, so the seeds' component paths resolve.
 func FuzzParse(f *testing.F) {
-	for _, g := range []string{"testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "../examples/attrition/pipeline.yaml"} {
-		paths, err := filepath.Glob(g)
-		if err != nil || len(paths) == 0 {
-			f.Fatalf("seed files %s: %v", g, err)
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(b)
-		}
-	}
+	componentstest.AddFiles(f, "testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "../examples/attrition/pipeline.yaml")
 	path := filepath.Join("testdata", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > maxFuzzInput {
+		if len(data) > componentstest.MaxFuzzInput {
 			return
 		}
 		pl, err := Parse(path, data)
@@ -82,7 +66,7 @@ func FuzzParseCondition(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > maxFuzzInput {
+		if len(s) > componentstest.MaxFuzzInput {
 			return
 		}
 		c, refs, err := ParseCondition(s)
@@ -129,7 +113,7 @@ func FuzzLiteralParts(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > maxFuzzInput {
+		if len(s) > componentstest.MaxFuzzInput {
 			return
 		}
 		texts, refs, err := LiteralParts(s)

@@ -1,5 +1,6 @@
 // Package componentstest has helpers for the tests of code that runs
-// components and collects their output.
+// components and collects their output, and for the fuzz targets of the
+// loaders of pipeline and component files.
 package componentstest
 
 import (

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,12 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
+	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/pipeline"
 )
-
-// maxFuzzInput bounds the fuzzers' inputs: the properties are about shape,
-// not size, and big inputs only slow the search down.
-const maxFuzzInput = 64 << 10
 
 // gangStep makes distributedYAML's step a gang with every field set.
 const gangStep = "    distributed: {nodes: 2, procsPerNode: 2, shmSize: 1Gi, resources: {memory: 4Gi, gpu: 1}, tolerations: [{key: k, operator: Exists}]}\n"
@@ -58,7 +54,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v": 2, "nodes": 1e400}`))
 	f.Add([]byte(`{"v": 1, "step": "s", "params": {"x": [{"lit": "a", "param": "b"}]}, "V": 3}`))
 	f.Fuzz(func(t *testing.T, js []byte) {
-		if len(js) > maxFuzzInput {
+		if len(js) > componentstest.MaxFuzzInput {
 			return
 		}
 		s := base64.StdEncoding.EncodeToString(js)
@@ -101,24 +97,12 @@ func roundTrip(t *testing.T, v any, decode func(string) (any, error)) {
 // and each literal input evaluates to its text with the parameters' values
 // in place, byte for byte.
 func FuzzBuild(f *testing.F) {
-	for _, g := range []string{"../testdata/*.yaml", "../testdata/loops/*.yaml", "../../examples/attrition/pipeline.yaml"} {
-		paths, err := filepath.Glob(g)
-		if err != nil || len(paths) == 0 {
-			f.Fatalf("seed files %s: %v", g, err)
-		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(b)
-		}
-	}
+	componentstest.AddFiles(f, "../testdata/*.yaml", "../testdata/loops/*.yaml", "../../examples/attrition/pipeline.yaml")
 	f.Add([]byte(pipelineYAML))
 	f.Add([]byte(distributedYAML(gangStep)))
 	path := filepath.Join("..", "testdata", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > maxFuzzInput {
+		if len(data) > componentstest.MaxFuzzInput {
 			return
 		}
 		p, err := pipeline.Parse(path, data)

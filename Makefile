@@ -11,7 +11,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 # (`go test -fuzz` takes one target at a time); FUZZTIME is each target's time
 # in `make fuzz`, FUZZTIME_SHORT in the short pass of `make unit`
 FUZZ_TARGETS := components:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
-	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts \
+	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts pipeline:FuzzOverride \
 	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild
 FUZZTIME ?= 30s
 FUZZTIME_SHORT ?= 4s
@@ -58,7 +58,9 @@ fuzz-short:
 # fuzz-each runs every FUZZ_TARGETS entry for $(1) with its corpus under
 # $(2), after checking that the list names every Fuzz function of the module
 # (so a new one is not left out). Each package's test binary is built once,
-# with the fuzzing instrumentation, into the temporary directory $$bins.
+# with the fuzzing instrumentation, into the temporary directory $$bins. A
+# bare "context deadline exceeded" with no failing input written is Go's own
+# race at the end of -fuzztime on a loaded machine, not a finding.
 define fuzz-each
 	@want=$$(grep -rHo --include='*_test.go' --exclude-dir=test '^func Fuzz[A-Za-z0-9_]*' . | \
 		sed -E 's|^\./(.*)/[^/]*:func |\1:|' | sort); have=$$(tr ' ' '\n' <<<'$(FUZZ_TARGETS)' | sed '/^$$/d' | sort); \
@@ -67,7 +69,11 @@ define fuzz-each
 	for t in $(FUZZ_TARGETS); do pkg=$${t%%:*} fn=$${t#*:}; bin=$$bins/$${pkg//\//_}.test; \
 		[ -x "$$bin" ] || $(GO) test -c -fuzz . -o "$$bin" ./$$pkg || exit 1; \
 		echo "fuzz ./$$pkg $$fn for $(1)"; \
-		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzcachedir "$$corpus/$$pkg") || exit 1; \
+		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzcachedir "$$corpus/$$pkg") \
+			2>&1 | tee "$$bins/out"; rc=$${PIPESTATUS[0]}; \
+		if [ $$rc -ne 0 ] && grep -qx '    context deadline exceeded' "$$bins/out" && ! grep -q 'Failing input written' "$$bins/out"; then \
+			echo "fuzz ./$$pkg $$fn: no finding; the failure is Go's end-of-fuzztime race (go.dev/issue/75804, fixed in Go 1.27)"; \
+		elif [ $$rc -ne 0 ]; then exit 1; fi; \
 	done
 endef
 

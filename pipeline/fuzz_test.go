@@ -146,3 +146,52 @@ func FuzzLiteralParts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOverride: a -p NAME=VALUE flag gives the parameter VALUE as written,
+// byte for byte, when it checks against the parameter's type, and an error
+// naming the flag otherwise.
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{"3", "007", " 2", "1e3", "True", "yes", "NaN", `{"a": [1, 2.0]}`, "a=b", "{{params.s}}", "$(HOME)", "\xff", ""} {
+		f.Add(s)
+	}
+	var params strings.Builder
+	for _, typ := range components.ParamTypes {
+		params.WriteString("  " + typ + ": {type: " + typ + ", default: '1'}\n")
+	}
+	pl, err := Parse("override.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: override}
+params:
+`+params.String()+`steps:
+  - name: s
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: s}
+      command: [echo, hi]
+`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, val string) {
+		if len(val) > componentstest.MaxFuzzInput {
+			return
+		}
+		for _, typ := range components.ParamTypes {
+			flags, err := ParseOverrides([]string{typ + "=" + val})
+			if err != nil || len(flags) != 1 || flags[typ] != val {
+				t.Fatalf("ParseOverrides(%s=%q) = %q, %v", typ, val, flags, err)
+			}
+			got, err := pl.ResolveParams(flags)
+			if checkErr := components.CheckValue(typ, val); checkErr != nil {
+				if err == nil || !strings.Contains(err.Error(), "-p "+typ+":") {
+					t.Fatalf("-p %s=%q fails its check (%v), but ResolveParams says %v", typ, val, checkErr, err)
+				}
+				continue
+			}
+			if err != nil || got[typ] != val {
+				t.Fatalf("-p %s=%q resolves to %q, %v; want it as written", typ, val, got[typ], err)
+			}
+		}
+	})
+}

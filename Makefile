@@ -15,6 +15,9 @@ FUZZ_TARGETS := components:FuzzDecode components:FuzzExpand components:FuzzCheck
 	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild
 FUZZTIME ?= 30s
 FUZZTIME_SHORT ?= 4s
+# FUZZMINIMIZETIME bounds the minimizing of each new input (Go's default, 60s,
+# lets FuzzBuild spend a whole run shrinking its first interesting input)
+FUZZMINIMIZETIME ?= 2s
 
 .PHONY: all build demo test unit fuzz fuzz-short bench vet fmt clean
 
@@ -69,7 +72,7 @@ define fuzz-each
 	for t in $(FUZZ_TARGETS); do pkg=$${t%%:*} fn=$${t#*:}; bin=$$bins/$${pkg//\//_}.test; \
 		[ -x "$$bin" ] || $(GO) test -c -fuzz . -o "$$bin" ./$$pkg || exit 1; \
 		echo "fuzz ./$$pkg $$fn for $(1)"; \
-		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzcachedir "$$corpus/$$pkg") \
+		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir "$$corpus/$$pkg") \
 			2>&1 | tee "$$bins/out"; rc=$${PIPESTATUS[0]}; \
 		if [ $$rc -ne 0 ] && grep -qx '    context deadline exceeded' "$$bins/out" && ! grep -q 'Failing input written' "$$bins/out"; then \
 			echo "fuzz ./$$pkg $$fn: no finding; the failure is Go's end-of-fuzztime race (go.dev/issue/75804, fixed in Go 1.27)"; \

@@ -4,8 +4,8 @@
 // caller.
 //
 // The server binary is $PIPECTL_TEST_MINIO; when that is unset it is built
-// (once per process) with test/e2e/tools/build.sh, found by walking up from
-// the working directory.
+// (once per process) with test/e2e/tools/build.sh of the module being
+// tested (the folder of `go env GOMOD`).
 package miniotest
 
 import (
@@ -258,23 +258,18 @@ func BuildTool(name string) (string, error) {
 	return p, nil
 }
 
-// RepoRoot returns the root of the pipectl repository: the nearest
-// directory above the working directory holding test/e2e/tools/build.sh.
+// RepoRoot returns the root of the pipectl repository: the folder of the
+// go.mod of the module being tested, as the go command reports it.
 func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "test", "e2e", "tools", "build.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no test/e2e/tools/build.sh above the working directory")
-		}
-		dir = parent
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the pipectl module (go env GOMOD is empty)")
 	}
+	return filepath.Dir(mod), nil
 }
 
 func freePort() (int, error) {

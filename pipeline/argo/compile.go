@@ -1,6 +1,7 @@
 package argo
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,16 @@ const (
 	LauncherMountPath = "/var/run/pipectl"
 	// EntryTemplate is the name of the DAG template.
 	EntryTemplate = "main"
+	// ExitTemplate is the name of the DAG template of the finally steps,
+	// the workflow's onExit.
+	ExitTemplate = "finally"
+	// IterationInput is the template input carrying a loop iteration's
+	// index ({{item}} of the task's withSequence or withParam).
+	IterationInput = "iteration"
+	// RunStatusInput and FailuresInput are the template inputs of a
+	// finally step carrying {{workflow.status}} and {{workflow.failures}}.
+	RunStatusInput = "run-status"
+	FailuresInput  = "run-failures"
 	// StepInput is the template input carrying the encoded plan.Wiring.
 	StepInput = "step"
 	// UpstreamInputPrefix starts the template inputs carrying upstream
@@ -89,22 +100,26 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range p.Steps {
-		if s.Loop != nil || s.Finally {
-			return nil, fmt.Errorf("step %s: loop and finally steps do not compile to Argo yet (run the pipeline locally)", s.Name)
-		}
-	}
-	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true}}
+	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true, ExitTemplate: true}}
 	c.taskNames()
 	var errs []error
-	var tasks []wfv1.DAGTask
+	var tasks, final []wfv1.DAGTask
+	steps, err := stepTasks(p, c.tasks)
+	if err != nil {
+		return nil, err
+	}
+	c.steps = steps
 	for i := range p.Steps {
 		t, err := c.step(&p.Steps[i])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("step %s: %w", p.Steps[i].Name, err))
 			continue
 		}
-		tasks = append(tasks, t)
+		if p.Steps[i].Finally {
+			final = append(final, t)
+		} else {
+			tasks = append(tasks, t)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -118,9 +133,11 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err := plan.CheckLabels("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
-	steps, err := stepTasks(p, c.tasks)
-	if err != nil {
-		return nil, err
+	templates := []wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks, FailFast: new(false)}}}
+	onExit := ""
+	if len(final) > 0 {
+		templates = append(templates, wfv1.Template{Name: ExitTemplate, DAG: &wfv1.DAGTemplate{Tasks: final, FailFast: new(false)}})
+		onExit = ExitTemplate
 	}
 	wf := &wfv1.Workflow{
 		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow"},
@@ -132,6 +149,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 		},
 		Spec: wfv1.WorkflowSpec{
 			Entrypoint:         EntryTemplate,
+			OnExit:             onExit,
 			Arguments:          args,
 			ServiceAccountName: opts.ServiceAccount,
 			Volumes:            []corev1.Volume{{Name: plan.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
@@ -144,7 +162,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 			}},
 			// FailFast off: as locally, a failed step skips its dependents
 			// while independent branches still start and finish.
-			Templates: append([]wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks, FailFast: new(false)}}}, c.templates...),
+			Templates: append(templates, c.templates...),
 		},
 	}
 	return wf, nil
@@ -237,6 +255,8 @@ type compiler struct {
 	keys map[string]int
 	// names are the template names in use.
 	names map[string]bool
+	// steps is the value of AnnotationSteps (finally steps read it).
+	steps string
 }
 
 // taskNames names the DAG tasks: the step names, with "step-" before a name
@@ -291,6 +311,19 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 	}
 	task := wfv1.DAGTask{Name: c.tasks[s.Name], Template: tmpl}
 	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: StepInput, Value: wfv1.AnyStringPtr(stepArg)})
+	if sp.Loop != nil {
+		if err := c.loop(&task, sp); err != nil {
+			return wfv1.DAGTask{}, err
+		}
+	}
+	if sp.Finally {
+		if sp.Distributed != nil {
+			return wfv1.DAGTask{}, fmt.Errorf("a distributed finally step does not compile to Argo yet (run it locally)")
+		}
+		task.Arguments.Parameters = append(task.Arguments.Parameters,
+			wfv1.Parameter{Name: RunStatusInput, Value: wfv1.AnyStringPtr("{{workflow.status}}")},
+			wfv1.Parameter{Name: FailuresInput, Value: wfv1.AnyStringPtr("{{workflow.failures}}")})
+	}
 	for _, in := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[in]
 		task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{
@@ -311,6 +344,41 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 	return task, nil
 }
 
+// loop makes task run once per item of the step's loop: withSequence over
+// the items' indexes for a literal list (its length known now), else
+// withParam over the indexes of the JSON list the parameter or upstream
+// output holds, computed by an expression; each iteration gets its index
+// as the template input IterationInput and exec evaluates the items itself
+// (values as written: Argo never re-encodes an item).
+func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step) error {
+	if sp.Distributed != nil {
+		return fmt.Errorf("a distributed loop step does not compile to Argo yet (run it locally)")
+	}
+	items := sp.Wiring.Items
+	if len(items) != 1 {
+		return fmt.Errorf("loop items: expected one part, got %d", len(items))
+	}
+	var list string
+	switch part := items[0]; {
+	case part.Param != "":
+		list = decoded("workflow.parameters['" + part.Param + "']")
+	case part.Upstream != "":
+		ref := sp.Wiring.Upstream[part.Upstream]
+		list = decoded("tasks['" + c.tasks[ref.Step] + "'].outputs.parameters['" + ref.Output + "']")
+	default:
+		all, err := pipeline.Items(part.Lit)
+		if err != nil {
+			return fmt.Errorf("loop items: %v", err)
+		}
+		task.WithSequence = &wfv1.Sequence{Count: ptr(intstr.FromInt(len(all)))}
+	}
+	if list != "" {
+		task.WithParam = "{{=toJson(sprig.until(len(sprig.fromJson(" + list + "))))}}"
+	}
+	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: IterationInput, Value: wfv1.AnyStringPtr("{{item}}")})
+	return nil
+}
+
 // templateKey identifies a leaf template: steps with equal keys share one.
 type templateKey struct {
 	Component string    `json:"component"`
@@ -322,6 +390,8 @@ type templateKey struct {
 	Params    []string  `json:"params,omitempty"`
 	Upstream  []string  `json:"upstream,omitempty"`
 	Cache     string    `json:"cache"`
+	Loop      bool      `json:"loop,omitempty"`
+	Finally   bool      `json:"finally,omitempty"`
 }
 
 // template returns the name of the step's template, adding it if new.
@@ -339,7 +409,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	}
 	params := sp.Wiring.ParamNames()
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
-		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache))}
+		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
 	if sp.Timeout > 0 {
 		key.Timeout = int64((time.Duration(sp.Timeout) + time.Second - 1) / time.Second)
 	}
@@ -369,6 +439,12 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	for _, in := range key.Upstream {
 		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: UpstreamInputPrefix + in})
 	}
+	if key.Loop {
+		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: IterationInput})
+	}
+	if key.Finally {
+		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: RunStatusInput}, wfv1.Parameter{Name: FailuresInput})
+	}
 	outDir := OutputParamsDir
 	if launch {
 		outDir = LauncherMountPath + "/outputs"
@@ -386,6 +462,15 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	}
 	flags := c.execFlags(launch, params, key.Upstream)
 	flags = append(flags, "--cache="+key.Cache)
+	if key.Loop {
+		flags = append(flags, "--iteration={{inputs.parameters."+IterationInput+"}}")
+	}
+	if key.Finally {
+		flags = append(flags,
+			"--argo-status={{inputs.parameters."+RunStatusInput+"}}",
+			"--argo-failures={{inputs.parameters."+FailuresInput+"}}",
+			"--argo-steps="+base64.StdEncoding.EncodeToString([]byte(c.steps)))
+	}
 	if launch {
 		c.launcherPod(&t, flags, compArg, key.Launch)
 	} else {

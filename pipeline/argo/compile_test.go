@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,5 +216,46 @@ func TestParamsBecomeArguments(t *testing.T) {
 	want := map[string]string{"evaluate": "False", "mode": components.EncodeValue("a {{b}}")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+}
+
+// A loop compiles to one task and the step's template whatever its number
+// of items: 100 iterations give as many templates and tasks as 3.
+func TestLoopTemplatesConstant(t *testing.T) {
+	count := func(n int) (templates, tasks int) {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprint(i)
+		}
+		p, err := pipeline.Parse("testdata/loop.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: loop}
+steps:
+  - name: split
+    component: components/split.yaml
+  - name: work
+    component: components/work.yaml
+    loop: {items: [`+strings.Join(items, ", ")+`]}
+    inputs: {data: "{{steps.split.outputs.data}}", shard: "{{item}}", of: `+fmt.Sprint(n)+`}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wf, err := Compile(p, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lint(t, wf)
+		for _, tmpl := range wf.Spec.Templates {
+			if tmpl.DAG != nil {
+				tasks += len(tmpl.DAG.Tasks)
+			}
+		}
+		return len(wf.Spec.Templates), tasks
+	}
+	t3, k3 := count(3)
+	t100, k100 := count(100)
+	if t3 != t100 || k3 != k100 || t3 != 3 || k3 != 2 {
+		t.Errorf("3 items: %d templates, %d tasks; 100 items: %d templates, %d tasks; want 3 and 2 for both", t3, k3, t100, k100)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // AnnotationSteps is the annotation of a compiled workflow that maps the
@@ -57,19 +61,143 @@ func StepTasks(wf *wfv1.Workflow) ([]StepTask, error) {
 	return st, nil
 }
 
-// TaskNode returns the node of a DAG task in wf (a Pod node, or the Retry
-// node of a step with retries), or nil before the task has one.
+// TaskNode returns the node of a DAG task of the template "main" or the
+// exit handler "finally" in wf (a Pod node, the Retry node of a step with
+// retries, the TaskGroup node of a loop step), or nil before the task has one.
 func TaskNode(wf *wfv1.Workflow, task string) *wfv1.NodeStatus {
 	var found *wfv1.NodeStatus
+	boundaries := dagBoundaries(wf)
 	for id := range wf.Status.Nodes {
 		n := wf.Status.Nodes[id]
-		if n.DisplayName == task && n.BoundaryID == wf.Name && n.Type != wfv1.NodeTypeDAG {
+		if n.DisplayName == task && boundaries[n.BoundaryID] && n.Type != wfv1.NodeTypeDAG {
 			if found == nil || n.StartedAt.After(found.StartedAt.Time) {
 				found = &n
 			}
 		}
 	}
 	return found
+}
+
+// dagBoundaries are the ids of the nodes of wf's DAG templates "main" (the
+// workflow's own node) and "finally" (its onExit node).
+func dagBoundaries(wf *wfv1.Workflow) map[string]bool {
+	b := map[string]bool{wf.Name: true}
+	for id, n := range wf.Status.Nodes {
+		if n.Name == wf.Name+".onExit" {
+			b[id] = true
+		}
+	}
+	return b
+}
+
+// IterationNodes returns the nodes of the iterations of a loop task of wf
+// ("TASK(i:…)": a Pod node, or a Retry node with retries), by index.
+func IterationNodes(wf *wfv1.Workflow, task string) map[int]*wfv1.NodeStatus {
+	out := map[int]*wfv1.NodeStatus{}
+	for id := range wf.Status.Nodes {
+		n := wf.Status.Nodes[id]
+		rest, ok := strings.CutPrefix(n.DisplayName, task+"(")
+		if !ok || n.BoundaryID != wf.Name || n.Type == wfv1.NodeTypeDAG || strings.Contains(rest, ")(") {
+			continue
+		}
+		idx, _, ok := strings.Cut(rest, ":")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil || i < 0 {
+			continue
+		}
+		if found := out[i]; found == nil || n.StartedAt.After(found.StartedAt.Time) {
+			out[i] = &n
+		}
+	}
+	return out
+}
+
+// IterationItems returns the items of a loop step's iterations in wf, as
+// exec evaluates them (see plan.Wiring.ItemList): from the task's wiring,
+// the workflow's arguments and the upstream task's output. It fails while
+// they are not known (the upstream task has not finished).
+func IterationItems(wf *wfv1.Workflow, task string) ([]string, error) {
+	var w *plan.Wiring
+	for _, t := range wf.Spec.Templates {
+		if t.Name != EntryTemplate || t.DAG == nil {
+			continue
+		}
+		for _, dt := range t.DAG.Tasks {
+			if dt.Name != task {
+				continue
+			}
+			for _, a := range dt.Arguments.Parameters {
+				if a.Name == StepInput && a.Value != nil {
+					var err error
+					if w, err = plan.DecodeWiring(a.Value.String()); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	if w == nil || w.Items == nil {
+		return nil, fmt.Errorf("task %s is not a loop", task)
+	}
+	v := plan.Values{Params: map[string]string{}, Upstream: map[string]string{}}
+	for _, p := range wf.Spec.Arguments.Parameters {
+		if p.Value != nil {
+			val, err := components.DecodeValue(p.Value.String())
+			if err != nil {
+				return nil, err
+			}
+			v.Params[p.Name] = val
+		}
+	}
+	for _, part := range w.Items {
+		if part.Upstream == "" {
+			continue
+		}
+		// The wiring does not name the producer (it travels as a task
+		// argument "in-loop-items": {{tasks.T.outputs.parameters.O}}).
+		val, err := upstreamArg(wf, task, part.Upstream)
+		if err != nil {
+			return nil, err
+		}
+		v.Upstream[part.Upstream] = val
+	}
+	return w.ItemList(v)
+}
+
+// upstreamArg is the value of the upstream output parameter the task gets
+// as its argument "in-" + input, read from the producing task's node.
+func upstreamArg(wf *wfv1.Workflow, task, input string) (string, error) {
+	for _, t := range wf.Spec.Templates {
+		if t.Name != EntryTemplate || t.DAG == nil {
+			continue
+		}
+		for _, dt := range t.DAG.Tasks {
+			if dt.Name != task {
+				continue
+			}
+			for _, a := range dt.Arguments.Parameters {
+				if a.Name != UpstreamInputPrefix+input || a.Value == nil {
+					continue
+				}
+				ref := strings.TrimSuffix(strings.TrimPrefix(a.Value.String(), "{{tasks."), "}}")
+				producer, out, ok := strings.Cut(ref, ".outputs.parameters.")
+				if !ok {
+					return "", fmt.Errorf("task %s: argument %s: unexpected %q", task, a.Name, a.Value.String())
+				}
+				n := TaskNode(wf, producer)
+				if n == nil || n.Outputs == nil {
+					return "", fmt.Errorf("task %s has not finished", producer)
+				}
+				for _, p := range n.Outputs.Parameters {
+					if p.Name == out && p.Value != nil {
+						return components.DecodeValue(p.Value.String())
+					}
+				}
+				return "", fmt.Errorf("task %s has no output parameter %s", producer, out)
+			}
+		}
+	}
+	return "", fmt.Errorf("task %s has no argument %s%s", task, UpstreamInputPrefix, input)
 }
 
 // PodNodes returns the Pod nodes of a step node, oldest attempt first: the

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -288,12 +287,8 @@ func (e *execution) values(sp *plan.Step) (plan.Values, map[string]string, error
 			return v, nil, fmt.Errorf("input %q: %v", name, err)
 		}
 		v.Collected[name] = recs
-		var shas []string
-		for _, r := range recs {
-			shas = append(shas, r.SHA256)
-		}
-		sums[name] = strings.Join(shas, ",")
 	}
+	stepcache.AddCollectedSums(sums, v.Collected)
 	if sp.Finally {
 		e.mu.Lock()
 		v.RunFields = e.runFields

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -189,6 +190,21 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Component,
 	}
 	inv, err := w.Invocation(c, s, v)
 	return inv, sums, err
+}
+
+// AddCollectedSums adds to sums, for each input fed the artifacts of a
+// loop step's iterations, their sha256 in order, joined by commas.
+func AddCollectedSums(sums map[string]string, collected map[string][]artifacts.OutputRecord) {
+	for name, recs := range collected {
+		if len(recs) == 0 || recs[0].URI == "" {
+			continue // values: in the invocation's params
+		}
+		shas := make([]string, len(recs))
+		for i, r := range recs {
+			shas[i] = r.SHA256
+		}
+		sums[name] = strings.Join(shas, ",")
+	}
 }
 
 // inputs returns the URI and sha256 of each input artifact of w in run, by

@@ -93,9 +93,16 @@ func taskDeps(depends string) []string {
 // succeeded step without one keeps its outputs and says so in its message.
 func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *wfv1.Workflow) error {
 	updateRecord(rec, wf)
+	loops := map[string]bool{}
+	for _, s := range rec.Steps {
+		if step, _, ok := pipeline.SplitIteration(s.Name); ok {
+			loops[step] = true
+		}
+	}
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
-		if s.Status != artifacts.StatusSucceeded {
+		// A loop step's outputs are its iterations'.
+		if s.Status != artifacts.StatusSucceeded || loops[s.Name] {
 			continue
 		}
 		outs, err := artifacts.ReadStepOutputs(ctx, store, rec.ID, s.Name)

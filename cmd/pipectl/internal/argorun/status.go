@@ -1,11 +1,15 @@
 package argorun
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
 
@@ -82,48 +86,121 @@ func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 	if wf.Status.Message != "" {
 		rec.Message = wf.Status.Message
 	}
-	names := make([]string, len(rec.Steps))
-	for i, s := range rec.Steps {
-		names[i] = s.Name
+	var names []string
+	for _, s := range rec.Steps {
+		if _, _, iter := pipeline.SplitIteration(s.Name); !iter {
+			names = append(names, s.Name)
+		}
 	}
 	nodes := stepNodes(wf, names)
-	for i := range rec.Steps {
-		s := &rec.Steps[i]
-		n := nodes[s.Name]
+	old := map[string]artifacts.StepRecord{}
+	for _, s := range rec.Steps {
+		old[s.Name] = s
+	}
+	var steps []artifacts.StepRecord
+	for _, name := range names {
+		s := old[name]
+		n := nodes[name]
 		if n == nil {
 			if rec.Status != artifacts.StatusRunning && s.Status == artifacts.StatusPending {
 				s.Status = artifacts.StatusSkipped
 			}
+			steps = append(steps, s)
 			continue
 		}
-		s.Status = stepStatus(n.Phase)
-		if s.Status == artifacts.StatusFailed && rec.Status == artifacts.StatusCancelled {
-			s.Status = artifacts.StatusCancelled
+		applyNode(&s, wf, n, rec.Status)
+		steps = append(steps, s)
+		if n.Type == wfv1.NodeTypeTaskGroup {
+			steps = append(steps, iterations(wf, rec.Status, &steps[len(steps)-1], old)...)
 		}
-		s.Message = n.Message
-		pods := argo.PodNodes(wf, n)
-		if len(pods) > 0 {
-			s.Attempts = len(pods)
-		}
-		if !n.StartedAt.IsZero() {
-			t := n.StartedAt.Time
-			s.Started = &t
-		}
-		if !n.FinishedAt.IsZero() {
-			t := n.FinishedAt.Time
-			s.Finished = &t
-		}
-		out := n.Outputs
-		if len(pods) > 0 && pods[len(pods)-1].Outputs != nil {
-			out = pods[len(pods)-1].Outputs
-		}
-		if out == nil {
-			continue
-		}
-		if out.ExitCode != nil {
-			if c, err := strconv.Atoi(*out.ExitCode); err == nil {
-				s.ExitCode = &c
+	}
+	rec.Steps = steps
+}
+
+// iterations are the records of a loop step's iterations: one per item
+// (or per iteration node while the items are not known), updated from
+// its node; the loop step's message counts how they ended.
+func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord, old map[string]artifacts.StepRecord) []artifacts.StepRecord {
+	task := loop.Name
+	if tasks, err := argo.StepTasks(wf); err == nil {
+		for _, st := range tasks {
+			if st.Step == loop.Name {
+				task = st.Task
 			}
+		}
+	}
+	nodes := argo.IterationNodes(wf, task)
+	items, _ := argo.IterationItems(wf, task)
+	n := len(items)
+	for i := range nodes {
+		n = max(n, i+1)
+	}
+	counts := map[string]int{}
+	out := make([]artifacts.StepRecord, 0, n)
+	for i := range n {
+		name := pipeline.IterationName(loop.Name, i)
+		s, ok := old[name]
+		if !ok {
+			s = artifacts.StepRecord{Name: name, Status: artifacts.StatusPending, DependsOn: loop.DependsOn, Outputs: []artifacts.OutputRecord{}}
+		}
+		if i < len(items) {
+			s.Item = json.RawMessage(items[i])
+		}
+		if node := nodes[i]; node != nil {
+			applyNode(&s, wf, node, runStatus)
+		} else if runStatus != artifacts.StatusRunning && s.Status == artifacts.StatusPending {
+			s.Status = artifacts.StatusSkipped
+		}
+		counts[s.Status]++
+		out = append(out, s)
+	}
+	if n > 0 {
+		loop.Message = fmt.Sprintf("%d iterations: %s", n, countStatuses(counts))
+	}
+	return out
+}
+
+// countStatuses says how many steps ended how: "3 Succeeded, 1 Failed".
+func countStatuses(counts map[string]int) string {
+	var parts []string
+	for _, st := range []string{artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled, artifacts.StatusSkipped, artifacts.StatusRunning, artifacts.StatusPending} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], strings.ToLower(st)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// applyNode updates a step record from its node: status, message,
+// attempts, times and exit code.
+func applyNode(s *artifacts.StepRecord, wf *wfv1.Workflow, n *wfv1.NodeStatus, runStatus string) {
+	s.Status = stepStatus(n.Phase)
+	if s.Status == artifacts.StatusFailed && runStatus == artifacts.StatusCancelled {
+		s.Status = artifacts.StatusCancelled
+	}
+	s.Message = n.Message
+	pods := argo.PodNodes(wf, n)
+	if len(pods) > 0 && n.Type != wfv1.NodeTypeTaskGroup {
+		s.Attempts = len(pods)
+	}
+	if !n.StartedAt.IsZero() {
+		t := n.StartedAt.Time
+		s.Started = &t
+	}
+	if !n.FinishedAt.IsZero() {
+		t := n.FinishedAt.Time
+		s.Finished = &t
+	}
+	if n.Type == wfv1.NodeTypeTaskGroup {
+		return
+	}
+	out := n.Outputs
+	if len(pods) > 0 && pods[len(pods)-1].Outputs != nil {
+		out = pods[len(pods)-1].Outputs
+	}
+	if out != nil && out.ExitCode != nil {
+		if c, err := strconv.Atoi(*out.ExitCode); err == nil {
+			s.ExitCode = &c
 		}
 	}
 }

@@ -129,3 +129,98 @@ steps:
 		t.Errorf("RecordFromWorkflow = %+v, %v; want steps 1a, step-1a", attached, err)
 	}
 }
+
+// A loop step's TaskGroup node and its iteration nodes "TASK(i:i)" become
+// the records STEP and STEP[i] with their items; a finally step's node is
+// in the onExit DAG.
+func TestUpdateRecordLoopAndFinally(t *testing.T) {
+	p, err := pipeline.Parse("pipeline.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: loops}
+params:
+  grid: {type: json, default: [{lr: 0.10}, {lr: 1e-3}, {lr: 2}]}
+steps:
+  - name: gen
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: gen}
+      outputs: [{name: lrs, type: json}]
+      image: busybox
+      command: [gen, "{{outputs.lrs.path}}"]
+  - name: train
+    loop: {items: "{{params.grid}}"}
+    inputs: {lr: "{{item.lr}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      inputs: [{name: lr, type: string}]
+      image: busybox
+      command: [train, "{{inputs.lr}}"]
+  - name: again
+    loop: {items: "{{steps.gen.outputs.lrs}}"}
+    inputs: {lr: "{{item}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      inputs: [{name: lr, type: string}]
+      image: busybox
+      command: [train, "{{inputs.lr}}"]
+finally:
+  - name: notify
+    inputs: {lr: "{{run.status}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      inputs: [{name: lr, type: string}]
+      image: busybox
+      command: [train, "{{inputs.lr}}"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := argo.Compile(p, argo.Options{Image: "pipectl:test", Artifacts: "s3://b/runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf.Name = "wf-1"
+	gen := statusNode("g", "gen", wfv1.NodeTypePod, wfv1.NodeSucceeded, 1, "0")
+	gen.Outputs.Parameters = []wfv1.Parameter{{Name: "lrs", Value: wfv1.AnyStringPtr(`["x", 7]`)}}
+	exit := wfv1.NodeStatus{ID: "e", Name: "wf-1.onExit", DisplayName: "wf-1.onExit", Type: wfv1.NodeTypeDAG, Phase: wfv1.NodeSucceeded}
+	notify := statusNode("n", "notify", wfv1.NodeTypePod, wfv1.NodeSucceeded, 30, "0")
+	notify.BoundaryID = "e"
+	wf.Status = wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{
+		"g":  gen,
+		"tg": statusNode("tg", "train", wfv1.NodeTypeTaskGroup, wfv1.NodeFailed, 10, ""),
+		"t0": statusNode("t0", "train(0:0)", wfv1.NodeTypePod, wfv1.NodeSucceeded, 10, "0"),
+		"t1": statusNode("t1", "train(1:1)", wfv1.NodeTypePod, wfv1.NodeFailed, 10, "3"),
+		"ag": statusNode("ag", "again", wfv1.NodeTypeTaskGroup, wfv1.NodeRunning, 12, ""),
+		"a1": statusNode("a1", "again(1:1)", wfv1.NodeTypePod, wfv1.NodeRunning, 12, ""),
+		"e":  exit,
+		"n":  notify,
+	}}
+	rec := pendingRecord("gen", "train", "again", "notify")
+	updateRecord(rec, wf)
+	type row struct{ Name, Status, Item, Message string }
+	var got []row
+	for _, s := range rec.Steps {
+		got = append(got, row{s.Name, s.Status, string(s.Item), s.Message})
+	}
+	want := []row{
+		{"gen", "Succeeded", "", ""},
+		{"train", "Failed", "", "3 iterations: 1 succeeded, 1 failed, 1 skipped"},
+		{"train[0]", "Succeeded", `{"lr":0.10}`, ""},
+		{"train[1]", "Failed", `{"lr":1e-3}`, ""},
+		{"train[2]", "Skipped", `{"lr":2}`, ""},
+		{"again", "Running", "", "2 iterations: 1 skipped, 1 running"},
+		{"again[0]", "Skipped", `"x"`, ""}, // the workflow ended
+		{"again[1]", "Running", `7`, ""},
+		{"notify", "Succeeded", "", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +21,8 @@ import (
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
@@ -32,15 +36,20 @@ type Options struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 
-	Run          string
-	Component    string
-	Step         string
-	Params       []string
-	Upstream     []string
-	WorkDir      string
-	OutputParams string
-	GracePeriod  time.Duration
-	Install      string
+	Run       string
+	Component string
+	Step      string
+	Params    []string
+	Upstream  []string
+	// Iteration is the loop iteration to run (-1: the step does not loop).
+	Iteration int
+	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step of a
+	// compiled workflow the run's outcome (see argo.RunFields).
+	ArgoStatus, ArgoFailures, ArgoSteps string
+	WorkDir                             string
+	OutputParams                        string
+	GracePeriod                         time.Duration
+	Install                             string
 	// Gang runs the pod as one node of a distributed step's JobSet (set by
 	// pipectl launch): see launcher.ExecNode.
 	Gang bool
@@ -108,6 +117,10 @@ step pod).`,
 	fl.StringVar(&opts.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile)")
 	fl.StringArrayVar(&opts.Params, "param", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&opts.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
+	fl.IntVar(&opts.Iteration, "iteration", -1, "the loop iteration to run, 0-based (a loop step)")
+	fl.StringVar(&opts.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
+	fl.StringVar(&opts.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
+	fl.StringVar(&opts.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
 	fl.StringVar(&opts.WorkDir, "work", "", "work directory for inputs and outputs (default: a temporary directory, removed after)")
 	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
@@ -146,6 +159,17 @@ func execRun(opts *Options) error {
 	if opts.Gang {
 		mode = stepcache.ModeOff // the launcher looks the step up
 	}
+	v := plan.Values{Run: opts.Run, Params: params, Upstream: upstream}
+	stepName := w.Step
+	if opts.Iteration >= 0 {
+		v.Iteration = &opts.Iteration
+		stepName = pipeline.IterationName(w.Step, opts.Iteration)
+	}
+	if opts.ArgoSteps != "" {
+		if v.RunFields, err = argo.RunFields(opts.ArgoStatus, opts.ArgoFailures, opts.ArgoSteps); err != nil {
+			return cmdutil.FlagErrorf("%v", err)
+		}
+	}
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", sig, opts.GracePeriod)
@@ -175,13 +199,18 @@ func execRun(opts *Options) error {
 		defer func() {
 			// Uploaded whatever happened, with a context of its own: the
 			// run's may be cancelled.
-			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, w.Step)); err != nil {
+			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, stepName)); err != nil {
 				fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: keep the step's log: %v\n", err)
 			}
 		}()
 	}
 	var sums map[string]string
-	req.Invocation, sums, err = invocation(ctx, comp, w, opts.Argv, store, plan.Values{Run: opts.Run, Params: params, Upstream: upstream})
+	if v.Collected, err = collect(ctx, store, opts.Run, w); err == nil {
+		req.Invocation, sums, err = invocation(ctx, comp, w, opts.Argv, store, v)
+	}
+	if err == nil {
+		stepcache.AddCollectedSums(sums, v.Collected)
+	}
 	fp := ""
 	if err == nil && mode != stepcache.ModeOff {
 		req.Invocation.Component.Image = opts.Image
@@ -191,10 +220,10 @@ func execRun(opts *Options) error {
 	}
 	if err == nil && mode == stepcache.ModeOn {
 		if hit, ok := stepcache.Lookup(ctx, store, fp); ok {
-			if err := stepcache.Reuse(ctx, store, opts.Run, w.Step, opts.OutputParams, hit); err != nil {
-				return fmt.Errorf("step %s: %w", w.Step, err)
+			if err := stepcache.Reuse(ctx, store, opts.Run, stepName, opts.OutputParams, hit); err != nil {
+				return fmt.Errorf("step %s: %w", stepName, err)
 			}
-			fmt.Fprintf(req.Stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", w.Step, hit.Step, hit.Run)
+			fmt.Fprintf(req.Stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", stepName, hit.Step, hit.Run)
 			return nil
 		}
 	}
@@ -203,12 +232,12 @@ func execRun(opts *Options) error {
 		records, err = run(ctx, opts, &components.Runtime{Store: store}, req, err)
 	}
 	if err == nil && fp != "" {
-		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: opts.Run, Step: w.Step, Outputs: records}); err != nil {
-			fmt.Fprintf(req.Stderr, "pipectl exec: warning: cannot write the cache entry of step %s: %v\n", w.Step, err)
+		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: opts.Run, Step: stepName, Outputs: records}); err != nil {
+			fmt.Fprintf(req.Stderr, "pipectl exec: warning: cannot write the cache entry of step %s: %v\n", stepName, err)
 		}
 	}
 	release()
-	if err := execError(w.Step, stopper.Signal(), err); err != nil {
+	if err := execError(stepName, stopper.Signal(), err); err != nil {
 		return err
 	}
 	cmdutil.PrintOutputs(req.Stderr, "pipectl exec", records)
@@ -275,6 +304,34 @@ func invocation(ctx context.Context, comp *plan.Component, w *plan.Wiring, argv 
 		return nil, nil, err
 	}
 	return stepcache.Invocation(ctx, store, c, w, v)
+}
+
+// collect reads the outputs of every iteration of the loop steps whose
+// outputs the step collects, from their outputs records in the store:
+// iterations 0, 1, … until one has none (the step runs once every
+// iteration succeeded, so they all have one).
+func collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wiring) (map[string][]artifacts.OutputRecord, error) {
+	out := map[string][]artifacts.OutputRecord{}
+	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
+		ref := w.Collected[name]
+		recs := []artifacts.OutputRecord{}
+		for i := 0; ; i++ {
+			outs, err := artifacts.ReadOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
+			if errors.Is(err, artifacts.ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %w", name, err)
+			}
+			k := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+			if k < 0 {
+				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
+			}
+			recs = append(recs, outs[k])
+		}
+		out[name] = recs
+	}
+	return out, nil
 }
 
 // install copies the running binary to opts.Install.

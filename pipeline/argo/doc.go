@@ -63,6 +63,30 @@
 //     `pipectl exec --gang` with the flags the launcher got, minus --distributed
 //     (see package launcher).
 //
+//   - a loop step is one task running the step's template once per item:
+//     withSequence {count: N} for a literal list of N items, else withParam
+//     over the items' indexes, computed by an expression from the json
+//     param or upstream output (decoded from the value encoding):
+//
+//     {{=toJson(sprig.until(len(sprig.fromJson(DECODED))))}}
+//
+//     Argo passes each iteration only its index, as the template input
+//     "iteration" (exec --iteration={{inputs.parameters.iteration}}); exec
+//     evaluates the items itself from the wiring, so Argo never re-encodes
+//     an item. Iteration i publishes under <run>/STEP[i]/. A step using a
+//     loop step's outputs (collected) reads the iterations' outputs records
+//     <run>/STEP[i]/outputs.json, i = 0, 1, … until one is missing. The
+//     loop's template is its own (it has the "iteration" input), so 100
+//     iterations compile to the same templates as 3. Not compiled yet:
+//     loop.parallelism (a local bound only), distributed loop steps.
+//
+//   - finally steps are the tasks of a second DAG template "finally", the
+//     workflow's onExit. Each gets {{workflow.status}} and
+//     {{workflow.failures}} as the template inputs "run-status" and
+//     "run-failures", and exec turns them, with the steps annotation
+//     (--argo-steps, base64), into {{run.status}} and {{run.failedSteps}}
+//     (see RunFields). Not compiled yet: distributed finally steps.
+//
 // The workflow is annotated pipectl.dev/steps (AnnotationSteps) with a JSON
 // array of {"step", "task"} in the pipeline's order: the task name of every
 // step, so that whoever reads the workflow's status (the follower, `pipectl

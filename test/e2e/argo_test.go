@@ -22,7 +22,7 @@ import (
 // argoLab is a namespace ready for `pipectl run --on argo`: the step and launcher
 // ServiceAccounts with their RBAC (examples/manifests), the S3 Secret, a bucket.
 type argoLab struct {
-	t      *testing.T
+	t      testing.TB
 	c      *testbed.Cluster
 	ns     string
 	bucket string
@@ -38,13 +38,19 @@ func newArgoLab(t *testing.T) (*argoLab, context.Context) {
 	c, ns, _ := setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	a := &argoLab{t: t, c: c, ns: ns, bucket: ns, dir: t.TempDir()}
+	return prepareArgoLab(t, ctx, c, ns), ctx
+}
+
+// prepareArgoLab makes namespace ns of c an argoLab (tests and benchmarks).
+func prepareArgoLab(tb testing.TB, ctx context.Context, c *testbed.Cluster, ns string) *argoLab {
+	tb.Helper()
+	a := &argoLab{t: tb, c: c, ns: ns, bucket: ns, dir: tb.TempDir()}
 	if err := c.PrepareNamespace(ctx, ns, images.repoRoot, a.bucket); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	a.env = append(os.Environ(), c.Env()...)
 	a.env = append(a.env, "PIPECTL_ARTIFACTS=s3://"+a.bucket+"/"+runsPrefix)
-	return a, ctx
+	return a
 }
 
 // pipectl runs the pipectl binary against the test bed and returns its stdout,
@@ -85,7 +91,7 @@ func (a *argoLab) runArgo(ctx context.Context, file string, extra ...string) (st
 	return a.pipectl(ctx, args...)
 }
 
-func writePipeline(t *testing.T, body string) string {
+func writePipeline(t testing.TB, body string) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "pipeline.yaml")
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
@@ -98,7 +104,7 @@ var runID = regexp.MustCompile(`Submitted workflow (\S+) `)
 
 // runArgoOK runs file on Argo (see runArgo), wants exit 0 and each of
 // stdout's and stderr's lines in its output, and returns the run id.
-func (a *argoLab) runArgoOK(t *testing.T, ctx context.Context, file string, stdout, stderr []string, extra ...string) string {
+func (a *argoLab) runArgoOK(t testing.TB, ctx context.Context, file string, stdout, stderr []string, extra ...string) string {
 	t.Helper()
 	began := time.Now()
 	out, errOut, code := a.runArgo(ctx, file, extra...)

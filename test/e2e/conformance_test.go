@@ -131,12 +131,31 @@ var conformanceCases = []confCase{
 				Env: stepEnv("step-1a-2"), Read: []string{`$WORK/inputs/data: . = "1a\n"`}},
 		},
 	},
+	{
+		name:   "kfp",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("given", seen(), param("echo", "string", kfpText)),
+			ok("absent", seen(), param("echo", "string", kfpText)).after("given"),
+			ok("add", param("sum", "float", "1.75")),
+		},
+		probes: map[string]probeRecord{
+			"given": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--count", "7",
+				"--note", "note: 1.0", "@read", "$WORK/inputs/config", "--run=$RUN", "@write", "$WORK/outputs/echo", kfpText},
+				Env: stepEnv("given"), Read: []string{`$WORK/inputs/config: . = "{\"lr\": 1.0, \"big\": 12345678901234567890}"`}},
+			"absent": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--count", "3",
+				"--no-note", "@read", "$WORK/inputs/config", "--run=$RUN", "@write", "$WORK/outputs/echo", kfpText},
+				Env: stepEnv("absent"), Read: []string{`$WORK/inputs/config: . = "{}"`}},
+		},
+	},
 }
 
 // The values of case "values", as conformance/values/pipeline.yaml writes them.
 const (
 	valuesText = "a {{b}} $(c) `d` 'e' \"f\" \\ $HOME\nline two"
 	valuesJSON = `{"replicas": 2, "x": 1.0, "big": 12345678901234567890, "a": [3, 1]}`
+	// kfpText is the text input of case "kfp".
+	kfpText = "it's $(y) `z` \\ \"q\""
 )
 
 // confCase is one row: the pipeline conformance/NAME/pipeline.yaml run with

@@ -19,7 +19,7 @@ FUZZTIME_SHORT ?= 4s
 # lets FuzzBuild spend a whole run shrinking its first interesting input)
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build demo test unit fuzz fuzz-short bench vet fmt clean
+.PHONY: all build demo sweep test unit fuzz fuzz-short bench vet fmt clean
 
 include test/e2e/e2e.mk
 
@@ -35,6 +35,16 @@ demo: build
 	PATH="$$pydir:$$PATH" ./$(BIN) run $(EXAMPLE) && \
 	echo && ./$(BIN) runs get latest && \
 	echo && echo "Metrics (pipectl artifacts cat latest/evaluate/metrics):" && \
+	./$(BIN) artifacts cat latest/evaluate/metrics
+
+## sweep: the hyper-parameter sweep example: a 2-rank DDP trial per learning rate, the best one evaluated
+sweep: build
+	@pydir=$$(examples/attrition/ensure-torch.sh) && \
+	PATH="$$pydir:$$PATH" ./$(BIN) run examples/sweep/pipeline.yaml && \
+	echo && ./$(BIN) runs get latest && \
+	echo && echo "Trials, scored on the validation split (pipectl artifacts cat latest/pick/trials; the winner is pick's best_lr):" && \
+	./$(BIN) artifacts cat latest/pick/trials && \
+	echo && echo "The winner on held-out data (pipectl artifacts cat latest/evaluate/metrics):" && \
 	./$(BIN) artifacts cat latest/evaluate/metrics
 
 ## test: every test: unit and CLI tests with real PyTorch and MinIO, then the e2e suite on a

@@ -256,3 +256,50 @@ func TestExamplePipelineOnS3(t *testing.T) {
 		t.Errorf("stored train log:\n%s", out)
 	}
 }
+
+// TestSweepExample runs examples/sweep with real PyTorch: three 2-rank DDP
+// trials, the pick of the best by validation AUC, the final evaluation.
+func TestSweepExample(t *testing.T) {
+	pipectl, attrition, _ := exampleCLI(t)
+	run := mustRun(t, pipectl)
+	sweep := filepath.Join(filepath.Dir(filepath.Dir(attrition)), "sweep", "pipeline.yaml")
+	out, errOut, err := pipectl(nil, "run", sweep, "-p", "rows=4000", "-p", "epochs=1")
+	if err != nil {
+		t.Fatalf("pipectl run sweep: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	if !strings.Contains(errOut, "trial[0..2]  3 succeeded") {
+		t.Errorf("stderr lacks the trials' summary:\n%s", errOut)
+	}
+	if !regexp.MustCompile(`\[pick\] best: trial \d, lr 0\.(1|03|01)`).MatchString(out) {
+		t.Errorf("stdout lacks the winner:\n%s", out)
+	}
+	var trials []struct {
+		Trial int     `json:"trial"`
+		LR    float64 `json:"lr"`
+		AUC   float64 `json:"auc"`
+	}
+	if err := json.Unmarshal([]byte(run("artifacts", "cat", "latest/pick/trials")), &trials); err != nil || len(trials) != 3 {
+		t.Fatalf("trials = %+v, %v", trials, err)
+	}
+	for i, tr := range trials {
+		if tr.Trial != i || tr.LR != []float64{0.1, 0.03, 0.01}[i] || tr.AUC <= 0.5 {
+			t.Errorf("trial %d = %+v: want lr %v and an AUC above 0.5 (chance)", i, tr, []float64{0.1, 0.03, 0.01}[i])
+		}
+	}
+	var rec struct {
+		Steps []struct {
+			Name string          `json:"name"`
+			Item json.RawMessage `json:"item"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(run("runs", "get", "latest", "-o", "json")), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range rec.Steps {
+		names = append(names, s.Name+string(s.Item))
+	}
+	if got, want := strings.Join(names, " "), "preprocess holdout trial trial[0]0.1 trial[1]0.03 trial[2]0.01 pick evaluate"; got != want {
+		t.Errorf("steps = %s, want %s", got, want)
+	}
+}

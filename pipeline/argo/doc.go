@@ -137,6 +137,9 @@
 // record and output parameters and exits 0, and the launcher creates no
 // JobSet. A step pod still starts for a cached step: the fingerprint needs
 // the input artifacts' sha256, known only once the upstream steps ran, and
-// Argo's memoization would need that key at submit time. What a hit costs
-// on the test bed is measured by BenchmarkArgoCachedRerun (test/e2e).
+// Argo's memoization would need that key at submit time. On the test bed a
+// hit costs its pod, about 4 s: the example's re-run takes 12.2 s against
+// 22.3 s for its first run (BenchmarkArgoCachedRerun in test/e2e). Resolving
+// at submit time the steps whose inputs are all known (params, and the
+// outputs of steps already resolved as cached) would start no pod for them.
 package argo

@@ -240,3 +240,85 @@ func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) 
 	}
 	return uris, sums, errors.Join(errs...)
 }
+
+// ResolveAll looks every step up before a run starts (`pipectl run --on
+// argo`): each step's fingerprint as its pod would compute it (no component
+// directory; the cluster's gang shape), with the parameter values params
+// and, for inputs fed by upstream steps, the outputs of their entries. It
+// returns every step's entry when all of them are cached; ok is false as
+// soon as one is not, or cannot be known before it runs (a loop, a finally
+// step, a when, cache: false).
+func ResolveAll(ctx context.Context, s artifacts.Store, steps []*plan.Step, run string, params map[string]string) (entries map[string]Entry, ok bool, err error) {
+	entries = map[string]Entry{}
+	for len(entries) < len(steps) {
+		progress := false
+		for _, sp := range steps {
+			if _, done := entries[sp.Name]; done {
+				continue
+			}
+			if slices.ContainsFunc(sp.Deps, func(d string) bool { _, ok := entries[d]; return !ok }) {
+				continue // an upstream step is not resolved yet
+			}
+			e, ok, err := resolve(ctx, s, sp, run, params, entries)
+			if err != nil || !ok {
+				return nil, false, err
+			}
+			entries[sp.Name], progress = e, true
+		}
+		if !progress {
+			return nil, false, nil
+		}
+	}
+	return entries, true, nil
+}
+
+// resolve looks one step up with its upstream steps' entries.
+func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, params map[string]string, upstream map[string]Entry) (Entry, bool, error) {
+	w := sp.Wiring
+	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 {
+		return Entry{}, false, nil
+	}
+	output := func(ref plan.OutputRef) (artifacts.OutputRecord, bool) {
+		e := upstream[ref.Step]
+		i := slices.IndexFunc(e.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		if i < 0 {
+			return artifacts.OutputRecord{}, false
+		}
+		return e.Outputs[i], true
+	}
+	v := plan.Values{Run: run, Params: params, Upstream: map[string]string{}, Artifacts: map[string]string{}}
+	sums := map[string]string{}
+	for name, ref := range w.Upstream {
+		o, ok := output(ref)
+		if !ok || o.Value == nil {
+			return Entry{}, false, nil
+		}
+		v.Upstream[name] = *o.Value
+	}
+	for name, ref := range w.Inputs {
+		o, ok := output(ref)
+		if !ok || o.URI == "" {
+			return Entry{}, false, nil
+		}
+		v.Artifacts[name], sums[name] = o.URI, o.SHA256
+	}
+	c, err := sp.Component.Resolve(nil)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	c.Image, c.Dir = sp.Image, "" // as in the pod: the image, no component directory
+	inv, err := w.Invocation(c, s, v)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	var shape Shape
+	if d := sp.Distributed; d != nil {
+		shape = Shape{Nodes: d.Nodes, Procs: d.ProcsPerNode}
+	}
+	fp, err := Fingerprint(ctx, inv, sums, shape)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	e, ok := Lookup(ctx, s, fp)
+	return e, ok, nil
+}

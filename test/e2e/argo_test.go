@@ -100,7 +100,10 @@ func writePipeline(t testing.TB, body string) string {
 	return file
 }
 
-var runID = regexp.MustCompile(`Submitted workflow (\S+) `)
+// runID finds the run id in `pipectl run --on argo`'s stderr: the submitted
+// workflow's name, or the run recorded with no workflow when every step was
+// cached.
+var runID = regexp.MustCompile(`(?:Submitted workflow|Every step is cached: run) (\S+) `)
 
 // runArgoOK runs file on Argo (see runArgo), wants exit 0 and each of
 // stdout's and stderr's lines in its output, and returns the run id.

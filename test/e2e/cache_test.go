@@ -19,22 +19,23 @@ import (
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 )
 
-// createdObjects records the names of the JobSets and JobSet pods created
-// in a namespace while it watches.
+// createdObjects records the names of the JobSets and pods created in a
+// namespace while it watches, and how many of the pods are JobSet pods.
 type createdObjects struct {
-	mu      sync.Mutex
-	jobsets []string
-	pods    []string
+	mu         sync.Mutex
+	jobsets    []string
+	pods       []string
+	jobsetPods int
 }
 
-func (c *createdObjects) count() (jobsets, pods int) {
+func (c *createdObjects) count() (jobsets, pods, jobsetPods int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.jobsets), len(c.pods)
+	return len(c.jobsets), len(c.pods), c.jobsetPods
 }
 
-// watchCreated records every JobSet and JobSet pod added to the lab's
-// namespace until ctx ends.
+// watchCreated records every JobSet and pod added to the lab's namespace
+// until ctx ends.
 func (a *argoLab) watchCreated(ctx context.Context) *createdObjects {
 	a.t.Helper()
 	js, err := jobsetclient.NewForConfig(a.c.Config)
@@ -45,7 +46,7 @@ func (a *argoLab) watchCreated(ctx context.Context) *createdObjects {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	pw, err := a.c.Client.CoreV1().Pods(a.ns).Watch(ctx, metav1.ListOptions{LabelSelector: jobsetv1.JobSetNameKey})
+	pw, err := a.c.Client.CoreV1().Pods(a.ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -64,6 +65,9 @@ func (a *argoLab) watchCreated(ctx context.Context) *createdObjects {
 			if o, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
 				c.mu.Lock()
 				c.pods = append(c.pods, o.Name)
+				if o.Labels[jobsetv1.JobSetNameKey] != "" {
+					c.jobsetPods++
+				}
 				c.mu.Unlock()
 			}
 		}
@@ -100,8 +104,8 @@ func (a *argoLab) cachedSteps(ctx context.Context, run string) map[string]string
 }
 
 // A pipeline with a distributed step run twice through Argo: the second run
-// reports every step cached from the first, runs no program and creates no
-// JobSet (nor rank pod); its downstream outputs are the first run's. With
+// reports every step cached from the first, submits no workflow and creates
+// no pod, JobSet or rank pod; its outputs are the first run's. With
 // --no-cache a third run runs everything again.
 func TestArgoCachedRerun(t *testing.T) {
 	a, ctx := newArgoLab(t)
@@ -110,6 +114,7 @@ kind: Pipeline
 metadata: {name: cached}
 params:
   words: {type: string, default: "one two"}
+  note: {type: string, default: "first"}
 steps:
   - name: make
     component:
@@ -132,10 +137,10 @@ steps:
     component:
       metadata: {name: report}
       image: e2e-shell:1
-      inputs: [{name: model, type: Model}, {name: n, type: int}]
+      inputs: [{name: model, type: Model}, {name: n, type: int}, {name: note, type: string}]
       outputs: [{name: words, type: int}]
-      command: [sh, -c, 'echo "report: $(cat "$0") words, told $1"; cat "$0" > "$2"', "{{inputs.model.path}}", "{{inputs.n}}", "{{outputs.words.path}}"]
-    inputs: {model: "{{steps.train.outputs.model}}", n: "{{steps.make.outputs.n}}"}
+      command: [sh, -c, 'echo "report: $(cat "$0") words, told $1, $3"; cat "$0" > "$2"', "{{inputs.model.path}}", "{{inputs.n}}", "{{outputs.words.path}}", "{{inputs.note}}"]
+    inputs: {model: "{{steps.train.outputs.model}}", n: "{{steps.make.outputs.n}}", note: "{{params.note}}"}
 `)
 	steps := []string{"make", "train", "report"}
 	seen := a.watchCreated(ctx)
@@ -144,8 +149,9 @@ steps:
 		[]string{"[make] making one two", "[train] [rank 1] training on rank 1", "[report] report: 2 words, told 2"},
 		[]string{"words = 2"})
 	firstTook := time.Since(began)
-	if js, pods := seen.count(); js != 1 || pods != 2 {
-		t.Fatalf("the first run created %d JobSet(s) and %d rank pod(s), want 1 and 2", js, pods)
+	jobsets, pods, rankPods := seen.count()
+	if jobsets != 1 || rankPods != 2 {
+		t.Fatalf("the first run created %d JobSet(s) and %d rank pod(s), want 1 and 2", jobsets, rankPods)
 	}
 	for step, from := range a.cachedSteps(ctx, first) {
 		if from != "" {
@@ -175,8 +181,11 @@ steps:
 			t.Errorf("a program ran in the cached run (%q in its log):\n%s", ran, out)
 		}
 	}
-	if js, pods := seen.count(); js != 1 || pods != 2 {
-		t.Errorf("the cached run created JobSets or rank pods: %v, %v", seen.jobsets, seen.pods)
+	if !strings.Contains(errOut, "no workflow submitted") {
+		t.Errorf("the cached run submitted a workflow:\n%s", errOut)
+	}
+	if js, ps, _ := seen.count(); js != jobsets || ps != pods {
+		t.Errorf("the cached run created JobSets or pods: %v, %v", seen.jobsets, seen.pods[pods:])
 	}
 	want := map[string]string{"make": first, "train": first, "report": first}
 	if got := a.cachedSteps(ctx, second); !maps.Equal(got, want) {
@@ -187,13 +196,24 @@ steps:
 	}
 	t.Logf("first run %s, cached re-run %s (%.0f%%)", firstTook.Round(100*time.Millisecond), secondTook.Round(100*time.Millisecond), 100*secondTook.Seconds()/firstTook.Seconds())
 
+	// Only the last step changed: the workflow is submitted, make's and
+	// train's pods find their entries (train creates no JobSet), report runs.
+	partial := a.runArgoOK(t, ctx, file, []string{"[report] report: 2 words, told 2, second"}, nil, "-p", "note=second")
+	want = map[string]string{"make": first, "train": first, "report": ""}
+	if got := a.cachedSteps(ctx, partial); !maps.Equal(got, want) {
+		t.Errorf("partial re-run cachedFrom by step %v, want %v", got, want)
+	}
+	if js, _, _ := seen.count(); js != jobsets {
+		t.Errorf("the partial re-run created a JobSet for the cached train step: %v", seen.jobsets)
+	}
+
 	third := a.runArgoOK(t, ctx, file, []string{"[train] [rank 0] training on rank 0", "[report] report: 2 words"}, nil, "--no-cache")
 	for step, from := range a.cachedSteps(ctx, third) {
 		if from != "" {
 			t.Errorf("--no-cache run: step %s cached from %s", step, from)
 		}
 	}
-	if js, _ := seen.count(); js != 2 {
+	if js, _, _ := seen.count(); js != 2 {
 		t.Errorf("the --no-cache run created no JobSet: %v", seen.jobsets)
 	}
 }
@@ -225,7 +245,7 @@ func BenchmarkArgoCachedRerun(b *testing.B) {
 		began := time.Now()
 		run := a.runArgoOK(b, ctx, file, []string{"[train] [rank 1] "}, nil, params...)
 		took := time.Since(began)
-		jobsets, _ := seen.count()
+		jobsets, pods, _ := seen.count()
 		began = time.Now()
 		again := a.runArgoOK(b, ctx, file, nil, nil, params...)
 		tookAgain := time.Since(began)
@@ -234,8 +254,8 @@ func BenchmarkArgoCachedRerun(b *testing.B) {
 				b.Fatalf("re-run %s: step %s cached from %q, want %s", again, step, from, run)
 			}
 		}
-		if now, _ := seen.count(); now != jobsets {
-			b.Fatalf("the cached re-run created a JobSet: %v", seen.jobsets)
+		if js, ps, _ := seen.count(); js != jobsets || ps != pods {
+			b.Fatalf("the cached re-run created JobSets or pods: %v %v", seen.jobsets, seen.pods[pods:])
 		}
 		b.Logf("%s: first %s, cached re-run %s (%.0f%%)", run, took.Round(100*time.Millisecond), tookAgain.Round(100*time.Millisecond), 100*tookAgain.Seconds()/took.Seconds())
 		first += took

@@ -77,6 +77,17 @@ func argoRun(opts *Options) error {
 		if err != nil {
 			return err
 		}
+		if !opts.NoCache {
+			// Every step known and cached before it runs: no workflow.
+			rec, err := cachedRun(ctx, store, p, params, opts.File, kc.Namespace)
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				fmt.Fprintf(ios.ErrOut, "Every step is cached: run %s reuses their outputs (artifacts %s); no workflow submitted\n", rec.ID, store.URI(rec.ID))
+				return finish(opts, rec)
+			}
+		}
 		endpoint := opts.Argo.PodS3Endpoint
 		if endpoint == "" {
 			endpoint = f.StoreOptions.S3.Endpoint

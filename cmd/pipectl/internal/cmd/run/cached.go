@@ -1,0 +1,66 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
+)
+
+// cachedRun is the run of p on the cluster when every step is cached and
+// known before it runs (stepcache.ResolveAll): its record, every step
+// reused, written to the store with each step's outputs record; no
+// workflow is submitted and no pod starts. It returns nil when some step
+// must run.
+func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
+	if len(p.Finally) > 0 {
+		return nil, nil
+	}
+	var steps []*plan.Step
+	for _, s := range p.Steps {
+		sp, err := plan.Build(p, s.Name)
+		if err != nil {
+			return nil, nil // the compiler reports it
+		}
+		steps = append(steps, sp)
+	}
+	for {
+		now := time.Now().UTC()
+		id := local.NewRunID(p.Metadata.Name, now)
+		entries, ok, err := stepcache.ResolveAll(ctx, store, steps, id, params)
+		if err != nil || !ok {
+			return nil, err
+		}
+		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusSucceeded, Started: now, Finished: &now,
+			Source: source, On: argorun.On, Namespace: namespace, Params: params}
+		for _, s := range p.Steps {
+			e, code := entries[s.Name], 0
+			rec.Steps = append(rec.Steps, artifacts.StepRecord{
+				Name: s.Name, Status: artifacts.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
+				Started: &now, Finished: &now, Cached: true, CachedFrom: e.Run, Outputs: e.Outputs,
+				Message: "outputs reused from run " + e.Run,
+			})
+		}
+		err = artifacts.CreateRun(ctx, store, rec)
+		if errors.Is(err, fs.ErrExist) {
+			continue // the id is taken: draw another
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range p.Steps {
+			if err := stepcache.Reuse(ctx, store, id, s.Name, "", entries[s.Name]); err != nil {
+				return nil, fmt.Errorf("run %s: %w", id, err)
+			}
+		}
+		return rec, nil
+	}
+}

@@ -77,8 +77,17 @@ const transferConcurrency = 4
 
 // Publish uploads the file or directory at local to key and then writes its
 // metadata, which it returns. meta supplies Type and Producer. The upload
-// reports to the Progress of ctx (see WithProgress).
+// reports to the Progress of ctx (see WithProgress). When it fails, it
+// deletes (best effort) what it already stored for key: no file of a
+// half-published directory stays behind.
 func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ Metadata, err error) {
+	var stored []string // keys this call wrote, deleted again when it fails
+	var mu sync.Mutex
+	defer func() {
+		if err != nil && len(stored) > 0 {
+			err = errors.Join(err, DeleteKeys(ctx, s, stored...))
+		}
+	}()
 	st, err := os.Stat(local)
 	if err != nil {
 		return Metadata{}, err
@@ -95,6 +104,7 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 		if err != nil {
 			return Metadata{}, err
 		}
+		stored = append(stored, key)
 	} else {
 		meta.Kind = KindDirectory
 		var files []string
@@ -126,8 +136,14 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 			rel = filepath.ToSlash(rel)
 			g.Go(func() error {
 				size, sum, err := putFile(gctx, s, key+"/"+rel, f, tr)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				stored = append(stored, key+"/"+rel)
+				mu.Unlock()
 				entries[i] = FileEntry{Path: rel, Size: size, SHA256: sum}
-				return err
+				return nil
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -145,6 +161,39 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 		return Metadata{}, err
 	}
 	return meta, nil
+}
+
+// Unpublish deletes, best effort, the output Publish stored at key and
+// described by meta: its metadata first (so no reader believes it any
+// more), then its objects. It returns the deletions that failed, joined.
+func Unpublish(ctx context.Context, s Store, key string, meta Metadata) error {
+	keys := []string{MetadataKey(key)}
+	if meta.Kind == KindDirectory {
+		for _, f := range meta.Files {
+			keys = append(keys, key+"/"+f.Path)
+		}
+	} else {
+		keys = append(keys, key)
+	}
+	return DeleteKeys(ctx, s, keys...)
+}
+
+// cleanupTimeout bounds the deletions that undo a failed publish.
+const cleanupTimeout = time.Minute
+
+// DeleteKeys deletes every key, best effort, also when ctx has ended (a
+// cancelled publish is undone too, within cleanupTimeout), and joins the
+// failures.
+func DeleteKeys(ctx context.Context, s Store, keys ...string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s of the failed publish: %w", s.URI(k), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func manifestSum(entries []FileEntry) string {

@@ -347,8 +347,12 @@ const MaxOutputParamSize = 1 << 20
 // Publish stores the outputs rank 0 wrote in ws: artifacts with their
 // metadata, parameters read, type-checked and recorded by value; then,
 // when every output was published, the step's outputs record
-// (artifacts.WriteOutputs), which it returns.
-func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) ([]artifacts.OutputRecord, error) {
+// (artifacts.WriteOutputs), which it returns. The step's outputs appear
+// all at once or not at all: when any output fails (a full disk, a store
+// error, a bad parameter), Publish deletes, best effort, what it already
+// stored and any earlier outputs record of the step, and returns the
+// error naming each failed output.
+func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (_ []artifacts.OutputRecord, err error) {
 	c := inv.Component
 	var missing []string
 	for _, out := range c.Outputs {
@@ -361,6 +365,19 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 	}
 	var records []artifacts.OutputRecord
 	var errs []error
+	published := map[string]artifacts.Metadata{} // artifact key → what Publish stored there
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Undo this attempt. The outputs record goes too: an earlier
+		// attempt's would name objects this one has overwritten.
+		undo := []error{artifacts.DeleteKeys(ctx, rt.Store, artifacts.OutputsKey(inv.Run, inv.Step))}
+		for key, meta := range published {
+			undo = append(undo, artifacts.Unpublish(ctx, rt.Store, key, meta))
+		}
+		err = errors.Join(append([]error{err}, undo...)...)
+	}()
 	for _, out := range c.Outputs {
 		local := ws.outputPath(out, 0)
 		if !IsArtifact(out.Type) {
@@ -386,13 +403,14 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 			errs = append(errs, fmt.Errorf("publish output %q: %w", out.Name, err))
 			continue
 		}
+		published[key] = meta
 		records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: rt.Store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
 	if len(errs) > 0 {
-		return records, errors.Join(errs...)
+		return nil, errors.Join(errs...)
 	}
 	if err := artifacts.WriteOutputs(ctx, rt.Store, inv.Run, inv.Step, records); err != nil {
-		return records, fmt.Errorf("write the outputs record: %w", err)
+		return nil, fmt.Errorf("write the outputs record: %w", err)
 	}
 	return records, nil
 }

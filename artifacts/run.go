@@ -98,6 +98,20 @@ type OutputRecord struct {
 	Value  *string `json:"value,omitempty"`
 }
 
+// CountStatuses says how many steps have each status, by the status:
+// "3 succeeded, 1 failed" (in the order succeeded, failed, cancelled,
+// skipped, running, pending); "" for none. It summarises a loop step's
+// iterations.
+func CountStatuses(counts map[string]int) string {
+	var parts []string
+	for _, st := range []string{StatusSucceeded, StatusFailed, StatusCancelled, StatusSkipped, StatusRunning, StatusPending} {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(st)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Step returns the record of the named step, or nil.
 func (r *Run) Step(name string) *StepRecord {
 	for i := range r.Steps {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -57,7 +56,10 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 		counts[e.run.Steps[pos].Status]++
 	}
 	e.mu.Unlock()
-	msg := iterationCounts(counts)
+	msg := artifacts.CountStatuses(counts)
+	if msg == "" {
+		msg = "no iterations"
+	}
 	status, code := artifacts.StatusSucceeded, 0
 	switch {
 	case counts[artifacts.StatusFailed] > 0:
@@ -123,18 +125,4 @@ func compactName(step string, n int) string {
 		return step + "[0]"
 	}
 	return fmt.Sprintf("%s[0..%d]", step, n-1)
-}
-
-// iterationCounts says how many iterations ended how: "3 succeeded, 1 failed".
-func iterationCounts(counts map[string]int) string {
-	var parts []string
-	for _, st := range []string{artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled, artifacts.StatusSkipped, artifacts.StatusPending} {
-		if n := counts[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(st)))
-		}
-	}
-	if len(parts) == 0 {
-		return "no iterations"
-	}
-	return strings.Join(parts, ", ")
 }

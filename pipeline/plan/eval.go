@@ -161,13 +161,15 @@ func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values
 		if !ok {
 			return nil, fmt.Errorf("input %q: no outputs collected from loop step %s", name, w.Collected[name].Step)
 		}
-		if len(recs) > 0 && recs[0].URI != "" {
-			for _, r := range recs {
-				inv.Collected[name] = append(inv.Collected[name], r.URI)
+		// Artifacts (none, for an artifact input of a loop without
+		// iterations: an empty directory) or values.
+		in, _ := c.Input(name)
+		if len(recs) > 0 && recs[0].URI != "" || len(recs) == 0 && components.IsArtifact(in.Type) {
+			uris := make([]string, len(recs))
+			for i, r := range recs {
+				uris[i] = r.URI
 			}
-			if inv.Collected[name] == nil {
-				inv.Collected[name] = []string{}
-			}
+			inv.Collected[name] = uris
 			continue
 		}
 		val, err := CollectValues(recs)

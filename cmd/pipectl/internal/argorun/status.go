@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
@@ -155,20 +154,9 @@ func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord,
 		out = append(out, s)
 	}
 	if n > 0 {
-		loop.Message = fmt.Sprintf("%d iterations: %s", n, countStatuses(counts))
+		loop.Message = fmt.Sprintf("%d iterations: %s", n, artifacts.CountStatuses(counts))
 	}
 	return out
-}
-
-// countStatuses says how many steps ended how: "3 Succeeded, 1 Failed".
-func countStatuses(counts map[string]int) string {
-	var parts []string
-	for _, st := range []string{artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled, artifacts.StatusSkipped, artifacts.StatusRunning, artifacts.StatusPending} {
-		if counts[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[st], strings.ToLower(st)))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // applyNode updates a step record from its node: status, message,

@@ -56,8 +56,14 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	e.execute(ctx, sp, s.Name, v, sums)
 }
 
-// fail records a step's failure and reports it.
+// fail records a step's failure and reports it; a step that fails
+// because the run was cancelled (a fingerprint cut short) is Cancelled.
 func (e *execution) fail(ctx context.Context, step string, code int, format string, args ...any) {
+	if ctx.Err() != nil {
+		e.finish(ctx, step, artifacts.StatusCancelled, nil, "run cancelled")
+		e.r.statusf("%-12s cancelled\n", step)
+		return
+	}
 	msg := fmt.Sprintf(format, args...)
 	e.finish(ctx, step, artifacts.StatusFailed, &code, msg)
 	e.r.statusf("%-12s failed: %s\n", step, msg)

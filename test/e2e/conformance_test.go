@@ -40,6 +40,7 @@ var conformanceCases = []confCase{
 	{
 		name:   "dag",
 		status: "Succeeded",
+		rerun:  true,
 		steps: []confStep{
 			ok("split", seen(), file("text", "Dataset", "left\n"),
 				dir("parts", "Dataset", map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"}),
@@ -134,6 +135,7 @@ var conformanceCases = []confCase{
 	{
 		name:   "kfp",
 		status: "Succeeded",
+		rerun:  true,
 		steps: []confStep{
 			ok("given", seen(), param("echo", "string", kfpText)),
 			ok("absent", seen(), param("echo", "string", kfpText)).after("given"),
@@ -168,6 +170,26 @@ type confCase struct {
 	// probes are the records the probe printed, by step ("STEP") or rank
 	// of a distributed step ("STEP rank N"), normalised (see normProbe).
 	probes map[string]probeRecord
+	// rerun: run the case a second time on each backend, with the cache:
+	// every step that succeeded is reused from the first run (rerunCase).
+	rerun bool
+}
+
+// rerunCase is what a re-run of tc wants: the same record, every step that
+// succeeded cached from the first run ($FIRST) with its outputs, no
+// attempt and no program run.
+func rerunCase(tc confCase) confCase {
+	re := confCase{name: tc.name, params: tc.params, status: tc.status, probes: map[string]probeRecord{}}
+	for _, s := range wantRecord(tc) {
+		if s.Status == "Succeeded" {
+			s.Cached, s.CachedFrom, s.Attempts = true, "$FIRST", 0
+			for j, o := range s.Outputs {
+				s.Outputs[j].URI = strings.Replace(o.URI, "$RUN", "$FIRST", 1)
+			}
+		}
+		re.steps = append(re.steps, s)
+	}
+	return re
 }
 
 // confStep is a step of the normalised run record (runs get -o json).
@@ -178,7 +200,9 @@ type confStep struct {
 	ExitCode  *int
 	Attempts  int
 	Cached    bool
-	Outputs   []confOutput
+	// CachedFrom is the run a cached step reused ($FIRST, normalised).
+	CachedFrom string
+	Outputs    []confOutput
 }
 
 // confOutput is an output of the normalised run record: URI with the store
@@ -282,9 +306,15 @@ func TestConformance(t *testing.T) {
 			base = append(base, kv)
 		}
 	}
-	a.env = append(base, "PIPECTL_ARTIFACTS="+root,
-		"PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+	base = append(base, "PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"CONFORMANCE_STATE="+images.conformance.state)
+	// Each case on each backend has its own store (folder of the bucket),
+	// so that a re-run reuses what its own first run recorded: a store's
+	// cache entries serve every pipeline, and both backends when the image
+	// is the same (see README).
+	withStore := func(name, backend string) []string {
+		return append(slices.Clone(base), "PIPECTL_ARTIFACTS="+root+name+"-"+backend)
+	}
 	began := time.Now()
 	t.Cleanup(func() {
 		t.Logf("%d cases on both backends took %s", len(conformanceCases), time.Since(began).Round(100*time.Millisecond))
@@ -292,13 +322,14 @@ func TestConformance(t *testing.T) {
 	for _, tc := range conformanceCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l := *a
-			l.t = t
+			ll, la := *a, *a
+			ll.t, la.t = t, t
+			ll.env, la.env = withStore(tc.name, "local"), withStore(tc.name, "argo")
 			file := filepath.Join("conformance", tc.name, "pipeline.yaml")
 			var local, argo confResult
 			var wg sync.WaitGroup
-			wg.Go(func() { local = l.confRun(ctx, "local", file, tc.params) })
-			wg.Go(func() { argo = l.confRun(ctx, "argo", file, tc.params) })
+			wg.Go(func() { local = ll.confRun(ctx, "local", file, tc.params, "") })
+			wg.Go(func() { argo = la.confRun(ctx, "argo", file, tc.params, "") })
 			wg.Wait()
 			for _, r := range []confResult{local, argo} {
 				if r.err != nil {
@@ -306,6 +337,19 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			confCompare(t, tc, local, argo)
+			if !tc.rerun || t.Failed() {
+				return
+			}
+			var local2, argo2 confResult
+			wg.Go(func() { local2 = ll.confRun(ctx, "local", file, tc.params, local.run) })
+			wg.Go(func() { argo2 = la.confRun(ctx, "argo", file, tc.params, argo.run) })
+			wg.Wait()
+			for _, r := range []confResult{local2, argo2} {
+				if r.err != nil {
+					t.Fatalf("%s re-run: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+				}
+			}
+			confCompare(t, rerunCase(tc), local2, argo2)
 		})
 	}
 }
@@ -336,19 +380,29 @@ func TestConformanceLocal(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	a := &argoLab{t: t, env: append(env, "PIPECTL_ARTIFACTS=file://"+t.TempDir(),
-		"PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+	a := &argoLab{t: t, env: append(env, "PATH="+images.conformance.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"CONFORMANCE_STATE="+images.conformance.state)}
 	for _, tc := range conformanceCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			l := *a
 			l.t = t
-			r := l.confRun(ctx, "local", filepath.Join("conformance", tc.name, "pipeline.yaml"), tc.params)
+			// A store per case, as in TestConformance.
+			l.env = append(slices.Clone(a.env), "PIPECTL_ARTIFACTS=file://"+t.TempDir())
+			file := filepath.Join("conformance", tc.name, "pipeline.yaml")
+			r := l.confRun(ctx, "local", file, tc.params, "")
 			if r.err != nil {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
 			}
 			confCompare(t, tc, r)
+			if !tc.rerun || t.Failed() {
+				return
+			}
+			r = l.confRun(ctx, "local", file, tc.params, r.run)
+			if r.err != nil {
+				t.Fatalf("re-run: %v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
+			}
+			confCompare(t, rerunCase(tc), r)
 		})
 	}
 }
@@ -369,23 +423,26 @@ type confResult struct {
 var localRunID = regexp.MustCompile(`Run (\S+) of pipeline `)
 
 // confRun runs the case's pipeline on one backend and reads back its
-// record and probe records, normalised. It runs on its own goroutine: it
+// record and probe records, normalised. With first "" the run runs every
+// step (--no-cache); otherwise it is a re-run that may reuse the steps of
+// run first (normalised to $FIRST). It runs on its own goroutine: it
 // reports problems in err, never through t.
-func (a *argoLab) confRun(ctx context.Context, backend, file string, params []string) confResult {
+func (a *argoLab) confRun(ctx context.Context, backend, file string, params []string, first string) confResult {
 	r := confResult{backend: backend}
 	var args []string
+	if first == "" {
+		args = append(args, "--no-cache")
+	}
 	for _, p := range params {
 		args = append(args, "-p", p)
 	}
 	began := time.Now()
 	var m []string
 	if backend == "local" {
-		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--no-cache"}, args...)...)
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file}, args...)...)
 		m = localRunID.FindStringSubmatch(r.stderr)
 	} else {
-		// --no-cache as locally: both backends share the store, and a step
-		// one of them just recorded must not be reused by the other.
-		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--no-cache", "--on", "argo", "-n", a.ns,
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--on", "argo", "-n", a.ns,
 			"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
 			"--service-account", "pipectl-step"}, args...)...)
 		m = runID.FindStringSubmatch(r.stderr)
@@ -410,6 +467,7 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			ExitCode  *int     `json:"exitCode"`
 			Attempts  int      `json:"attempts"`
 			Cached    bool     `json:"cached"`
+			From      string   `json:"cachedFrom"`
 			Outputs   []struct {
 				Name   string  `json:"name"`
 				Type   string  `json:"type"`
@@ -425,15 +483,21 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 		return r
 	}
 	root := envValue(a.env, "PIPECTL_ARTIFACTS")
-	norm := strings.NewReplacer(root, "$ROOT", r.run, "$RUN")
+	pairs := []string{root, "$ROOT", r.run, "$RUN"}
+	if first != "" {
+		pairs = append(pairs, first, "$FIRST")
+	}
+	norm := strings.NewReplacer(pairs...)
 	r.status = rec.Status
 	r.raw = map[string]string{}
 	r.probes = map[string]probeRecord{}
 	for _, s := range rec.Steps {
-		step := confStep{Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, Outputs: []confOutput{}}
+		step := confStep{Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, CachedFrom: norm.Replace(s.From), Outputs: []confOutput{}}
 		for _, o := range s.Outputs {
 			out := confOutput{Name: o.Name, Type: o.Type, URI: norm.Replace(o.URI), Size: o.Size, SHA256: o.SHA256, Value: o.Value}
-			if o.Name == "seen" {
+			if o.Name == "seen" && s.Cached {
+				out.Size, out.SHA256 = 0, probeSum // the first run's, checked there
+			} else if o.Name == "seen" {
 				// The probe's record: the same bytes as its log line
 				// (checked below), compared normalised.
 				b, errOut, code := a.pipectlTry(ctx, "artifacts", "cat", r.run+"/"+s.Name+"/seen")
@@ -447,8 +511,8 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			step.Outputs = append(step.Outputs, out)
 		}
 		r.record = append(r.record, step)
-		if s.Status == "Skipped" {
-			continue
+		if s.Status == "Skipped" || s.Cached {
+			continue // no program ran: no log
 		}
 		logs, errOut, code := a.pipectlTry(ctx, "logs", r.run, s.Name)
 		if code != 0 {
@@ -590,7 +654,7 @@ func wantRecord(tc confCase) []confStep {
 	for i, s := range steps {
 		steps[i].Outputs = slices.Clone(s.Outputs)
 		for j, o := range steps[i].Outputs {
-			if o.Value == nil {
+			if o.Value == nil && o.URI == "" {
 				steps[i].Outputs[j].URI = "$ROOT/$RUN/" + s.Name + "/" + o.Name
 			}
 		}

@@ -115,7 +115,9 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		}
 		s.Outputs = outs.Outputs
 		if outs.CachedFrom != "" {
-			s.Cached, s.CachedFrom = true, outs.CachedFrom
+			// The step's pod found its outputs in the cache and ran no
+			// program: no attempt, as in a local run.
+			s.Cached, s.CachedFrom, s.Attempts = true, outs.CachedFrom, 0
 			s.Message = "outputs reused from run " + outs.CachedFrom
 		}
 	}

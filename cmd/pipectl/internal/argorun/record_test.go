@@ -98,7 +98,8 @@ func TestRecordFromWorkflowDependsOn(t *testing.T) {
 }
 
 // A step whose outputs record says it was reused is cached in the record,
-// with the run it came from; one that ran is not.
+// with the run it came from and no attempt (its pod ran no program); one
+// that ran is not.
 func TestRecordCachedStep(t *testing.T) {
 	ctx := context.Background()
 	store, err := artifacts.NewLocal(t.TempDir())
@@ -125,12 +126,13 @@ func TestRecordCachedStep(t *testing.T) {
 	type cached struct {
 		Name, From string
 		Cached     bool
+		Attempts   int
 	}
 	var got []cached
 	for _, s := range rec.Steps {
-		got = append(got, cached{s.Name, s.CachedFrom, s.Cached})
+		got = append(got, cached{s.Name, s.CachedFrom, s.Cached, s.Attempts})
 	}
-	want := []cached{{"train", "wf-0", true}, {"eval", "", false}}
+	want := []cached{{"train", "wf-0", true, 0}, {"eval", "", false, 1}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}

@@ -241,16 +241,25 @@ func TestArgoRunInterruptedLeavesItRunning(t *testing.T) {
 }
 
 // failWhenStopped answers a patch of the workflow (spec.shutdown) as the
-// controller does: 50 ms later the workflow fails, with message.
+// controller does: 50 ms later the workflow fails, with message. The fake
+// clientset's watch ignores resourceVersion, so an update made between the
+// follower's Get and its Watch would be lost (a real API server replays
+// it): the failed workflow is updated again every 50 ms for 10 s, so that a
+// watch started late still sees it.
 func failWhenStopped(wc *wffake.Clientset, message string) {
 	wc.PrependReactor("patch", "workflows", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		go func() {
-			time.Sleep(50 * time.Millisecond)
 			api := wc.ArgoprojV1alpha1().Workflows("ml")
-			wf, _ := api.Get(context.Background(), "words-abcde", metav1.GetOptions{})
-			wf.Status.Phase = wfv1.WorkflowFailed
-			wf.Status.Message = message
-			_, _ = api.Update(context.Background(), wf, metav1.UpdateOptions{})
+			for range 200 {
+				time.Sleep(50 * time.Millisecond)
+				wf, err := api.Get(context.Background(), "words-abcde", metav1.GetOptions{})
+				if err != nil {
+					return
+				}
+				wf.Status.Phase = wfv1.WorkflowFailed
+				wf.Status.Message = message
+				_, _ = api.Update(context.Background(), wf, metav1.UpdateOptions{})
+			}
 		}()
 		return false, nil, nil
 	})

@@ -60,18 +60,16 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 	if msg == "" {
 		msg = "no iterations"
 	}
-	status, code := artifacts.StatusSucceeded, 0
+	status := artifacts.StatusSucceeded
 	switch {
 	case counts[artifacts.StatusFailed] > 0:
-		status, code = artifacts.StatusFailed, 1
+		status = artifacts.StatusFailed
 	case counts[artifacts.StatusCancelled] > 0 || ctx.Err() != nil:
 		status = artifacts.StatusCancelled
 	}
-	if status == artifacts.StatusCancelled {
-		e.finish(ctx, sp.Name, status, nil, msg)
-	} else {
-		e.finish(ctx, sp.Name, status, &code, msg)
-	}
+	// The loop step ran no program of its own: no exit code (its
+	// iterations have theirs), as on Argo.
+	e.finish(ctx, sp.Name, status, nil, msg)
 	e.r.statusf("%-12s %s\n", compactName(sp.Name, len(items)), msg)
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,6 +151,33 @@ var conformanceCases = []confCase{
 				Env: stepEnv("absent"), Read: []string{`$WORK/inputs/config: . = "{}"`}},
 		},
 	},
+	{
+		name:   "loops",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("gen", seen(), param("items", "json", `["x", "y $(z)"]`)),
+			loopStep("train"),
+			ok("train[0]", seen(), file("model", "Model", "model a b"), param("score", "float", "1")).item(`{"n":1,"tag":"a b"}`),
+			ok("train[1]", seen(), file("model", "Model", "model c `d`"), param("score", "float", "1.0")).item(`{"n":1.0,"tag":"c ` + "`d`" + `"}`),
+			loopStep("again").after("gen"),
+			ok("again[0]", seen()).after("gen").item(`"x"`),
+			ok("again[1]", seen()).after("gen").item(`"y $(z)"`),
+			ok("join", seen()).after("train"),
+			ok("report", seen()),
+		},
+		probes: map[string]probeRecord{
+			"gen": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/items", `["x", "y $(z)"]`}, Env: stepEnv("gen")},
+			"train[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--tag", "t-a b", "@write", "$WORK/outputs/model", "model a b",
+				"@write", "$WORK/outputs/score", "1"}, Env: stepEnv("train[0]")},
+			"train[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--tag", "t-c `d`", "@write", "$WORK/outputs/model", "model c `d`",
+				"@write", "$WORK/outputs/score", "1.0"}, Env: stepEnv("train[1]")},
+			"again[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "x"}, Env: stepEnv("again[0]")},
+			"again[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "y $(z)"}, Env: stepEnv("again[1]")},
+			"join": {Argv: []string{"@seen", "$WORK/outputs/seen", "--scores", "[1,1.0]", "@read", "$WORK/inputs/models"}, Env: stepEnv("join"),
+				Read: []string{`$WORK/inputs/models: 0 = "model a b"`, "$WORK/inputs/models: 1 = \"model c `d`\""}},
+			"report": {Argv: []string{"@seen", "$WORK/outputs/seen", "--status", "Succeeded", "--failed", "[]"}, Env: stepEnv("report")},
+		},
+	},
 }
 
 // The values of case "values", as conformance/values/pipeline.yaml writes them.
@@ -200,6 +228,8 @@ type confStep struct {
 	ExitCode  *int
 	Attempts  int
 	Cached    bool
+	// Item is an iteration's item, as JSON ("" for other steps).
+	Item string
 	// CachedFrom is the run a cached step reused ($FIRST, normalised).
 	CachedFrom string
 	Outputs    []confOutput
@@ -230,6 +260,15 @@ func ok(name string, outs ...confOutput) confStep {
 }
 
 func withAttempts(s confStep, n int) confStep { s.Attempts = n; return s }
+
+// loopStep is a loop step's own record: its iterations follow it. It ran
+// no program: no exit code, no attempt.
+func loopStep(name string) confStep {
+	return confStep{Name: name, Status: "Succeeded", Outputs: []confOutput{}}
+}
+
+// item sets an iteration's item (compact JSON, numbers as written).
+func (s confStep) item(js string) confStep { s.Item = js; return s }
 
 // after sets the steps s depends on.
 func (s confStep) after(steps ...string) confStep { s.DependsOn = steps; return s }
@@ -461,13 +500,14 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 	var rec struct {
 		Status string `json:"status"`
 		Steps  []struct {
-			Name      string   `json:"name"`
-			DependsOn []string `json:"dependsOn"`
-			Status    string   `json:"status"`
-			ExitCode  *int     `json:"exitCode"`
-			Attempts  int      `json:"attempts"`
-			Cached    bool     `json:"cached"`
-			From      string   `json:"cachedFrom"`
+			Name      string          `json:"name"`
+			DependsOn []string        `json:"dependsOn"`
+			Status    string          `json:"status"`
+			ExitCode  *int            `json:"exitCode"`
+			Attempts  int             `json:"attempts"`
+			Cached    bool            `json:"cached"`
+			From      string          `json:"cachedFrom"`
+			Item      json.RawMessage `json:"item"`
 			Outputs   []struct {
 				Name   string  `json:"name"`
 				Type   string  `json:"type"`
@@ -491,10 +531,24 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 	r.status = rec.Status
 	r.raw = map[string]string{}
 	r.probes = map[string]probeRecord{}
+	loops := map[string]bool{} // loop steps: their iterations have the logs
 	for _, s := range rec.Steps {
-		step := confStep{Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, CachedFrom: norm.Replace(s.From), Outputs: []confOutput{}}
+		if name, _, ok := strings.Cut(s.Name, "["); ok {
+			loops[name] = true
+		}
+	}
+	for _, s := range rec.Steps {
+		var item bytes.Buffer
+		if len(s.Item) > 0 {
+			if err := json.Compact(&item, s.Item); err != nil {
+				r.err = fmt.Errorf("runs get %s: step %s: item: %v", r.run, s.Name, err)
+				return r
+			}
+		}
+		step := confStep{Item: item.String(), Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, CachedFrom: norm.Replace(s.From), Outputs: []confOutput{}}
 		for _, o := range s.Outputs {
-			out := confOutput{Name: o.Name, Type: o.Type, URI: norm.Replace(o.URI), Size: o.Size, SHA256: o.SHA256, Value: o.Value}
+			uri, _ := url.PathUnescape(o.URI) // file:// escapes train[0]
+			out := confOutput{Name: o.Name, Type: o.Type, URI: norm.Replace(uri), Size: o.Size, SHA256: o.SHA256, Value: o.Value}
 			if o.Name == "seen" && s.Cached {
 				out.Size, out.SHA256 = 0, probeSum // the first run's, checked there
 			} else if o.Name == "seen" {
@@ -511,7 +565,7 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			step.Outputs = append(step.Outputs, out)
 		}
 		r.record = append(r.record, step)
-		if s.Status == "Skipped" || s.Cached {
+		if s.Status == "Skipped" || s.Cached || loops[s.Name] {
 			continue // no program ran: no log
 		}
 		logs, errOut, code := a.pipectlTry(ctx, "logs", r.run, s.Name)

@@ -73,7 +73,10 @@ fuzz-short:
 # (so a new one is not left out). Each package's test binary is built once,
 # with the fuzzing instrumentation, into the temporary directory $$bins. A
 # bare "context deadline exceeded" with no failing input written is Go's own
-# race at the end of -fuzztime on a loaded machine, not a finding.
+# race at the end of -fuzztime on a loaded machine, not a finding: its
+# output is printed without the "--- FAIL" and "FAIL" lines, which would
+# read as a failed test in the log. Progress lines stream; the rest of a
+# target's output follows when it ends.
 define fuzz-each
 	@want=$$(grep -rHo --include='*_test.go' --exclude-dir=test '^func Fuzz[A-Za-z0-9_]*' . | \
 		sed -E 's|^\./(.*)/[^/]*:func |\1:|' | sort); have=$$(tr ' ' '\n' <<<'$(FUZZ_TARGETS)' | sed '/^$$/d' | sort); \
@@ -83,10 +86,11 @@ define fuzz-each
 		[ -x "$$bin" ] || $(GO) test -c -fuzz . -o "$$bin" ./$$pkg || exit 1; \
 		echo "fuzz ./$$pkg $$fn for $(1)"; \
 		(cd $$pkg && "$$bin" -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(1) -test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir "$$corpus/$$pkg") \
-			2>&1 | tee "$$bins/out"; rc=$${PIPESTATUS[0]}; \
+			2>&1 | tee "$$bins/out" | grep --line-buffered '^fuzz: '; rc=$${PIPESTATUS[0]}; \
 		if [ $$rc -ne 0 ] && grep -qx '    context deadline exceeded' "$$bins/out" && ! grep -q 'Failing input written' "$$bins/out"; then \
+			grep -v '^fuzz: ' "$$bins/out" | sed -E 's/^--- FAIL: (.*)/--- stopped: \1/; /^FAIL$$/d'; \
 			echo "fuzz ./$$pkg $$fn: no finding; the failure is Go's end-of-fuzztime race (go.dev/issue/75804, fixed in Go 1.27)"; \
-		elif [ $$rc -ne 0 ]; then exit 1; fi; \
+		else grep -v '^fuzz: ' "$$bins/out"; [ $$rc -eq 0 ] || exit 1; fi; \
 	done
 endef
 

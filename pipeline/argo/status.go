@@ -118,22 +118,10 @@ func IterationNodes(wf *wfv1.Workflow, task string) map[int]*wfv1.NodeStatus {
 // they are not known (the upstream task has not finished).
 func IterationItems(wf *wfv1.Workflow, task string) ([]string, error) {
 	var w *plan.Wiring
-	for _, t := range wf.Spec.Templates {
-		if t.Name != EntryTemplate || t.DAG == nil {
-			continue
-		}
-		for _, dt := range t.DAG.Tasks {
-			if dt.Name != task {
-				continue
-			}
-			for _, a := range dt.Arguments.Parameters {
-				if a.Name == StepInput && a.Value != nil {
-					var err error
-					if w, err = plan.DecodeWiring(a.Value.String()); err != nil {
-						return nil, err
-					}
-				}
-			}
+	if arg, ok := taskArg(wf, task, StepInput); ok {
+		var err error
+		if w, err = plan.DecodeWiring(arg); err != nil {
+			return nil, err
 		}
 	}
 	if w == nil || w.Items == nil {
@@ -167,6 +155,30 @@ func IterationItems(wf *wfv1.Workflow, task string) ([]string, error) {
 // upstreamArg is the value of the upstream output parameter the task gets
 // as its argument "in-" + input, read from the producing task's node.
 func upstreamArg(wf *wfv1.Workflow, task, input string) (string, error) {
+	name := UpstreamInputPrefix + input
+	arg, ok := taskArg(wf, task, name)
+	if !ok {
+		return "", fmt.Errorf("task %s has no argument %s", task, name)
+	}
+	ref := strings.TrimSuffix(strings.TrimPrefix(arg, "{{tasks."), "}}")
+	producer, out, ok := strings.Cut(ref, ".outputs.parameters.")
+	if !ok {
+		return "", fmt.Errorf("task %s: argument %s: unexpected %q", task, name, arg)
+	}
+	n := TaskNode(wf, producer)
+	if n == nil || n.Outputs == nil {
+		return "", fmt.Errorf("task %s has not finished", producer)
+	}
+	for _, p := range n.Outputs.Parameters {
+		if p.Name == out && p.Value != nil {
+			return components.DecodeValue(p.Value.String())
+		}
+	}
+	return "", fmt.Errorf("task %s has no output parameter %s", producer, out)
+}
+
+// taskArg is the value of the argument name of the entry DAG's task.
+func taskArg(wf *wfv1.Workflow, task, name string) (string, bool) {
 	for _, t := range wf.Spec.Templates {
 		if t.Name != EntryTemplate || t.DAG == nil {
 			continue
@@ -176,28 +188,13 @@ func upstreamArg(wf *wfv1.Workflow, task, input string) (string, error) {
 				continue
 			}
 			for _, a := range dt.Arguments.Parameters {
-				if a.Name != UpstreamInputPrefix+input || a.Value == nil {
-					continue
+				if a.Name == name && a.Value != nil {
+					return a.Value.String(), true
 				}
-				ref := strings.TrimSuffix(strings.TrimPrefix(a.Value.String(), "{{tasks."), "}}")
-				producer, out, ok := strings.Cut(ref, ".outputs.parameters.")
-				if !ok {
-					return "", fmt.Errorf("task %s: argument %s: unexpected %q", task, a.Name, a.Value.String())
-				}
-				n := TaskNode(wf, producer)
-				if n == nil || n.Outputs == nil {
-					return "", fmt.Errorf("task %s has not finished", producer)
-				}
-				for _, p := range n.Outputs.Parameters {
-					if p.Name == out && p.Value != nil {
-						return components.DecodeValue(p.Value.String())
-					}
-				}
-				return "", fmt.Errorf("task %s has no output parameter %s", producer, out)
 			}
 		}
 	}
-	return "", fmt.Errorf("task %s has no argument %s%s", task, UpstreamInputPrefix, input)
+	return "", false
 }
 
 // PodNodes returns the Pod nodes of a step node, oldest attempt first: the

@@ -21,9 +21,6 @@ import (
 // workflow is submitted and no pod starts. It returns nil when some step
 // must run.
 func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
-	if len(p.Finally) > 0 {
-		return nil, nil
-	}
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)

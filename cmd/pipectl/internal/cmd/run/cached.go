@@ -36,15 +36,10 @@ func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		if err != nil || !ok {
 			return nil, err
 		}
-		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusSucceeded, Started: now, Finished: &now,
+		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
 			Source: source, On: argorun.On, Namespace: namespace, Params: params}
 		for _, s := range p.Steps {
-			e, code := entries[s.Name], 0
-			rec.Steps = append(rec.Steps, artifacts.StepRecord{
-				Name: s.Name, Status: artifacts.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
-				Started: &now, Finished: &now, Cached: true, CachedFrom: e.Run, Outputs: e.Outputs,
-				Message: "outputs reused from run " + e.Run,
-			})
+			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps()})
 		}
 		err = artifacts.CreateRun(ctx, store, rec)
 		if errors.Is(err, fs.ErrExist) {
@@ -53,11 +48,32 @@ func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range p.Steps {
-			if err := stepcache.Reuse(ctx, store, id, s.Name, "", entries[s.Name]); err != nil {
-				return nil, fmt.Errorf("run %s: %w", id, err)
+		// The record says Succeeded only once every step's outputs record
+		// is written: a reader never sees a finished run whose outputs
+		// are not there yet.
+		for i, s := range p.Steps {
+			e, code := entries[s.Name], 0
+			if err := stepcache.Reuse(ctx, store, id, s.Name, "", e); err != nil {
+				err = fmt.Errorf("run %s: step %s: %w", id, s.Name, err)
+				return nil, errors.Join(err, finishRecord(ctx, store, rec, artifacts.StatusFailed, err.Error()))
+			}
+			done := time.Now().UTC()
+			rec.Steps[i] = artifacts.StepRecord{
+				Name: s.Name, Status: artifacts.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
+				Started: &now, Finished: &done, Cached: true, CachedFrom: e.Run, Outputs: e.Outputs,
+				Message: "outputs reused from run " + e.Run,
 			}
 		}
-		return rec, nil
+		return rec, finishRecord(ctx, store, rec, artifacts.StatusSucceeded, "")
 	}
+}
+
+// finishRecord writes rec as ended with status and message.
+func finishRecord(ctx context.Context, store artifacts.Store, rec *artifacts.Run, status, message string) error {
+	end := time.Now().UTC()
+	rec.Status, rec.Message, rec.Finished = status, message, &end
+	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+		return fmt.Errorf("run %s: write its record: %w", rec.ID, err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -80,6 +81,10 @@ type S3Options struct {
 	// MaxRetries is how many times a request is tried on transient errors
 	// (minio-go's default, 10, when zero).
 	MaxRetries int
+	// ReconnectWait is how long the store waits for a server that answered
+	// once and now refuses connections (a restart) before a transfer fails
+	// (DefaultS3ReconnectWait when zero; negative: not at all).
+	ReconnectWait time.Duration
 }
 
 // s3Config is S3Options resolved against the environment.
@@ -96,6 +101,7 @@ type s3Config struct {
 	concurrency int
 	maxMemory   int64
 	maxRetries  int
+	reconnect   time.Duration
 }
 
 // resolveS3Options fills opts' empty fields from getenv and checks them. It
@@ -111,6 +117,7 @@ func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, err
 		concurrency: opts.Concurrency,
 		maxMemory:   opts.MaxMemory,
 		maxRetries:  opts.MaxRetries,
+		reconnect:   opts.ReconnectWait,
 	}
 	u, err := ParseS3Endpoint(firstNonEmpty(opts.Endpoint, getenv(EnvS3Endpoint), getenv(EnvEndpoint), defaultS3Endpoint))
 	if err != nil {
@@ -147,6 +154,9 @@ func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, err
 	}
 	if c.maxMemory == 0 {
 		c.maxMemory = int64(c.concurrency+1) * c.partSize
+	}
+	if c.reconnect == 0 {
+		c.reconnect = DefaultS3ReconnectWait
 	}
 	if c.maxMemory < c.partSize {
 		return c, fmt.Errorf("S3 upload memory %d is below the part size %d", c.maxMemory, c.partSize)
@@ -250,6 +260,7 @@ func newS3(ctx context.Context, bucket, prefix string, opts S3Options, getenv fu
 	if err != nil {
 		return nil, err
 	}
+	tr.DialContext = newReconnectDialer(tr.DialContext, cfg.reconnect).DialContext
 	tr.WriteBufferSize = 64 << 10
 	tr.ReadBufferSize = 64 << 10
 	if cfg.secure && cfg.insecure {

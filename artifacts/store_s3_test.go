@@ -67,7 +67,7 @@ func TestResolveS3Options(t *testing.T) {
 		return func(k string) string { return m[k] }
 	}
 	defaults := func(c s3Config) s3Config {
-		c.partSize, c.concurrency, c.maxMemory = DefaultS3PartSize, DefaultS3Concurrency, 5*DefaultS3PartSize
+		c.partSize, c.concurrency, c.maxMemory, c.reconnect = DefaultS3PartSize, DefaultS3Concurrency, 5*DefaultS3PartSize, DefaultS3ReconnectWait
 		return c
 	}
 	tests := []struct {
@@ -95,9 +95,9 @@ func TestResolveS3Options(t *testing.T) {
 		want: defaults(s3Config{host: "b:2", secure: true, endpoint: "https://b:2", region: "r2"}),
 	}, {
 		name: "options win over the environment",
-		opts: S3Options{Endpoint: "http://c:3", AccessKey: "AK", SecretKey: "SK", SessionToken: "T", PartSize: 8 << 20, Concurrency: 2},
+		opts: S3Options{Endpoint: "http://c:3", AccessKey: "AK", SecretKey: "SK", SessionToken: "T", PartSize: 8 << 20, Concurrency: 2, ReconnectWait: -1},
 		env:  env("AWS_ENDPOINT_URL", "http://a:1", "AWS_SECRET_ACCESS_KEY", "other"),
-		want: s3Config{host: "c:3", endpoint: "http://c:3", accessKey: "AK", secretKey: "SK", token: "T", partSize: 8 << 20, concurrency: 2, maxMemory: 3 * 8 << 20},
+		want: s3Config{host: "c:3", endpoint: "http://c:3", accessKey: "AK", secretKey: "SK", token: "T", partSize: 8 << 20, concurrency: 2, maxMemory: 3 * 8 << 20, reconnect: -1},
 	}, {
 		name: "access key flag, secret from the environment",
 		opts: S3Options{Endpoint: "h", AccessKey: "AK"},
@@ -470,9 +470,10 @@ func TestS3CorruptObject(t *testing.T) {
 	}
 }
 
-// TestS3KilledMidUpload kills MinIO in the middle of a multipart upload.
+// TestS3KilledMidUpload kills MinIO in the middle of a multipart upload:
+// once the reconnect wait is over, the upload fails and leaves nothing.
 func TestS3KilledMidUpload(t *testing.T) {
-	s, srv := newTestS3(t, "", S3Options{PartSize: 5 << 20, Concurrency: 2, MaxRetries: 2})
+	s, srv := newTestS3(t, "", S3Options{PartSize: 5 << 20, Concurrency: 2, MaxRetries: 2, ReconnectWait: 2 * time.Second})
 	file := filepath.Join(t.TempDir(), "model")
 	writeRandom(t, file, 96<<20)
 	key := OutputKey("r1", "train", "model")
@@ -510,6 +511,47 @@ func TestS3KilledMidUpload(t *testing.T) {
 	got := filepath.Join(t.TempDir(), "got")
 	if _, err := Fetch(t.Context(), s, key, got, FetchOptions{}); err != nil || fileSum(t, got) != m.SHA256 {
 		t.Errorf("Fetch after rerun: %v", err)
+	}
+}
+
+// TestS3RestartedMidUpload kills MinIO in the middle of a multipart upload
+// and starts it again 8 s later, longer than minio-go's own retries last
+// (at most 7.4 s, about 4 s on average): the store waits for the server and
+// the upload completes.
+func TestS3RestartedMidUpload(t *testing.T) {
+	s, srv := newTestS3(t, "", S3Options{PartSize: 5 << 20, Concurrency: 2})
+	file := filepath.Join(t.TempDir(), "model")
+	writeRandom(t, file, 48<<20)
+	key := OutputKey("r1", "train", "model")
+
+	var once sync.Once
+	var restartErr error
+	restarted := make(chan struct{})
+	killer := progressFunc(func(moved int64) {
+		if moved > 12<<20 {
+			once.Do(func() {
+				srv.Kill()
+				time.AfterFunc(8*time.Second, func() { restartErr = srv.Restart(); close(restarted) })
+				t.Cleanup(func() { <-restarted }) // before miniotest's Kill
+			})
+		}
+	})
+	ctx, cancel := context.WithTimeout(WithProgress(t.Context(), killer), 3*time.Minute)
+	defer cancel()
+	m, err := Publish(ctx, s, key, file, Metadata{Type: "Model"})
+	if err != nil {
+		t.Fatalf("Publish across a MinIO restart: %v", err)
+	}
+	<-restarted
+	if restartErr != nil {
+		t.Fatal(restartErr)
+	}
+	if m.SHA256 != fileSum(t, file) {
+		t.Errorf("metadata sha256 %s, want the file's", m.SHA256)
+	}
+	got := filepath.Join(t.TempDir(), "got")
+	if _, err := Fetch(t.Context(), s, key, got, FetchOptions{}); err != nil || fileSum(t, got) != m.SHA256 {
+		t.Errorf("Fetch after the restart: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@
 //
 //	<root>/<run-id>/run.json                      the run record
 //	<root>/<run-id>/journal/<seq>.json            a running run's step changes (JournalEntry)
+//	<root>/<run-id>/heartbeat                     a running run's heartbeat (empty; rewritten every minute)
 //	<root>/<run-id>/<step>/<output>               a file output, or
 //	<root>/<run-id>/<step>/<output>/<file>...     a directory output, one object per file
 //	<root>/<run-id>/<step>/<output>.meta.json     the output's metadata, written last
@@ -39,5 +40,9 @@
 // ReadRun applies the entries numbered above the record's "journal" field;
 // the final record holds them all and the entries are then deleted. The
 // record's "runner" ({"host", "pid", "start"}) lets a reader on the same host
-// see that the runner died: such a run reads as Failed, "runner died".
+// see that the runner died: such a run reads as Failed, "runner died". A
+// reader on another host goes by the heartbeat, an empty object the runner
+// rewrites every minute (HeartbeatInterval) while the run runs and deletes
+// with the journal: one older than ten minutes (HeartbeatStale) means the
+// runner died, and the run reads as Failed too.
 package artifacts

@@ -18,7 +18,8 @@ import (
 // creating one right now has had it for far less.
 const orphanAge = time.Hour
 
-// CollectGarbage cleans up after runs whose runner died (see RunnerInfo):
+// CollectGarbage cleans up after runs whose runner died (see RunnerInfo
+// and HeartbeatKey):
 // it records each such run as Failed ("runner died") for good and deletes
 // its journal, and it removes the partial uploads of every run that no
 // longer runs: temporary files in a local store, incomplete multipart

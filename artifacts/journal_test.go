@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -60,8 +62,9 @@ func TestReadRunJournal(t *testing.T) {
 }
 
 // TestReadRunRunnerDied: a run recorded Running whose runner no longer
-// runs on this host reads as Failed, "runner died"; a live runner's run, or
-// one on another host, reads as Running.
+// runs on this host reads as Failed, "runner died"; so does one on another
+// host whose heartbeat is stale. A live runner's run, or one on another host
+// with a fresh heartbeat or none yet, reads as Running.
 func TestReadRunRunnerDied(t *testing.T) {
 	ctx := context.Background()
 	gone := exec.Command("true")
@@ -70,15 +73,19 @@ func TestReadRunRunnerDied(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	me := ThisRunner()
+	elsewhere := &RunnerInfo{Host: host + "-elsewhere", PID: gone.Process.Pid}
 	for _, tc := range []struct {
 		name   string
 		runner *RunnerInfo
+		beat   time.Duration // the heartbeat's age; 0: none
 		want   []string
 	}{
-		{"dead", &RunnerInfo{Host: host, PID: gone.Process.Pid, Start: me.Start}, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
-		{"pid reused", &RunnerInfo{Host: host, PID: me.PID, Start: me.Start + "0"}, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
-		{"alive", me, []string{"a=Succeeded", "b=Running", "run=Running"}},
-		{"other host", &RunnerInfo{Host: host + "-elsewhere", PID: gone.Process.Pid}, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"dead", &RunnerInfo{Host: host, PID: gone.Process.Pid, Start: me.Start}, 0, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
+		{"pid reused", &RunnerInfo{Host: host, PID: me.PID, Start: me.Start + "0"}, 0, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
+		{"alive", me, 0, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"other host, no heartbeat", elsewhere, 0, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"other host, heartbeat", elsewhere, HeartbeatInterval, []string{"a=Succeeded", "b=Running", "run=Running"}},
+		{"other host, stale heartbeat", elsewhere, HeartbeatStale + time.Minute, []string{"a=Succeeded", "b=Failed", "run=Failed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := NewLocal(t.TempDir())
@@ -88,6 +95,15 @@ func TestReadRunRunnerDied(t *testing.T) {
 			r := &Run{ID: "r1", Status: StatusRunning, Runner: tc.runner, Steps: []StepRecord{{Name: "a", Status: StatusSucceeded}, {Name: "b", Status: StatusRunning}}}
 			if err := WriteRun(ctx, s, r); err != nil {
 				t.Fatal(err)
+			}
+			if tc.beat > 0 {
+				if err := Beat(ctx, s, "r1"); err != nil {
+					t.Fatal(err)
+				}
+				then := time.Now().Add(-tc.beat)
+				if err := os.Chtimes(filepath.Join(s.Dir(), "r1", "heartbeat"), then, then); err != nil {
+					t.Fatal(err)
+				}
 			}
 			got, err := ReadRun(ctx, s, "r1")
 			if err != nil {

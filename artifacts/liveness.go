@@ -1,10 +1,15 @@
 package artifacts
 
-import "os"
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+)
 
 // RunnerInfo identifies the process that runs a local run, so that a
 // reader on the same host can tell a run whose runner died from one that
-// still runs.
+// still runs (a reader on another host goes by the run's heartbeat).
 type RunnerInfo struct {
 	// Host is the runner's host name.
 	Host string `json:"host"`
@@ -38,13 +43,36 @@ func (ri *RunnerInfo) Alive() (alive, known bool) {
 // could record the run's end.
 const MessageRunnerDied = "runner died"
 
-// runnerDied reports whether r is recorded Running but its runner died.
-func runnerDied(r *Run) bool {
+// HeartbeatKey is the key of run id's heartbeat, an object its runner
+// rewrites every HeartbeatInterval while the run runs.
+func HeartbeatKey(id string) string { return id + "/heartbeat" }
+
+// HeartbeatInterval is how often a runner rewrites its run's heartbeat.
+const HeartbeatInterval = time.Minute
+
+// HeartbeatStale is how long a heartbeat may go unwritten before a reader
+// on another host takes the runner for dead: many intervals, so that a
+// slow store or clocks a few minutes apart do not kill a live run.
+const HeartbeatStale = 10 * time.Minute
+
+// Beat rewrites run id's heartbeat.
+func Beat(ctx context.Context, s Store, id string) error {
+	return s.Put(ctx, HeartbeatKey(id), strings.NewReader(""), 0)
+}
+
+// runnerDied reports whether r is recorded Running but its runner died: on
+// this host, the runner's process is gone; from another host, its
+// heartbeat is older than HeartbeatStale. A run with no heartbeat (its
+// runner has not written one yet) is taken as running.
+func runnerDied(ctx context.Context, s Store, r *Run) bool {
 	if r.Status != StatusRunning || r.Runner == nil {
 		return false
 	}
-	alive, known := r.Runner.Alive()
-	return known && !alive
+	if alive, known := r.Runner.Alive(); known {
+		return !alive
+	}
+	info, err := s.Stat(ctx, HeartbeatKey(r.ID))
+	return err == nil && time.Since(info.Modified) > HeartbeatStale
 }
 
 // markRunnerDied records r, whose runner died while it ran, as failed:

@@ -163,7 +163,7 @@ func ReadRun(ctx context.Context, s Store, id string) (*Run, error) {
 		if !current {
 			continue
 		}
-		if runnerDied(&r) {
+		if runnerDied(ctx, s, &r) {
 			// Unless it ended between the two reads.
 			var again Run
 			if err := GetJSON(ctx, s, RunKey(id), &again); err == nil && again.Status != StatusRunning {

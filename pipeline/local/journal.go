@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 )
@@ -21,10 +22,11 @@ type journal struct {
 	isDirty []bool // by position
 	seq     int    // the last entry written (or being written)
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	warn sync.Once
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	warn     sync.Once
+	beatWarn sync.Once
 }
 
 func newJournal(e *execution, steps int) *journal {
@@ -47,11 +49,22 @@ func (j *journal) mark(i int) {
 // must be held.
 func (j *journal) grow() { j.isDirty = append(j.isDirty, false) }
 
-// run writes entries until close.
+// run writes entries until close, and the run's heartbeat (see
+// artifacts.Beat) every Runner.HeartbeatInterval, so that readers on
+// other hosts can tell when this runner died.
 func (j *journal) run(ctx context.Context) {
 	defer close(j.done)
+	every := j.e.r.HeartbeatInterval
+	if every <= 0 {
+		every = artifacts.HeartbeatInterval
+	}
+	beat := time.NewTicker(every)
+	defer beat.Stop()
+	j.beat(ctx)
 	for {
 		select {
+		case <-beat.C:
+			j.beat(ctx)
 		case <-j.wake:
 			j.write(ctx)
 		case <-j.stop:
@@ -65,6 +78,12 @@ func (j *journal) run(ctx context.Context) {
 func (j *journal) close() {
 	close(j.stop)
 	<-j.done
+}
+
+func (j *journal) beat(ctx context.Context) {
+	if err := artifacts.Beat(ctx, j.e.r.Store, j.e.run.ID); err != nil {
+		j.beatWarn.Do(func() { j.e.r.statusf("warning: cannot write the run's heartbeat: %v\n", err) })
+	}
 }
 
 // write writes one entry with the records of the steps changed since the last.
@@ -93,8 +112,10 @@ func (j *journal) write(ctx context.Context) {
 	}
 }
 
-// remove deletes the entries once the run record holds them all.
+// remove deletes the entries once the run record holds them all, and the
+// heartbeat.
 func (j *journal) remove(ctx context.Context) {
+	_ = j.e.r.Store.Delete(ctx, artifacts.HeartbeatKey(j.e.run.ID))
 	const workers = 8
 	keys := make(chan string)
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -165,4 +166,41 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// TestHeartbeat: while a run runs its heartbeat is rewritten every
+// HeartbeatInterval, so that a reader on another host can tell a live
+// runner from a dead one; the run's end removes it.
+func TestHeartbeat(t *testing.T) {
+	f := newFixture(t)
+	gate := filepath.Join(f.dir, "gate")
+	p := f.load(header + `steps:
+  - name: wait
+` + shComponent("wait", "", "", fmt.Sprintf(`i=0; while [ ! -e %s ]; do i=$((i+1)); [ $i -gt 400 ] && exit 9; sleep 0.05; done`, gate)) + `
+`)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.run(ctx, p, nil, func(r *Runner) { r.RunID = "beating"; r.HeartbeatInterval = 20 * time.Millisecond })
+		done <- err
+	}()
+	var seen []time.Time
+	for i := 0; len(seen) < 3; i++ {
+		if info, err := f.store.Stat(ctx, artifacts.HeartbeatKey("beating")); err == nil && (len(seen) == 0 || info.Modified.After(seen[len(seen)-1])) {
+			seen = append(seen, info.Modified)
+		}
+		if i > 400 {
+			t.Fatalf("heartbeats seen: %v; want 3, each newer", seen)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := f.store.Stat(ctx, artifacts.HeartbeatKey("beating")); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Errorf("heartbeat after the run: %v; want it removed", err)
+	}
 }

@@ -45,6 +45,9 @@ type Runner struct {
 	// when the other steps have stopped and are stopped FinallyGrace after
 	// the cancel (default DefaultFinallyGrace).
 	FinallyGrace time.Duration
+	// HeartbeatInterval is how often the run's heartbeat is written
+	// (default artifacts.HeartbeatInterval).
+	HeartbeatInterval time.Duration
 	// RunID names the run; by default <pipeline>-<date>-<time>-<random>.
 	RunID string
 	// Now is the clock (default time.Now).

@@ -29,7 +29,8 @@ func NewCmdGC(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Clean up after local runs whose runner died",
-		Long: `Clean up after local runs whose runner died on this machine: record each as
+		Long: `Clean up after local runs whose runner died (on this machine, or on another
+machine sharing the store, whose heartbeat stopped ten minutes ago): record each as
 Failed ("runner died") for good, remove the partial uploads of every run that
 no longer runs (a local store's temporary files, an S3 store's incomplete
 multipart uploads), and remove the work directories of dead runners. Runs

@@ -67,6 +67,10 @@ type Step struct {
 	Cache *bool `yaml:"cache,omitempty"`
 	// Env adds environment variables to the step's program.
 	Env []components.EnvVar `yaml:"env,omitempty"`
+	// Image, when set, replaces the component's image for this step: the
+	// image its pods run on a cluster (a component may leave it empty for
+	// its users to fill in, as KFP's catalogue does).
+	Image string `yaml:"image,omitempty"`
 	// Resources, NodeSelector and Tolerations shape the step's pods on Kubernetes.
 	Resources    *Resources        `yaml:"resources,omitempty"`
 	NodeSelector map[string]string `yaml:"nodeSelector,omitempty"`

@@ -398,7 +398,7 @@ type templateKey struct {
 func (c *compiler) template(sp *plan.Step) (string, error) {
 	comp := sp.Component
 	if sp.Image == "" {
-		return "", fmt.Errorf("component %s has no image: set image: in its spec to run it on a cluster", comp.Name)
+		return "", fmt.Errorf("component %s has no image: set image: in its spec, or in the step, to run it on a cluster", comp.Name)
 	}
 	if msg := imageProblem(sp.Image); msg != "" {
 		return "", fmt.Errorf("component %s: image %q: %s", comp.Name, sp.Image, msg)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -31,7 +32,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 	st := &Step{
 		Pipeline: p.Metadata.Name, Name: s.Name, Component: comp, Wiring: w,
 		Deps: s.Deps(), Retries: s.Retries, Timeout: Duration(s.Timeout.Duration),
-		Cache: s.CacheEnabled(), Image: s.Resolved.Image, Finally: s.Finally,
+		Cache: s.CacheEnabled(), Image: cmp.Or(s.Image, s.Resolved.Image), Finally: s.Finally,
 	}
 	if s.Loop != nil {
 		st.Loop = &Loop{Parallelism: s.Loop.Parallelism}

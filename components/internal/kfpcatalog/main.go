@@ -138,7 +138,8 @@ func firstLine(s string) string {
 }
 
 // wrap returns a pipeline with one step running the component at file; each
-// required input gets a literal of its type, or the output of a source step.
+// required input gets a literal of its type, or the output of a source step;
+// the step names an image when the component leaves it empty.
 func wrap(c *components.Component, file string) map[string]any {
 	inputs := map[string]any{}
 	var steps []any
@@ -164,7 +165,13 @@ func wrap(c *components.Component, file string) map[string]any {
 			inputs[in.Name] = literal(in.Type)
 		}
 	}
-	steps = append(steps, map[string]any{"name": "main", "component": file, "inputs": inputs})
+	main := map[string]any{"name": "main", "component": file, "inputs": inputs}
+	if c.Image == "" {
+		// Left for the user to fill in (image: ''): as a user would, the
+		// step names the image it built.
+		main["image"] = "my-image:1.0"
+	}
+	steps = append(steps, main)
 	return map[string]any{
 		"apiVersion": components.APIVersion, "kind": "Pipeline",
 		"metadata": map[string]any{"name": "catalogue"},

@@ -38,4 +38,36 @@
 // reads the run's outcome as {{run.status}} (Succeeded, Failed or
 // Cancelled: the status of the other steps' run) and {{run.failedSteps}} (a
 // JSON list of the failed steps' names, iterations as STEP[i]).
+//
+// # Nested pipelines
+//
+// A step's component may be a pipeline file (kind: Pipeline; the same
+// relative path as a component file). To that step the pipeline is a
+// component: its params are the step's inputs (a param with a default is
+// optional; types are checked as for a component input) and its
+// declared outputs,
+//
+//	outputs:
+//	  OUTPUT: "{{steps.STEP.outputs.NAME}}"
+//
+// are the step's outputs, typed as the inner outputs they name. A
+// pipeline used as a component may declare artifact params (Dataset,
+// Model, Metrics, Artifact, without a default), given whole to artifact
+// inputs; such a pipeline runs only as a step's component. The loader
+// expands the step into the pipeline's steps, each named OUTER.INNER
+// (NestedSep; deeper nesting gives A.B.C): a reference to a param becomes
+// the value the step gives it (a whole "{{params.P}}" the value's YAML node
+// as written, a reference inside longer text the value's text; a step
+// output only whole), or the param's default; references between the inner
+// steps name the expanded steps; another step's reference to an output of
+// the step names the inner step's output; the inner steps wait for what
+// the step waits for (after), and a step after the nested step waits for
+// all of them. Backends and records therefore see plain steps: loops,
+// caching, `logs` and `artifacts` work on OUTER.INNER as on any step.
+// Refused, each at its file:line:col: a pipeline that uses itself,
+// directly or through others (naming the chain of files), one with finally
+// steps, and on the step that uses it loop, when, retries, timeout, env,
+// resources, nodeSelector, tolerations and distributed (set them on the
+// inner steps); a declared output naming an unknown step or output, a loop
+// step or a finally step.
 package pipeline

@@ -26,7 +26,7 @@ func Load(path string) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(f)
+	return decode(f, nil)
 }
 
 // Parse is Load for a pipeline held in memory; path names it in messages
@@ -36,10 +36,13 @@ func Parse(path string, data []byte) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(f)
+	return decode(f, nil)
 }
 
-func decode(f *yamlfile.File) (*Pipeline, error) {
+// decode decodes and validates the pipeline of f, which the pipelines of
+// chain (outermost first) use as a step's component, and expands the
+// pipelines its own steps use (see Expand).
+func decode(f *yamlfile.File, chain []chainLink) (*Pipeline, error) {
 	p := &Pipeline{Source: f.Path}
 	decodeErr := f.Decode(f.Root, "", p)
 	if decodeErr != nil {
@@ -75,12 +78,21 @@ func decode(f *yamlfile.File) (*Pipeline, error) {
 			p.ParamOrder = append(p.ParamOrder, n.Content[i].Value)
 		}
 	}
+	if n, _, ok := yamlfile.Lookup(f.Root, "outputs"); ok && n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			p.OutputOrder = append(p.OutputOrder, n.Content[i].Value)
+		}
+	}
 	p.byName = make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
 		p.byName[s.Name] = i
 	}
-	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{}}
+	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{},
+		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}}
 	v.validate()
+	if decodeErr == nil && len(v.errs) == 0 {
+		v.expand()
+	}
 	if decodeErr != nil || len(v.errs) > 0 {
 		return nil, errors.Join(append([]error{decodeErr}, v.errs...)...)
 	}
@@ -95,6 +107,13 @@ type validator struct {
 	nMain  int
 	errs   []error
 	loaded map[string]*components.Component
+	// chain are the pipeline files being loaded, outermost first, ending
+	// with this one: a step's pipeline among them is a recursion.
+	chain []chainLink
+	// subs are the pipelines steps use as their component, by step index;
+	// subFiles the pipelines loaded, by path.
+	subs     map[int]*Pipeline
+	subFiles map[string]*Pipeline
 }
 
 // sp is the path of steps[i] (or finally[j] for a finally step), then rest.
@@ -140,8 +159,15 @@ func (v *validator) validate() {
 		if want := components.ValidIdent(name); want != "" {
 			v.at(p("params", name), "invalid parameter name %q: expected %s", name, want)
 		}
+		if components.IsArtifact(prm.Type) {
+			// Given by the step of a pipeline that uses this one as its component.
+			if prm.Default.Kind != 0 {
+				v.atValue(p("params", name, "default"), "artifact parameter %q (%s) cannot have a default: the step that uses this pipeline gives it a step output", name, prm.Type)
+			}
+			continue
+		}
 		if !components.IsParam(prm.Type) {
-			v.atValue(p("params", name, "type"), "unknown parameter type %q (expected one of: %s)", prm.Type, strings.Join(components.ParamTypes, ", "))
+			v.atValue(p("params", name, "type"), "unknown parameter type %q (expected one of: %s; or, in a pipeline used as a step's component, %s)", prm.Type, strings.Join(components.ParamTypes, ", "), strings.Join(components.ArtifactTypes, ", "))
 			continue
 		}
 		if prm.Default.Kind != 0 {
@@ -172,6 +198,10 @@ func (v *validator) validate() {
 	for i := range pl.Steps {
 		v.step(i, index)
 	}
+	for _, i := range slices.Sorted(maps.Keys(v.subs)) {
+		v.nestedStep(i)
+	}
+	v.outputsDecl(index)
 	if len(v.errs) == 0 {
 		v.cycles()
 	}
@@ -194,6 +224,9 @@ func (v *validator) component(i int) *components.Component {
 			path = filepath.Join(filepath.Dir(v.f.Path), path)
 		}
 		if c, ok := v.loaded[path]; ok {
+			if sub := v.subFiles[path]; sub != nil {
+				v.subs[i] = sub
+			}
 			return c
 		}
 		st, err := os.Stat(path)
@@ -205,7 +238,16 @@ func (v *validator) component(i int) *components.Component {
 			v.loaded[path] = nil
 			return nil
 		}
-		c, err := components.Load(path)
+		f, err := yamlfile.Read(path)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			v.loaded[path] = nil
+			return nil
+		}
+		if isPipeline(f.Root) {
+			return v.subPipeline(i, f, path)
+		}
+		c, err := components.Decode(f, f.Root, "")
 		if err != nil {
 			v.errs = append(v.errs, err)
 		}
@@ -255,7 +297,14 @@ func (v *validator) step(i int, index map[string]int) {
 		v.checkItems(path, refs, items)
 		switch {
 		case b.Param != "":
-			if prm, ok := v.p.Params[b.Param]; ok && (vt == "" || !components.Assignable(prm.Type, vt)) {
+			prm, ok := v.p.Params[b.Param]
+			switch {
+			case !ok:
+			case components.IsArtifact(prm.Type):
+				if !components.IsArtifact(in.Type) && !in.KFP || !components.Compatible(components.IO{Name: b.Param, Type: prm.Type}, in) {
+					v.atValue(path, "type mismatch: parameter %q is an artifact (%s), input %q expects %s", b.Param, prm.Type, name, typeName(in))
+				}
+			case vt == "" || !components.Assignable(prm.Type, vt):
 				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
 			}
 		case b.Step != "":
@@ -272,6 +321,7 @@ func (v *validator) step(i int, index map[string]int) {
 		case vt == "":
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
 		default:
+			v.artifactParams(path, refs)
 			if len(refs) == 0 {
 				if _, err := components.NodeValue(vt, &node); err != nil {
 					v.atValue(path, "input %q: %v", name, err)
@@ -303,6 +353,7 @@ func (v *validator) step(i int, index map[string]int) {
 			v.atValue(v.sp(i, "when"), "%v", err)
 		} else {
 			v.checkRefs(v.sp(i, "when"), refs, index, i)
+			v.artifactParams(v.sp(i, "when"), refs)
 			for _, r := range refs {
 				if r.step != "" && v.loops(r.step) {
 					v.atValue(v.sp(i, "when"), "output %q of loop step %q is collected into a JSON list: a condition compares single values", r.output, r.step)
@@ -388,7 +439,18 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 		params = append(params, r)
 	}
 	v.checkRefs(path, params, index, self)
+	v.artifactParams(path, params)
 	v.checkItems(path, params, items)
+}
+
+// artifactParams reports references to artifact parameters (of a pipeline
+// used as a component) other than a whole input value.
+func (v *validator) artifactParams(path []any, refs []ref) {
+	for _, r := range refs {
+		if prm, ok := v.p.Params[r.param]; ok && components.IsArtifact(prm.Type) {
+			v.atValue(path, "parameter %q is an artifact (%s): it can only be given whole to an artifact input, as \"{{params.%s}}\"", r.param, prm.Type, r.param)
+		}
+	}
 }
 
 // resources checks a resources block: quantities Kubernetes accepts, resource
@@ -798,6 +860,10 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			continue
 		}
 		prm := pl.Params[name]
+		if components.IsArtifact(prm.Type) {
+			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): pipeline %s runs only as a step's component, which gives it a step output", name, prm.Type, pl.Metadata.Name))
+			continue
+		}
 		if prm.Default.Kind == 0 {
 			if _, bad := overrides[name]; !bad {
 				errs = append(errs, fmt.Errorf("parameter %q (%s) has no default: give it with -p %s=VALUE", name, prm.Type, name))

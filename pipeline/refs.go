@@ -56,6 +56,19 @@ const (
 // refForms lists the references pipeline text may hold, for messages.
 const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}} or {{run.status}}/{{run.failedSteps}}"
 
+// String is the reference as pipeline text writes it.
+func (r ref) String() string {
+	switch {
+	case r.item && r.field != "":
+		return "{{item." + r.field + "}}"
+	case r.item:
+		return "{{item}}"
+	case r.run != "":
+		return "{{run." + r.run + "}}"
+	}
+	return Binding{Param: r.param, Step: r.step, Output: r.output}.String()
+}
+
 // parseRefs splits s into text and references.
 func parseRefs(s string) (texts []string, refs []ref, err error) {
 	for {
@@ -73,8 +86,9 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 		switch {
 		case len(parts) == 2 && parts[0] == "params" && parts[1] != "":
 			refs = append(refs, ref{param: parts[1]})
-		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs" && parts[1] != "" && parts[3] != "":
-			refs = append(refs, ref{step: parts[1], output: parts[3]})
+		case len(parts) >= 4 && parts[0] == "steps" && parts[len(parts)-2] == "outputs" && !slices.Contains(parts[1:], ""):
+			// A step inside a nested pipeline is OUTER.INNER (see Expand).
+			refs = append(refs, ref{step: strings.Join(parts[1:len(parts)-2], "."), output: parts[len(parts)-1]})
 		case parts[0] == "item" && !slices.Contains(parts[1:], ""):
 			refs = append(refs, ref{item: true, field: strings.Join(parts[1:], ".")})
 		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps):

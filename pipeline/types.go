@@ -22,11 +22,19 @@ type Pipeline struct {
 	// Finally are the steps that run once the other steps have ended,
 	// whatever their outcome; the loader moves them to the end of Steps.
 	Finally []Step `yaml:"finally,omitempty"`
+	// Outputs are what the pipeline gives the step of another pipeline
+	// that uses it as its component: OUTPUT: "{{steps.STEP.outputs.NAME}}".
+	Outputs map[string]string `yaml:"outputs,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`
 	// ParamOrder lists the params in file order; set by the loader.
 	ParamOrder []string `yaml:"-"`
+	// OutputOrder lists the outputs in file order; set by the loader.
+	OutputOrder []string `yaml:"-"`
+	// outputs are the declared outputs as step outputs of the expanded
+	// Steps; set by the loader.
+	outputs map[string]Binding
 	// byName indexes Steps by name; set by the loader.
 	byName map[string]int
 }

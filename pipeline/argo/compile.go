@@ -265,7 +265,9 @@ func (c *compiler) taskNames() { c.tasks = TaskNames(c.p) }
 
 // TaskNames maps each step of p to its DAG task's name: the step's name, or
 // "step-" and the name when it starts with a digit (which Argo's enhanced
-// depends does not allow), made unique.
+// depends does not allow), with '-' for the '.' of a nested pipeline's step
+// (OUTER.INNER, see the pipeline package doc; Argo task names hold no '.'), made
+// unique.
 func TaskNames(p *pipeline.Pipeline) map[string]string {
 	tasks := map[string]string{}
 	used := map[string]bool{}
@@ -273,9 +275,12 @@ func TaskNames(p *pipeline.Pipeline) map[string]string {
 		used[s.Name] = true
 	}
 	for _, s := range p.Steps {
-		name := s.Name
+		name := strings.ReplaceAll(s.Name, pipeline.NestedSep, "-")
 		if name != "" && name[0] >= '0' && name[0] <= '9' {
-			name = unique("step-"+name, used)
+			name = "step-" + name
+		}
+		if name != s.Name {
+			name = unique(name, used)
 			used[name] = true
 		}
 		tasks[s.Name] = name

@@ -1,0 +1,484 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// chainLink is one pipeline file being loaded: its path as given and as an
+// absolute path (which recursion is checked on).
+type chainLink struct{ path, abs string }
+
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return filepath.Clean(a)
+	}
+	return filepath.Clean(path)
+}
+
+// isPipeline reports whether a file's root is a pipeline (kind: Pipeline).
+func isPipeline(root *yaml.Node) bool {
+	n, _, ok := yamlfile.Lookup(root, "kind")
+	return ok && n.Kind == yaml.ScalarNode && n.Value == "Pipeline"
+}
+
+// NestedSep joins a step that uses a pipeline and a step of that pipeline
+// into the name of the expanded step: OUTER.INNER (step names never hold it).
+const NestedSep = "."
+
+// subPipeline loads the pipeline file f that steps[i] uses as its component
+// and returns the component it is to the step: its params as inputs, its
+// outputs as outputs.
+func (v *validator) subPipeline(i int, f *yamlfile.File, path string) *components.Component {
+	abs := absPath(path)
+	for k, link := range v.chain {
+		if link.abs != abs {
+			continue
+		}
+		var names []string
+		for _, l := range v.chain[k:] {
+			names = append(names, l.path)
+		}
+		v.atValue(v.sp(i, "component"), "recursive pipeline: %s uses %s (a pipeline cannot use itself as a step's component, directly or through others)", strings.Join(names, " uses "), path)
+		v.loaded[path] = nil
+		return nil
+	}
+	sub, err := decode(f, v.chain)
+	if err != nil {
+		v.errs = append(v.errs, err)
+		v.loaded[path] = nil
+		return nil
+	}
+	if slices.ContainsFunc(sub.Steps, func(s Step) bool { return s.Finally }) {
+		v.atValue(v.sp(i, "component"), "pipeline %s (%s) has finally steps: a pipeline used as a step's component cannot have them (move them to the outer pipeline)", sub.Metadata.Name, path)
+		v.loaded[path] = nil
+		return nil
+	}
+	c := sub.component()
+	v.loaded[path], v.subFiles[path], v.subs[i] = c, sub, sub
+	return c
+}
+
+// component is the pipeline as a step's component: its params are the
+// inputs (a default makes one optional), its declared outputs the outputs,
+// typed as the inner outputs they name.
+func (pl *Pipeline) component() *components.Component {
+	c := &components.Component{APIVersion: components.APIVersion, Kind: "Component", Metadata: pl.Metadata, Source: pl.Source, Dir: filepath.Dir(pl.Source)}
+	for _, name := range pl.ParamOrder {
+		prm := pl.Params[name]
+		c.Inputs = append(c.Inputs, components.IO{Name: name, Type: prm.Type, Description: prm.Description, Default: prm.Default})
+	}
+	for _, name := range pl.OutputOrder {
+		b := pl.outputs[name]
+		if s := pl.Step(b.Step); s != nil && s.Resolved != nil {
+			if out, ok := s.Resolved.Output(b.Output); ok {
+				out.Name, out.Path = name, ""
+				c.Outputs = append(c.Outputs, out)
+			}
+		}
+	}
+	return c
+}
+
+// Output returns the step output that the pipeline's declared output name
+// is, in its expanded Steps.
+func (pl *Pipeline) Output(name string) (Binding, bool) {
+	b, ok := pl.outputs[name]
+	return b, ok
+}
+
+// nestedStep refuses the options a step whose component is a pipeline
+// cannot take: they belong to the steps of that pipeline.
+func (v *validator) nestedStep(i int) {
+	s := &v.p.Steps[i]
+	refuse := func(field string, set bool) {
+		if set {
+			v.at(v.sp(i, field), "step %q uses pipeline %s as its component: %s is not supported on such a step (set it on the steps of that pipeline)", s.Name, s.Resolved.Metadata.Name, field)
+		}
+	}
+	if s.Finally {
+		v.at(v.sp(i, "component"), "finally step %q cannot use a pipeline as its component", s.Name)
+	}
+	refuse("loop", s.Loop != nil)
+	refuse("when", s.When != "")
+	refuse("retries", s.Retries != 0)
+	refuse("timeout", s.Timeout.Duration != 0)
+	refuse("env", len(s.Env) > 0)
+	refuse("resources", s.Resources != nil)
+	refuse("nodeSelector", len(s.NodeSelector) > 0)
+	refuse("tolerations", len(s.Tolerations) > 0)
+	refuse("distributed", s.Distributed != nil)
+}
+
+// outputsDecl checks the pipeline's outputs: each a whole reference to an
+// output of a step that is not a loop or finally step.
+func (v *validator) outputsDecl(index map[string]int) {
+	pl := v.p
+	pl.outputs = map[string]Binding{}
+	for _, name := range pl.OutputOrder {
+		path := p("outputs", name)
+		if want := components.ValidIdent(name); want != "" {
+			v.at(path, "invalid output name %q: expected %s", name, want)
+			continue
+		}
+		b, _, err := parseBinding(pl.Outputs[name])
+		if err == nil && b.Step == "" {
+			err = fmt.Errorf("expected a step output \"{{steps.STEP.outputs.OUTPUT}}\", got %s", quoteShort(pl.Outputs[name]))
+		}
+		if err != nil {
+			v.atValue(path, "%v", err)
+			continue
+		}
+		j, ok := index[b.Step]
+		if !ok {
+			v.atValue(path, "unknown step %q (steps: %s)", b.Step, v.stepNames())
+			continue
+		}
+		s := &pl.Steps[j]
+		switch {
+		case s.Finally:
+			v.atValue(path, "output %q names finally step %q: a pipeline's outputs come from its other steps", name, b.Step)
+		case s.Loop != nil:
+			v.atValue(path, "output %q names loop step %q: a pipeline's output is one value (give the collected outputs to a step that does not loop, and name its output)", name, b.Step)
+		case s.Resolved == nil:
+		default:
+			if _, ok := s.Resolved.Output(b.Output); !ok {
+				v.atValue(path, "step %q (component %s) has no output %q (outputs: %s)", b.Step, s.Resolved.Metadata.Name, b.Output, ioNames(s.Resolved.Outputs))
+				continue
+			}
+			pl.outputs[name] = b
+		}
+	}
+}
+
+// expand replaces each step whose component is a pipeline by that
+// pipeline's steps (already expanded), named STEP.INNER: their references
+// to the pipeline's params become the values the step gives its inputs
+// (or the params' defaults), their references to each other and the
+// references of other steps to the step's outputs name the expanded steps,
+// and each waits for what the step waits for. Loops, caching and records
+// then work on the expanded steps as on any other.
+func (v *validator) expand() {
+	pl := v.p
+	if len(v.subs) == 0 {
+		return
+	}
+	outer := &rewriter{subs: map[string]*Pipeline{}}
+	for i, sub := range v.subs {
+		outer.subs[pl.Steps[i].Name] = sub
+	}
+	var steps []Step
+	nMain := 0
+	for i := range pl.Steps {
+		s := pl.Steps[i]
+		after, err := outer.after(s.After)
+		if err != nil {
+			v.at(v.sp(i), "%v", err)
+			continue
+		}
+		s.After = after
+		sub := v.subs[i]
+		if sub == nil {
+			if err := outer.step(&s); err != nil {
+				v.at(v.sp(i), "%v", err)
+				continue
+			}
+			steps = append(steps, s)
+			if i < v.nMain {
+				nMain++
+			}
+			continue
+		}
+		inner := &rewriter{prefix: s.Name + NestedSep, params: map[string]*yaml.Node{}, types: map[string]string{}}
+		for _, name := range sub.ParamOrder {
+			inner.types[name] = sub.Params[name].Type
+			if n, ok := s.Inputs[name]; ok {
+				n, err := outer.node(&n)
+				if err != nil {
+					v.atValue(v.sp(i, "inputs", name), "%v", err)
+					continue
+				}
+				inner.params[name] = n
+			} else if d := sub.Params[name].Default; d.Kind != 0 {
+				inner.params[name] = &d
+			}
+		}
+		for _, t := range sub.Steps {
+			if err := inner.step(&t); err != nil {
+				if pe := (*paramError)(nil); errors.As(err, &pe) {
+					v.atValue(v.sp(i, "inputs", pe.param), "input %q %s (%s, step %s)", pe.param, pe.msg, sub.Source, strings.TrimPrefix(t.Name, inner.prefix))
+				} else {
+					v.at(v.sp(i, "component"), "%v", err)
+				}
+				continue
+			}
+			t.After = append(t.After, after...)
+			steps = append(steps, t)
+			nMain++
+		}
+	}
+	if len(v.errs) > 0 {
+		return
+	}
+	pl.Steps, v.nMain = steps, nMain
+	pl.byName = make(map[string]int, len(steps))
+	for i, s := range steps {
+		pl.byName[s.Name] = i
+	}
+	for name, b := range pl.outputs {
+		pl.outputs[name] = outer.output(b)
+	}
+}
+
+// rewriter rewrites the references of a step being expanded.
+type rewriter struct {
+	// prefix is added to step names: "OUTER." for the steps of a nested
+	// pipeline, "" for the steps of the pipeline being expanded.
+	prefix string
+	// subs are the pipelines steps use, by step name (the pipeline being
+	// expanded): references to their outputs become references to the
+	// expanded steps.
+	subs map[string]*Pipeline
+	// params are the values of the nested pipeline's params (nil: params
+	// stay as written), types their types.
+	params map[string]*yaml.Node
+	types  map[string]string
+}
+
+// output rewrites a reference to a step's output.
+func (r *rewriter) output(b Binding) Binding {
+	if sub := r.subs[b.Step]; sub != nil {
+		inner := sub.outputs[b.Output]
+		return Binding{Step: b.Step + NestedSep + inner.Step, Output: inner.Output}
+	}
+	return Binding{Step: r.prefix + b.Step, Output: b.Output}
+}
+
+// after rewrites a step's after list: a step that uses a pipeline stands
+// for the expanded steps of it that no other of them waits for (each of
+// the others ends before one of those).
+func (r *rewriter) after(names []string) ([]string, error) {
+	var out []string
+	for _, a := range names {
+		if sub := r.subs[a]; sub != nil {
+			for _, t := range sub.leaves() {
+				out = append(out, a+NestedSep+t)
+			}
+			continue
+		}
+		out = append(out, r.prefix+a)
+	}
+	return out, nil
+}
+
+// leaves are the steps of the pipeline no other step depends on, in order.
+func (pl *Pipeline) leaves() []string {
+	dep := map[string]bool{}
+	for _, s := range pl.Steps {
+		for _, d := range s.Deps() {
+			dep[d] = true
+		}
+	}
+	var out []string
+	for _, s := range pl.Steps {
+		if !dep[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// step rewrites s in place: its name, inputs, env, when, loop items and
+// after list. Maps and slices are copied, never changed.
+func (r *rewriter) step(s *Step) error {
+	s.Name = r.prefix + s.Name
+	if r.prefix != "" {
+		after, err := r.after(s.After)
+		if err != nil {
+			return err
+		}
+		s.After = after
+	}
+	inputs := make(map[string]yaml.Node, len(s.Inputs))
+	for _, name := range slices.Sorted(maps.Keys(s.Inputs)) {
+		n := s.Inputs[name]
+		out, err := r.node(&n)
+		if err != nil {
+			return fmt.Errorf("step %s: input %q: %w", s.Name, name, err)
+		}
+		inputs[name] = *out
+	}
+	s.Inputs = inputs
+	env := slices.Clone(s.Env)
+	for k := range env {
+		text, err := r.text(env[k].Value)
+		if err != nil {
+			return fmt.Errorf("step %s: env %s: %w", s.Name, env[k].Name, err)
+		}
+		env[k].Value = text
+	}
+	s.Env = env
+	if s.When != "" {
+		when, err := r.when(s.When)
+		if err != nil {
+			return fmt.Errorf("step %s: when: %w", s.Name, err)
+		}
+		s.When = when
+	}
+	if s.Loop != nil {
+		l := *s.Loop
+		items, err := r.node(&l.Items)
+		if err != nil {
+			return fmt.Errorf("step %s: loop.items: %v", s.Name, err)
+		}
+		if items.Kind == yaml.ScalarNode && items.Tag == "!!str" {
+			if b, _, err := parseBinding(items.Value); err == nil && !b.IsRef() {
+				// A JSON list given as text: the list itself (JSON is YAML).
+				var doc yaml.Node
+				if err := yaml.Unmarshal([]byte(items.Value), &doc); err == nil && len(doc.Content) == 1 {
+					items = doc.Content[0]
+				}
+			}
+		}
+		l.Items = *items
+		s.Loop = &l
+	}
+	return nil
+}
+
+// node rewrites an input value: a whole {{params.P}} of the nested
+// pipeline becomes the value given for P, and the references inside a
+// string are rewritten by text.
+func (r *rewriter) node(n *yaml.Node) (*yaml.Node, error) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return n, nil
+	}
+	b, _, err := parseBinding(n.Value)
+	if err != nil {
+		return nil, err
+	}
+	if b.Param != "" && r.params != nil {
+		val, ok := r.params[b.Param]
+		if !ok {
+			return nil, fmt.Errorf("parameter %q has no value", b.Param)
+		}
+		return val, nil
+	}
+	text, err := r.text(n.Value)
+	if err != nil {
+		return nil, err
+	}
+	out := *n
+	out.Value = text
+	return &out, nil
+}
+
+// text rewrites the references in a text.
+func (r *rewriter) text(s string) (string, error) {
+	texts, refs, err := parseRefs(s)
+	if err != nil {
+		return "", err
+	}
+	if len(refs) == 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	for k, ref := range refs {
+		b.WriteString(texts[k])
+		switch {
+		case ref.step != "":
+			out := r.output(Binding{Step: ref.step, Output: ref.output})
+			b.WriteString(out.String())
+		case ref.param != "" && r.params != nil:
+			val, err := r.paramText(ref.param)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(val)
+		default:
+			b.WriteString(ref.String())
+		}
+	}
+	b.WriteString(texts[len(texts)-1])
+	return b.String(), nil
+}
+
+// paramText is the value given for a nested pipeline's param P, as text
+// to put where {{params.P}} was inside a longer text.
+func (r *rewriter) paramText(name string) (string, error) {
+	n, ok := r.params[name]
+	if !ok {
+		return "", fmt.Errorf("parameter %q has no value", name)
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		if b, _, err := parseBinding(n.Value); err == nil && b.Step != "" {
+			return "", &paramError{param: name, msg: fmt.Sprintf("is given %s, and the pipeline uses {{params.%s}} inside a longer text: a step output can only be used as a whole value", b, name)}
+		}
+		return n.Value, nil
+	}
+	t := r.types[name]
+	if n.Kind != yaml.ScalarNode {
+		t = components.TypeJSON
+	}
+	return components.NodeValue(t, n)
+}
+
+// paramError is a value given to a nested pipeline's param that the
+// pipeline cannot use where it uses it.
+type paramError struct{ param, msg string }
+
+func (e *paramError) Error() string { return fmt.Sprintf("parameter %q %s", e.param, e.msg) }
+
+// when rewrites a condition side by side.
+func (r *rewriter) when(s string) (string, error) {
+	c, _, err := ParseCondition(s)
+	if err != nil {
+		return "", err
+	}
+	side := func(b Binding) (string, error) {
+		switch {
+		case b.Step != "":
+			return r.output(b).String(), nil
+		case b.Param != "" && r.params != nil:
+			n, ok := r.params[b.Param]
+			if !ok {
+				return "", fmt.Errorf("parameter %q has no value", b.Param)
+			}
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+				if nb, _, err := parseBinding(n.Value); err == nil && nb.IsRef() {
+					return nb.String(), nil // the outer pipeline's, rewritten already
+				}
+			}
+			val, err := r.paramText(b.Param)
+			if err != nil {
+				return "", err
+			}
+			if val == "" || strings.Contains(val, "==") || strings.Contains(val, "!=") || strings.Contains(val, "{{") || strings.TrimSpace(strings.Trim(val, `'"`)) != val {
+				return "", &paramError{param: b.Param, msg: fmt.Sprintf("is given %s, which the pipeline's condition cannot compare as a literal", quoteShort(val))}
+			}
+			return val, nil
+		}
+		return b.String(), nil
+	}
+	left, err := side(c.Left)
+	if err != nil {
+		return "", err
+	}
+	right, err := side(c.Right)
+	if err != nil {
+		return "", err
+	}
+	return left + " " + c.Op + " " + right, nil
+}

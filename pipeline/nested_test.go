@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// TestNestedExpand loads a pipeline that uses one pipeline twice (which
+// itself nests one level deeper) and checks the expanded steps: names,
+// dependencies, the values the inner steps get and the outputs used
+// downstream.
+func TestNestedExpand(t *testing.T) {
+	p, err := Load("testdata/nested/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range p.Steps {
+		names = append(names, s.Name+"="+s.Resolved.Metadata.Name)
+	}
+	want := []string{
+		"small.data=make-data", "small.train.fit=fit", "small.train.sweep=score", "small.train.pick=pick",
+		"big.data=make-data", "big.train.fit=fit", "big.train.sweep=score", "big.train.pick=pick",
+		"score=score",
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	deps := map[string][]string{}
+	for _, s := range p.Steps {
+		deps[s.Name] = s.Deps()
+	}
+	// After a nested step is after its inner steps that no other waits for.
+	small := []string{"small.train.fit", "small.train.pick"}
+	wantDeps := map[string][]string{
+		"small.data":        {},
+		"small.train.fit":   {"small.data"},
+		"small.train.sweep": {},
+		"small.train.pick":  {"small.train.sweep"},
+		"big.data":          small,
+		"big.train.fit":     append([]string{"big.data"}, small...),
+		"big.train.sweep":   small,
+		"big.train.pick":    append([]string{"big.train.sweep"}, small...),
+		"score":             {"big.train.fit", "big.train.pick", "small.data"},
+	}
+	if diff := cmp.Diff(wantDeps, deps); diff != "" {
+		t.Errorf("deps (-want +got):\n%s", diff)
+	}
+	bindings := map[string]map[string]Binding{}
+	for _, name := range []string{"small.data", "big.data", "small.train.fit", "big.train.pick", "score"} {
+		bindings[name] = p.Step(name).Bindings()
+	}
+	wantBindings := map[string]map[string]Binding{
+		"small.data":      {"rows": {Param: "rows"}},
+		"big.data":        {"rows": {Literal: "500"}},
+		"small.train.fit": {"data": {Step: "small.data", Output: "data"}, "epochs": {Literal: "3"}, "note": {Literal: "e=3"}},
+		"big.train.pick":  {"scores": {Step: "big.train.sweep", Output: "score"}, "models": {Step: "big.train.sweep", Output: "model"}},
+		"score":           {"lr": {Step: "small.data", Output: "count"}, "tag": {Literal: "rows {{params.rows}}"}},
+	}
+	if diff := cmp.Diff(wantBindings, bindings); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
+	sweep := p.Step("big.train.sweep")
+	if sweep.When != "3 != 0" {
+		t.Errorf("big.train.sweep when = %q, want %q", sweep.When, "3 != 0")
+	}
+	if b, err := sweep.ItemsBinding(); err != nil || b.Literal != "[0.5]" {
+		t.Errorf("big.train.sweep items = %+v, %v; want the literal [0.5]", b, err)
+	}
+}
+
+// TestNestedOutputs checks a pipeline's declared outputs, resolved to its
+// expanded steps, and the component a step that uses it sees.
+func TestNestedOutputs(t *testing.T) {
+	p, err := Load("testdata/nested/stage.pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Binding{}
+	for _, name := range p.OutputOrder {
+		got[name], _ = p.Output(name)
+	}
+	want := map[string]Binding{"model": {Step: "train.fit", Output: "model"}, "count": {Step: "data", Output: "count"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	c := p.component()
+	var ios []string
+	for _, in := range c.Inputs {
+		ios = append(ios, "in:"+in.Name+":"+in.Type)
+	}
+	for _, out := range c.Outputs {
+		ios = append(ios, "out:"+out.Name+":"+out.Type)
+	}
+	if diff := cmp.Diff([]string{"in:rows:int", "out:model:Model", "out:count:int"}, ios); diff != "" {
+		t.Errorf("component (-want +got):\n%s", diff)
+	}
+	if _, err := p.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), `parameter "rows" (int) has no default`) {
+		t.Errorf("ResolveParams: %v", err)
+	}
+	train, err := Load("testdata/nested/train.pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), `parameter "data" is an artifact (Dataset): pipeline train runs only as a step's component`) {
+		t.Errorf("ResolveParams of a pipeline with an artifact param: %v", err)
+	}
+}
+
+// TestNestedInvalid checks each refused use of a pipeline as a component:
+// file, position and message of every error.
+func TestNestedInvalid(t *testing.T) {
+	const dir = "testdata/nested/"
+	tests := []struct {
+		file string
+		// want lists "FILE:line:col field: message fragment" for each error, in order.
+		want []string
+	}{
+		{"self.pipeline.yaml", []string{
+			`self.pipeline.yaml:7:16 steps[0].component: recursive pipeline: ` + dir + `self.pipeline.yaml uses ` + dir + `self.pipeline.yaml (a pipeline cannot use itself`,
+		}},
+		{"ring-a.pipeline.yaml", []string{
+			`ring-b.pipeline.yaml:9:16 steps[1].component: recursive pipeline: ` + dir + `ring-a.pipeline.yaml uses ` + dir + `ring-b.pipeline.yaml uses ` + dir + `ring-a.pipeline.yaml`,
+		}},
+		{"invalid.yaml", []string{
+			`invalid.yaml:20:16 steps[3].component: pipeline with-finally (` + dir + `with-finally.pipeline.yaml) has finally steps`,
+			`invalid.yaml:8:5 steps[0]: step "a" does not give component stage its required input "rows" (int)`,
+			`invalid.yaml:14:11 steps[1].when: cannot compare with "x"`,
+			`invalid.yaml:18:18 steps[2].inputs.lr: step "b" (component stage) has no output "modell" (outputs: model, count)`,
+			`invalid.yaml:13:5 steps[1].loop: step "b" uses pipeline stage as its component: loop is not supported on such a step`,
+			`invalid.yaml:14:5 steps[1].when: step "b" uses pipeline stage as its component: when is not supported`,
+			`invalid.yaml:15:5 steps[1].retries: step "b" uses pipeline stage as its component: retries is not supported`,
+			`invalid.yaml:23:8 outputs.bad: expected a step output "{{steps.STEP.outputs.OUTPUT}}", got "c.score"`,
+			`invalid.yaml:24:9 outputs.gone: unknown step "x" (steps: a, b, c, d)`,
+			`invalid.yaml:25:12 outputs.missing: step "c" (component score) has no output "nope" (outputs: score, model)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := Load(dir + tt.file)
+			if err == nil {
+				t.Fatal("Load succeeded, want errors")
+			}
+			got := yamlfile.Split(err)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(got), len(tt.want), err)
+			}
+			for i, e := range got {
+				var ye *yamlfile.Error
+				if !errors.As(e, &ye) {
+					t.Fatalf("error %d is %T, want *yamlfile.Error: %v", i, e, e)
+				}
+				loc := strings.Replace(strings.TrimPrefix(ye.Error(), dir), ": ", " ", 1)
+				if !strings.HasPrefix(loc, tt.want[i]) {
+					t.Errorf("error %d =\n  %s\nwant prefix\n  %s", i, loc, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestNestedValues checks how a value given to a nested pipeline's param
+// reaches the inner steps: a whole value keeps its YAML node (so a literal
+// stays as written), a value inside a longer text is its text, and a step
+// output inside a longer text is refused at the outer input.
+func TestNestedValues(t *testing.T) {
+	const sub = `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: sub}
+params:
+  x: {type: string}
+  f: {type: float, default: 1.50}
+steps:
+  - name: s
+    component: ../components/score.yaml
+    inputs: {lr: "{{params.f}}", tag: "x={{params.x}} f={{params.f}}"}
+outputs:
+  score: "{{steps.s.outputs.score}}"
+`
+	tests := []struct {
+		name, inputs string
+		want         map[string]Binding
+		wantErr      string
+	}{
+		{"literals", `{x: "a{{params.p}}b", f: 2.0}`, map[string]Binding{"lr": {Literal: "2.0"}, "tag": {Literal: "x=a{{params.p}}b f=2.0"}}, ""},
+		{"default", `{x: "{{params.p}}"}`, map[string]Binding{"lr": {Literal: "1.50"}, "tag": {Literal: "x={{params.p}} f=1.50"}}, ""},
+		{"whole output", `{x: plain, f: "{{steps.up.outputs.score}}"}`, nil, "main.yaml:13:27: steps[1].inputs.f: input \"f\" is given {{steps.up.outputs.score}}, and the pipeline uses {{params.f}} inside a longer text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			comps, err := filepath.Abs("testdata/components")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "sub.pipeline.yaml"), []byte(strings.ReplaceAll(sub, "../components", comps)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			main := `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: main}
+params:
+  p: {type: string, default: v}
+steps:
+  - name: up
+    component: ../components/score.yaml
+    inputs: {lr: 1}
+  - name: n
+    component: sub.pipeline.yaml
+    after: [up]
+    inputs: ` + tt.inputs + "\n"
+			p, err := Parse(filepath.Join(dir, "main.yaml"), []byte(strings.ReplaceAll(main, "../components", comps)))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load: %v\nwant an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, p.Step("n.s").Bindings()); diff != "" {
+				t.Errorf("bindings of n.s (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

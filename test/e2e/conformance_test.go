@@ -178,6 +178,30 @@ var conformanceCases = []confCase{
 			"report": {Argv: []string{"@seen", "$WORK/outputs/seen", "--status", "Succeeded", "--failed", "[]"}, Env: stepEnv("report")},
 		},
 	},
+	{
+		name:   "nested",
+		status: "Succeeded",
+		rerun:  true,
+		steps: []confStep{
+			ok("one.hello", seen(), file("text", "Dataset", "hello a b $(c)"), param("label", "string", "n=1.0")),
+			ok("one.deep.copy", seen(), file("copy", "Dataset", "leaf a b $(c)/1.0")).after("one.hello"),
+			ok("two.hello", seen(), file("text", "Dataset", "hello b $(c)"), param("label", "string", "n=2.50")),
+			ok("two.deep.copy", seen(), file("copy", "Dataset", "leaf b $(c)/2.50")).after("two.hello"),
+			ok("use", seen()).after("one.deep.copy", "two.deep.copy", "two.hello"),
+		},
+		probes: map[string]probeRecord{
+			"one.hello": {Argv: []string{"@seen", "$WORK/outputs/seen", "--n", "1.0",
+				"@write", "$WORK/outputs/text", "hello a b $(c)", "@write", "$WORK/outputs/label", "n=1.0"}, Env: stepEnv("one.hello")},
+			"one.deep.copy": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--tag", "leaf a b $(c)/1.0",
+				"@write", "$WORK/outputs/copy", "leaf a b $(c)/1.0"}, Env: stepEnv("one.deep.copy"), Read: []string{`$WORK/inputs/data: . = "hello a b $(c)"`}},
+			"two.hello": {Argv: []string{"@seen", "$WORK/outputs/seen", "--n", "2.50",
+				"@write", "$WORK/outputs/text", "hello b $(c)", "@write", "$WORK/outputs/label", "n=2.50"}, Env: stepEnv("two.hello")},
+			"two.deep.copy": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--tag", "leaf b $(c)/2.50",
+				"@write", "$WORK/outputs/copy", "leaf b $(c)/2.50"}, Env: stepEnv("two.deep.copy"), Read: []string{`$WORK/inputs/data: . = "hello b $(c)"`}},
+			"use": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/a", "@read", "$WORK/inputs/b", "--label", "n=2.50"},
+				Env: stepEnv("use"), Read: []string{`$WORK/inputs/a: . = "leaf a b $(c)/1.0"`, `$WORK/inputs/b: . = "leaf b $(c)/2.50"`}},
+		},
+	},
 }
 
 // The values of case "values", as conformance/values/pipeline.yaml writes them.

@@ -181,13 +181,26 @@ func (s *Server) start() error {
 			continue
 		}
 		// Health checks pass a moment before the object layer serves
-		// requests ("Server not initialized yet"): wait for a real one.
-		if _, err := s.Client().ListBuckets(ctx); err == nil {
+		// requests ("Server not initialized yet"), and the root user is
+		// served before the IAM sub-system that knows every other key:
+		// wait until both answer for real.
+		if _, err := s.Client().ListBuckets(ctx); err == nil && s.iamReady(ctx) {
 			break
 		}
 	}
 	s.proc, s.exited, s.out = cmd.Process, exited, out
 	return nil
+}
+
+// iamReady reports whether the server answers a request signed by an
+// unknown key as such, rather than with "IAM sub-system not initialized yet".
+func (s *Server) iamReady(ctx context.Context) bool {
+	c, err := minio.New(s.Host, &minio.Options{Creds: credentials.NewStaticV4("pipectl-probe", "pipectl-probe-secret", ""), MaxRetries: 1})
+	if err != nil {
+		return false
+	}
+	_, err = c.ListBuckets(ctx)
+	return minio.ToErrorResponse(err).Code == "InvalidAccessKeyId"
 }
 
 // Client returns a minio-go client with the root credentials, for tests

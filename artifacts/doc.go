@@ -6,7 +6,7 @@
 //
 //	<root>/<run-id>/run.json                      the run record
 //	<root>/<run-id>/journal/<seq>.json            a running run's step changes (JournalEntry)
-//	<root>/<run-id>/heartbeat                     a running run's heartbeat (empty; rewritten every minute)
+//	<root>/<run-id>/journal/heartbeat             a running run's heartbeat (empty; rewritten every minute)
 //	<root>/<run-id>/<step>/<output>               a file output, or
 //	<root>/<run-id>/<step>/<output>/<file>...     a directory output, one object per file
 //	<root>/<run-id>/<step>/<output>.meta.json     the output's metadata, written last
@@ -30,8 +30,11 @@
 // the Argo follower, `pipectl runs get`, `pipectl artifacts ls`) take a
 // step's outputs and their types from it rather than listing the store.
 //
-// Step and output names are DNS-1123 labels, so they never contain a dot and
-// never collide with the metadata and log objects.
+// Output names are DNS-1123 labels, so they never contain a dot and never
+// collide with the metadata and log objects. Step names are labels, or labels
+// joined by dots for the steps of a nested pipeline (OUTER.INNER); the loader
+// refuses the two that would collide with a run's own objects: a step named
+// journal, and one whose name is or starts with run.json.
 //
 // A local run writes its record when it starts (every step Pending) and when
 // it ends; in between, each batch of step changes is one journal entry

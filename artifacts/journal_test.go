@@ -101,7 +101,7 @@ func TestReadRunRunnerDied(t *testing.T) {
 					t.Fatal(err)
 				}
 				then := time.Now().Add(-tc.beat)
-				if err := os.Chtimes(filepath.Join(s.Dir(), "r1", "heartbeat"), then, then); err != nil {
+				if err := os.Chtimes(filepath.Join(s.Dir(), "r1", "journal", "heartbeat"), then, then); err != nil {
 					t.Fatal(err)
 				}
 			}

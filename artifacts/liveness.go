@@ -44,8 +44,10 @@ func (ri *RunnerInfo) Alive() (alive, known bool) {
 const MessageRunnerDied = "runner died"
 
 // HeartbeatKey is the key of run id's heartbeat, an object its runner
-// rewrites every HeartbeatInterval while the run runs.
-func HeartbeatKey(id string) string { return id + "/heartbeat" }
+// rewrites every HeartbeatInterval while the run runs. It sits with the
+// journal, whose entries are numbered: no step's outputs are there (the
+// loader refuses a step named journal).
+func HeartbeatKey(id string) string { return id + "/journal/heartbeat" }
 
 // HeartbeatInterval is how often a runner rewrites its run's heartbeat.
 const HeartbeatInterval = time.Minute

@@ -187,6 +187,8 @@ func (v *validator) validate() {
 			v.at(v.sp(i), "missing: every step needs a name")
 		case components.ValidDNSLabel(s.Name) != "":
 			v.atValue(v.sp(i, "name"), "invalid step name %q: expected %s (step names become Kubernetes names)", s.Name, components.ValidDNSLabel(s.Name))
+		case s.Name == "journal":
+			v.atValue(v.sp(i, "name"), "step name %q is reserved: the store keeps the run's journal at RUN/journal/ (rename the step)", s.Name)
 		}
 		if j, dup := index[s.Name]; dup && s.Name != "" {
 			v.atValue(v.sp(i, "name"), "duplicate step name %q (also %s)", s.Name, components.FieldPath(v.sp(j)...))

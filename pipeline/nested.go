@@ -221,6 +221,10 @@ func (v *validator) expand() {
 				}
 				continue
 			}
+			if t.Name == "run.json" || strings.HasPrefix(t.Name, "run.json"+NestedSep) {
+				v.atValue(v.sp(i, "name"), "step %s of %s would be named %s, the key of the run record in the store (rename step %s or %s)", strings.TrimPrefix(t.Name, inner.prefix), sub.Source, t.Name, s.Name, strings.TrimPrefix(t.Name, inner.prefix))
+				continue
+			}
 			t.After = append(t.After, after...)
 			steps = append(steps, t)
 			nMain++

@@ -56,10 +56,11 @@ steps:
 
 // TestUIArgoRun opens `pipectl ui` on the test bed's MinIO store while
 // `pipectl run --on argo` runs a pipeline, and drives headless Chromium
-// through it: the runs list shows the run on argo in its namespace, the
-// run's page changes its DAG's statuses live (no reload) until Succeeded,
-// then shows the steps' logs (the gang's ranks, filtered), the metrics and
-// the output parameter. Screenshots go to testdata/out.
+// through it: the runs list shows the run on argo in its namespace; the
+// run's page changes its DAG's statuses live (no reload) until Succeeded
+// and shows a running step's log as it runs (from its pod); then the
+// gang's log (both ranks, filtered), the metrics and the output parameter.
+// Screenshots go to testdata/out.
 func TestUIArgoRun(t *testing.T) {
 	a, ctx := newArgoLab(t)
 	chromium := ensureChromium(t)
@@ -112,7 +113,7 @@ func TestUIArgoRun(t *testing.T) {
 
 	// The run's page: record every state of the DAG the page shows, without
 	// reloading it, until the run ended.
-	b.open("/runs/" + id)
+	b.open("/runs/" + id + "?step=make")
 	b.waitJS(`document.querySelectorAll("svg.graph a.node").length === 3`)
 	b.do(chromedp.Evaluate[chromedp.Void](`window.pipectlSamePage = true`))
 	if got := b.text(`document.querySelector(".meta").textContent`); !strings.HasPrefix(got, "argo · "+a.ns+" · ") {
@@ -120,13 +121,18 @@ func TestUIArgoRun(t *testing.T) {
 	}
 	const dagState = `[...document.querySelectorAll("svg.graph a.node")].map(n => n.dataset.node + "=" + n.dataset.status).join(" ") + " | " + document.querySelector(".runid .badge").textContent`
 	var states []string
-	shotRunning := false
+	shotRunning, liveLog := false, false
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		s := b.text(dagState)
 		if len(states) == 0 || states[len(states)-1] != s {
 			states = append(states, s)
 			t.Logf("DAG: %s", s)
+		}
+		// make's log while it runs: its pod's, before pipectl exec stores it.
+		if strings.Contains(s, "make=Running") && !liveLog && b.text(`String(document.getElementById("log").textContent.includes("making one two three"))`) == "true" {
+			liveLog = true
+			b.shot("ui-argo-make-live-log")
 		}
 		if !shotRunning && strings.Contains(s, "train=Running") {
 			b.shot("ui-argo-run-running")
@@ -150,6 +156,9 @@ func TestUIArgoRun(t *testing.T) {
 		if !slices.ContainsFunc(states, func(s string) bool { return strings.Contains(s, want) }) {
 			t.Errorf("the page never showed %s; it showed:\n%s", want, strings.Join(states, "\n"))
 		}
+	}
+	if !liveLog {
+		t.Error("the page never showed make's log while make ran")
 	}
 	select {
 	case err := <-exited:

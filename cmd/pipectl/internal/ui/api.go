@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,10 +104,18 @@ func (s *server) apiArtifacts(w http.ResponseWriter, r *http.Request) {
 // logTail is how much of a log a first request without offset gets.
 const logTail = 1 << 20
 
+// Log sources, in the X-Log-Source header of a log: the store's copy, or
+// the step's pod while it runs (the store has the log once the pod ended).
+const (
+	LogFromStore = "store"
+	LogFromPod   = "pod"
+)
+
 // apiLog is GET /api/runs/RUN/logs/STEP: the step's log as `pipectl logs
-// RUN STEP` prints it. ?offset=N returns the bytes from N on (a live tail);
-// without it, the last MiB. X-Log-Start and X-Log-End give the byte range
-// sent; the next poll asks for ?offset=END.
+// RUN STEP` prints it, or, while a cluster run's step runs, its pod's log
+// so far (X-Log-Source says which). ?offset=N returns the bytes from N on
+// (a live tail); without it, the last MiB. X-Log-Start and X-Log-End give
+// the byte range sent; the next poll asks for ?offset=END.
 func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 	rec, ok := s.run(w, r)
 	if !ok {
@@ -126,6 +135,18 @@ func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 		if st.Message != "" {
 			reason += ": " + st.Message
 		}
+		if s.LiveLog != nil && st.Status == artifacts.StatusRunning {
+			b, ok, err := s.LiveLog(ctx, rec, step)
+			if ok {
+				s.sendLog(w, r, LogFromPod, int64(len(b)), func(start int64) (io.ReadCloser, error) {
+					return io.NopCloser(bytes.NewReader(b[start:])), nil
+				})
+				return
+			}
+			if err != nil {
+				reason += "; its pod's log: " + err.Error()
+			}
+		}
 		s.fail(w, r, notFound("step %s of run %s has no log yet (%s)", step, rec.ID, reason))
 		return
 	}
@@ -133,7 +154,15 @@ func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	start := max(0, info.Size-logTail)
+	s.sendLog(w, r, LogFromStore, info.Size, func(start int64) (io.ReadCloser, error) {
+		return artifacts.GetRange(ctx, s.Store, key, start, info.Size-start)
+	})
+}
+
+// sendLog answers a log request for a log of size bytes from source; open
+// reads it from a byte offset on.
+func (s *server) sendLog(w http.ResponseWriter, r *http.Request, source string, size int64, open func(start int64) (io.ReadCloser, error)) {
+	start := max(0, size-logTail)
 	if o := r.URL.Query().Get("offset"); o != "" {
 		n, err := strconv.ParseInt(o, 10, 64)
 		if err != nil || n < 0 {
@@ -141,11 +170,11 @@ func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// A log never shrinks but when it is replaced whole: start over.
-		if start = n; n > info.Size {
+		if start = n; n > size {
 			start = 0
 		}
 	}
-	body, err := artifacts.GetRange(ctx, s.Store, key, start, info.Size-start)
+	body, err := open(start)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -154,9 +183,10 @@ func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/plain; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Log-Source", source)
 	hd.Set("X-Log-Start", strconv.FormatInt(start, 10))
-	hd.Set("X-Log-End", strconv.FormatInt(info.Size, 10))
-	hd.Set("Content-Length", strconv.FormatInt(info.Size-start, 10))
+	hd.Set("X-Log-End", strconv.FormatInt(size, 10))
+	hd.Set("Content-Length", strconv.FormatInt(size-start, 10))
 	_, _ = io.Copy(w, body)
 }
 

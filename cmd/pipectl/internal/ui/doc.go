@@ -29,7 +29,10 @@
 //	/api/runs/RUN/logs/STEP[?offset=N]
 //	                                 text/plain: the step's log from byte N (default: its last
 //	                                 MiB); X-Log-Start and X-Log-End give the bytes sent, so
-//	                                 the next poll asks for ?offset=<X-Log-End>
+//	                                 the next poll asks for ?offset=<X-Log-End>. X-Log-Source
+//	                                 is "store", or "pod" for a running step whose log is not
+//	                                 stored yet (a cluster step's, read from its pod); when it
+//	                                 changes, the offsets start over
 //	/api/runs/RUN/events             text/event-stream: "run" events carry the record (as
 //	                                 /api/runs/RUN) when it changed; "end" follows the record
 //	                                 of a run no longer running, then the stream closes;

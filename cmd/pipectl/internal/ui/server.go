@@ -30,6 +30,10 @@ type Options struct {
 	Store artifacts.Store
 	// Records reads the run records.
 	Records Records
+	// LiveLog, when set, reads the log of a step of a running run before the
+	// store has it (a cluster run's step pod): its bytes so far, or ok
+	// false when there is none yet.
+	LiveLog func(ctx context.Context, rec *artifacts.Run, step string) (log []byte, ok bool, err error)
 	// Token, when set, is required on every request (see doc.go).
 	Token string
 	// Poll is how often live views look at the store (default 1s).

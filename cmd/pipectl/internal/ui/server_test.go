@@ -346,6 +346,55 @@ func TestLogTail(t *testing.T) {
 	}
 }
 
+// While a step of a running run has no log in the store, its live log
+// (a cluster step's pod) is served, from an offset too; once the store has
+// the log, the store's copy is served.
+func TestLiveLog(t *testing.T) {
+	store, rec := fixture(t)
+	rec.Status = artifacts.StatusRunning
+	rec.Steps[1].Status = artifacts.StatusRunning
+	if err := artifacts.WriteRun(t.Context(), store, rec); err != nil {
+		t.Fatal(err)
+	}
+	pod := "epoch 1\nepoch 2\nepo"
+	h, err := New(Options{Store: store, Records: storeRecords{store},
+		LiveLog: func(ctx context.Context, r *artifacts.Run, step string) ([]byte, bool, error) {
+			if r.ID != "r1" || step != "use" {
+				return nil, false, fmt.Errorf("live log of %s %s asked", r.ID, step)
+			}
+			return []byte(pod), true, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		Code                     int
+		Source, Start, End, Body string
+	}
+	ask := func(path string) answer {
+		w := get(h, path)
+		return answer{w.Code, w.Header().Get("X-Log-Source"), w.Header().Get("X-Log-Start"), w.Header().Get("X-Log-End"), w.Body.String()}
+	}
+	for _, tc := range []struct {
+		path string
+		want answer
+	}{
+		{"/api/runs/r1/logs/use", answer{200, LogFromPod, "0", "19", pod}},
+		{"/api/runs/r1/logs/use?offset=8", answer{200, LogFromPod, "8", "19", "epoch 2\nepo"}},
+		{"/api/runs/r1/logs/make", answer{200, LogFromStore, "0", "22", "[make] one\n[make] two\n"}},
+	} {
+		if diff := cmp.Diff(tc.want, ask(tc.path)); diff != "" {
+			t.Errorf("GET %s (-want +got):\n%s", tc.path, diff)
+		}
+	}
+	if err := store.Put(t.Context(), artifacts.LogKey("r1", "use"), strings.NewReader("stored\n"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(answer{200, LogFromStore, "0", "7", "stored\n"}, ask("/api/runs/r1/logs/use?offset=8")); diff != "" {
+		t.Errorf("GET the stored log from the pod log's offset (-want +got):\n%s", diff)
+	}
+}
+
 func TestEvents(t *testing.T) {
 	store, rec := fixture(t)
 	rec.Status, rec.Finished = artifacts.StatusRunning, nil

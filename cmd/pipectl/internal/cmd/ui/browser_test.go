@@ -34,18 +34,9 @@ import (
 // to look at.
 func TestBrowser(t *testing.T) {
 	chromium := ensureChromium(t)
-	shots, err := filepath.Abs(filepath.Join("testdata", "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := shotsDir(t)
 	work := t.TempDir()
-	bin := filepath.Join(work, "pipectl")
-	if out, err := exec.Command("go", "build", "-o", bin, "pipectl.dev/pipectl/cmd/pipectl").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPipectl(t, work)
 	demo, err := filepath.Abs(filepath.Join("testdata", "demo.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,20 +103,7 @@ func TestBrowser(t *testing.T) {
 
 	base := startUI(t, pipectl("ui", "--listen", "127.0.0.1:0"))
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-
-	b := &page{t: t, ctx: bctx, base: base, shots: shots}
-	b.do(chromedp.EmulateViewport(1280, 900))
+	b := newPage(t, ctx, chromium, base, shots)
 
 	// The runs list: newest first, each status, and the filter.
 	b.open("/")
@@ -228,6 +206,8 @@ func TestBrowser(t *testing.T) {
 	if w := b.text(`String(document.documentElement.scrollWidth)`); w != "400" {
 		t.Errorf("at 400px the page is %spx wide", w)
 	}
+	// The DAG is wider than the window: it shows the selected step.
+	b.waitJS(`(() => { const b = document.querySelector(".dag .scroll").getBoundingClientRect(), n = document.querySelector('a.node[data-node="evaluate"]').getBoundingClientRect(); return n.left >= b.left && n.right <= b.right; })()`)
 	b.shot("run-narrow")
 	b.open("/")
 	b.waitJS(`document.querySelector("table.runs")`)
@@ -240,6 +220,49 @@ type page struct {
 	ctx   context.Context
 	base  string
 	shots string
+}
+
+// newPage starts headless Chromium with a 1280×900 window, for the UI at
+// base; screenshots go to shots.
+func newPage(t *testing.T, ctx context.Context, chromium, base, shots string) *page {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true), chromedp.Flag("hide-scrollbars", true),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	p := &page{t: t, ctx: bctx, base: base, shots: shots}
+	p.do(chromedp.EmulateViewport(1280, 900))
+	return p
+}
+
+// shotsDir returns testdata/out, where screenshots go, made if missing.
+func shotsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildPipectl builds pipectl into dir and returns its path.
+func buildPipectl(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "pipectl")
+	if out, err := exec.Command("go", "build", "-o", bin, "pipectl.dev/pipectl/cmd/pipectl").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func (p *page) do(actions ...chromedp.Action[chromedp.Void]) {

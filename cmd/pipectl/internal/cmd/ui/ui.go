@@ -18,6 +18,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
@@ -28,6 +30,10 @@ const EnvToken = "PIPECTL_UI_TOKEN"
 
 // DefaultListen is where pipectl ui listens unless told otherwise.
 const DefaultListen = "127.0.0.1:8421"
+
+// liveLogLimit bounds the part of a running cluster step's pod log the UI
+// reads (from its start); the whole log is there once the step ended.
+const liveLogLimit = 4 << 20
 
 // Options are the inputs of `pipectl ui`.
 type Options struct {
@@ -98,8 +104,11 @@ func uiRun(ctx context.Context, opts *Options) error {
 	h, err := ui.New(ui.Options{
 		Store:   store,
 		Records: runstore.New(opts.Factory, store, warn),
-		Token:   token,
-		Log:     slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LiveLog: func(ctx context.Context, rec *artifacts.Run, step string) ([]byte, bool, error) {
+			return argorun.PodLog(ctx, opts.Factory, rec, step, liveLogLimit)
+		},
+		Token: token,
+		Log:   slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err

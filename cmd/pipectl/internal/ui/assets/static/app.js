@@ -12,6 +12,16 @@ function localTimes(root) {
   }
 }
 
+// showSelected scrolls the DAG so that the selected step is in view (a
+// narrow window shows only part of a wide DAG).
+function showSelected(root) {
+  const box = root.querySelector(".dag .scroll");
+  const node = root.querySelector("svg.graph a.node.selected");
+  if (!box || !node) return;
+  const b = box.getBoundingClientRect(), n = node.getBoundingClientRect();
+  if (n.left < b.left || n.right > b.right) box.scrollLeft += n.left - b.left - Math.max(0, (b.width - n.width) / 2);
+}
+
 // fragment fetches a part of the current page (?part=NAME) as HTML.
 async function fragment(part, params) {
   const q = new URLSearchParams(location.search);
@@ -61,6 +71,7 @@ function logView(live) {
   const rankRE = /^\[[^\]]*?\brank (\d+)\] /;
   let lines = [], partial = "", offset = null, following = live, timer = null;
   let inflight = false, finalAsked = false;
+  let source = null; // X-Log-Source of what is shown: "store", or "pod" while a cluster step runs
   const ranks = new Set();
 
   const shown = (l) => !select.value || (rankRE.exec(l) || [])[1] === select.value;
@@ -93,6 +104,7 @@ function logView(live) {
     inflight = true;
     const isFinal = finalAsked;
     const url = pre.dataset.src + (offset === null ? "" : "?offset=" + offset);
+    let restart = false;
     try {
       const resp = await fetch(url);
       if (resp.status === 404) {
@@ -101,22 +113,33 @@ function logView(live) {
       } else if (resp.ok) {
         const start = Number(resp.headers.get("X-Log-Start"));
         const end = Number(resp.headers.get("X-Log-End"));
+        const src = resp.headers.get("X-Log-Source");
         const text = await resp.text();
-        if (offset !== null && start < offset) { lines = []; partial = ""; pre.textContent = ""; } // the log was replaced
-        if (offset === null && start > 0) note.textContent = "Showing the last " + Math.round((end - start) / 1024) + " KiB; the raw log has it all.";
-        else if (note.textContent.startsWith("No log") || note.textContent.includes("has no log")) note.textContent = "";
-        offset = end;
-        const parts = (partial + text).split("\n");
-        partial = parts.pop();
-        const before = lines.length;
-        lines.push(...parts);
-        parts.forEach(addRank);
-        showRanks();
-        if (parts.length || partial) render(pre.firstChild && before ? parts.filter(shown) : null);
+        // The log was replaced (a shorter one), or the pod's log of a
+        // running cluster step gave way to the stored one: start over.
+        const replaced = offset !== null && start < offset;
+        restart = offset !== null && source !== null && src !== source;
+        source = src;
+        if (replaced || restart) { lines = []; partial = ""; pre.textContent = ""; }
+        if (restart) {
+          offset = null;
+        } else {
+          if (offset === null && start > 0) note.textContent = "Showing the last " + Math.round((end - start) / 1024) + " KiB; the raw log has it all.";
+          else if (note.textContent.startsWith("No log") || note.textContent.includes("has no log")) note.textContent = "";
+          offset = end;
+          const parts = (partial + text).split("\n");
+          partial = parts.pop();
+          const before = lines.length;
+          lines.push(...parts);
+          parts.forEach(addRank);
+          showRanks();
+          if (parts.length || partial) render(pre.firstChild && before ? parts.filter(shown) : null);
+        }
       }
     } catch (e) { /* try again */ }
     inflight = false;
-    if (following) timer = setTimeout(fetchMore, 1000);
+    if (restart) fetchMore();
+    else if (following) timer = setTimeout(fetchMore, 1000);
     else if (finalAsked && !isFinal) fetchMore(); // the run ended during this fetch
   };
   select.addEventListener("change", () => render(null));
@@ -137,12 +160,18 @@ function logView(live) {
 // re-renders the DAG and the step (the log keeps its place).
 function runPage() {
   const live = document.getElementById("live");
+  showSelected(live);
   const log = logView(live.dataset.live === "true");
   if (live.dataset.live !== "true") return;
   let last = null;
   const refresh = async () => {
     try {
-      live.innerHTML = await fragment("live", { step: live.dataset.step });
+      const html = await fragment("live", { step: live.dataset.step });
+      const box = live.querySelector(".dag .scroll");
+      const left = box ? box.scrollLeft : 0;
+      live.innerHTML = html;
+      const next = live.querySelector(".dag .scroll");
+      if (next) next.scrollLeft = left; // the DAG stays where the user left it
       localTimes(live);
       log.ranks();
     } catch (e) { /* the next event tries again */ }

@@ -30,6 +30,9 @@ type Edge struct {
 	// Status is the upstream step's status.
 	Status string
 	Path   string
+	// Over says the edge skips columns: it runs in the lane above the
+	// nodes, not through the steps between.
+	Over bool
 }
 
 // Sizes of the drawing, in SVG user units (CSS pixels at scale 1).
@@ -39,6 +42,9 @@ const (
 	gapX  = 64
 	gapY  = 18
 	pad   = 10
+	// lane is the height of the lane above the nodes that edges skipping
+	// columns run in (only when there is one).
+	lane = 22
 )
 
 // Layout places the steps of a run record. Dependencies on steps the record
@@ -114,14 +120,23 @@ func Layout(steps []artifacts.StepRecord) Graph {
 	for _, col := range columns {
 		tallest = max(tallest, len(col))
 	}
+	over := func(i, j int) bool { return depth[i]-depth[j] > 1 }
+	top0 := pad
+	for i, s := range steps {
+		for _, dep := range s.DependsOn {
+			if j, ok := index[dep]; ok && j != i && over(i, j) {
+				top0 = pad + lane
+			}
+		}
+	}
 	g := Graph{
 		Width:  max(1, cols)*(NodeW+gapX) - gapX + 2*pad,
-		Height: max(1, tallest)*(NodeH+gapY) - gapY + 2*pad,
+		Height: max(1, tallest)*(NodeH+gapY) - gapY + pad + top0,
 	}
 	pos := make([]Node, len(steps))
 	for c, col := range columns {
 		// Centre short columns against the tallest one.
-		top := pad + (tallest-len(col))*(NodeH+gapY)/2
+		top := top0 + (tallest-len(col))*(NodeH+gapY)/2
 		for k, i := range col {
 			s := steps[i]
 			pos[i] = Node{Name: s.Name, Status: s.Status, Cached: s.Cached, Col: c, Row: k,
@@ -138,9 +153,18 @@ func Layout(steps []artifacts.StepRecord) Graph {
 			a, b := pos[j], pos[i]
 			x1, y1 := a.X+NodeW, a.Y+NodeH/2
 			x2, y2 := b.X-4, b.Y+NodeH/2
-			mx := (x1 + x2) / 2
-			g.Edges = append(g.Edges, Edge{From: dep, To: s.Name, Status: steps[j].Status,
-				Path: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mx, y1, mx, y2, x2, y2)})
+			e := Edge{From: dep, To: s.Name, Status: steps[j].Status, Over: over(i, j)}
+			if e.Over {
+				// Up into the lane in the gap after a, along it, down in the
+				// gap before b.
+				yl, xa, xb := pad+lane/2, x1+gapX/2, x2-gapX/2
+				e.Path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
+					x1, y1, xa, y1, xa, yl, x1+gapX, yl, x2-gapX, yl, xb, yl, xb, y2, x2, y2)
+			} else {
+				mx := (x1 + x2) / 2
+				e.Path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mx, y1, mx, y2, x2, y2)
+			}
+			g.Edges = append(g.Edges, e)
 		}
 	}
 	return g

@@ -66,3 +66,33 @@ func TestLayoutEmpty(t *testing.T) {
 		t.Errorf("Layout(nil) = %+v", g)
 	}
 }
+
+// An edge skipping columns runs in a lane above every node, not through
+// the steps between; without one there is no lane.
+func TestLayoutLane(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		steps []artifacts.StepRecord
+		over  map[string]bool
+		top   int
+	}{
+		{"chain", steps(nil, []string{"a"}, []string{"b"}), map[string]bool{"a>b": false, "b>c": false}, pad},
+		{"a skip edge", steps(nil, []string{"a"}, []string{"a", "b"}), map[string]bool{"a>b": false, "a>c": true, "b>c": false}, pad + lane},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := Layout(c.steps)
+			over := map[string]bool{}
+			for _, e := range g.Edges {
+				over[e.From+">"+e.To] = e.Over
+			}
+			if diff := cmp.Diff(c.over, over); diff != "" {
+				t.Errorf("edges over the lane (-want +got):\n%s", diff)
+			}
+			for _, n := range g.Nodes {
+				if n.Y != c.top || n.Y+NodeH > g.Height {
+					t.Errorf("node %s at y %d in a drawing %d high, want y %d", n.Name, n.Y, g.Height, c.top)
+				}
+			}
+		})
+	}
+}

@@ -71,7 +71,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 	at := func(path ...any) string { return fieldPath(field, path...) }
 	keyOf := func(path ...any) *yaml.Node { return keyNode(n, path...) }
 	if k.Implementation.Graph.Kind != 0 {
-		return nil, f.Errorf(keyOf("implementation", "graph"), at("implementation", "graph"), "graph components are not supported yet (nested pipelines are planned); use the components of its tasks as steps of a pipeline")
+		return decodeKFPGraph(f, n, field, &k)
 	}
 	if k.Implementation.Container.Kind == 0 {
 		return nil, f.Errorf(keyOf("implementation"), at("implementation"), "missing: container (a KFP v1 component's implementation is a container or a graph)")
@@ -194,7 +194,7 @@ func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, n *ya
 		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "KFP input name %q gives %q, which is not %s", in.Name, name, want)
 	}
 	kt := kfpTypeName(&in.Type)
-	io := IO{Name: name, Description: in.Description, Optional: in.Optional, KFP: true, KFPType: kt}
+	io := IO{Name: name, Description: in.Description, Optional: in.Optional, KFP: true, KFPType: kt, KFPName: in.Name}
 	io.Type = kfpInputType(kt, uses["inputValue"] || in.Default.Kind != 0 && !IsNull(&in.Default))
 	if in.Default.Kind != 0 && !IsNull(&in.Default) {
 		if in.Default.Kind != yaml.ScalarNode && io.Type != TypeJSON {
@@ -227,7 +227,7 @@ func (cv *kfpConverter) output(out kfpIO, name string, n *yaml.Node, field strin
 		return IO{}, kfpPort{}, f.Errorf(n, field, "an output takes no default and is not optional")
 	}
 	kt := kfpTypeName(&out.Type)
-	io := IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, KFP: true, KFPType: kt}
+	io := IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, KFP: true, KFPType: kt, KFPName: out.Name}
 	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
 }
 

@@ -131,7 +131,8 @@ func TestKFPErrors(t *testing.T) {
 name: g
 implementation:
   graph: {tasks: {}}
-`, `c.yaml:4:3: implementation.graph: graph components are not supported yet (nested pipelines are planned)`,
+  container: {image: a, command: [a]}
+`, `c.yaml:3:1: implementation: a KFP component's implementation is a container or a graph, not both`,
 	}, {
 		"v2 placeholder in a literal", `
 name: v2

@@ -85,6 +85,10 @@ type Component struct {
 	// directory locally; by default that directory itself.
 	WorkingDir string `yaml:"workingDir,omitempty"`
 
+	// Graph is the implementation of a KFP v1 graph component (which has no
+	// program of its own: a pipeline uses it as a nested pipeline).
+	Graph *KFPGraph `yaml:"-" json:"-"`
+
 	// Dir is the directory of the file the component came from; set by the loader.
 	Dir string `yaml:"-" json:"-"`
 	// Source is the file the component came from; set by the loader.
@@ -111,6 +115,9 @@ type IO struct {
 	// decides what may feed it (see Compatible).
 	KFP     bool   `yaml:"-"`
 	KFPType string `yaml:"-"`
+	// KFPName is the name a KFP v1 component's file gives the input or
+	// output, which KFP graphs refer to it by.
+	KFPName string `yaml:"-" json:"-"`
 	// Path is the fixed path the program writes an output at (KFP's
 	// fileOutputs), instead of the path of {{outputs.NAME.path}}.
 	Path string `yaml:"-"`

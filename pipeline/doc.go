@@ -66,8 +66,13 @@
 // caching, `logs` and `artifacts` work on OUTER.INNER as on any step.
 // Refused, each at its file:line:col: a pipeline that uses itself,
 // directly or through others (naming the chain of files), one with finally
-// steps, and on the step that uses it loop, when, retries, timeout, env,
+// steps, and on the step that uses it loop, when, retries, timeout, image, env,
 // resources, nodeSelector, tolerations and distributed (set them on the
 // inner steps); a declared output naming an unknown step or output, a loop
 // step or a finally step.
+//
+// A KFP v1 graph component (implementation.graph) used as a step's
+// component is a nested pipeline too: its inputs are the params, its tasks
+// the steps, its outputValues the outputs; kfpgraph.go says how each part
+// maps and how a task's componentRef is found offline.
 package pipeline

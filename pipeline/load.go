@@ -41,8 +41,14 @@ func Parse(path string, data []byte) (*Pipeline, error) {
 
 // decode decodes and validates the pipeline of f, which the pipelines of
 // chain (outermost first) use as a step's component, and expands the
-// pipelines its own steps use (see Expand).
+// pipelines its own steps use (see expand).
 func decode(f *yamlfile.File, chain []chainLink) (*Pipeline, error) {
+	return decodeWith(f, chain, nil)
+}
+
+// decodeWith is decode, calling decoded (when not nil) on the pipeline as
+// decoded, before it is checked.
+func decodeWith(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline)) (*Pipeline, error) {
 	p := &Pipeline{Source: f.Path}
 	decodeErr := f.Decode(f.Root, "", p)
 	if decodeErr != nil {
@@ -52,6 +58,9 @@ func decode(f *yamlfile.File, chain []chainLink) (*Pipeline, error) {
 		if f.Root.Decode(p) != nil {
 			return nil, decodeErr
 		}
+	}
+	if decoded != nil {
+		decoded(p)
 	}
 	for i := range p.Finally {
 		p.Finally[i].Finally = true
@@ -254,12 +263,18 @@ func (v *validator) component(i int) *components.Component {
 			v.errs = append(v.errs, err)
 		}
 		v.loaded[path] = c
+		if c != nil && c.Graph != nil {
+			return v.kfpGraph(i, c, path)
+		}
 		return c
 	default:
 		c, err := components.Decode(v.f, n, components.FieldPath(v.sp(i, "component")...))
 		if err != nil {
 			v.errs = append(v.errs, err)
 			return nil
+		}
+		if c.Graph != nil {
+			return v.kfpGraph(i, c, "")
 		}
 		return c
 	}
@@ -302,6 +317,10 @@ func (v *validator) step(i int, index map[string]int) {
 			prm, ok := v.p.Params[b.Param]
 			switch {
 			case !ok:
+			case prm.kfp != nil:
+				if !components.Compatible(*prm.kfp, in) {
+					v.atValue(path, "type mismatch: input %q of the graph is %s, input %q expects %s", b.Param, typeName(*prm.kfp), name, typeName(in))
+				}
 			case components.IsArtifact(prm.Type):
 				if !components.IsArtifact(in.Type) && !in.KFP || !components.Compatible(components.IO{Name: b.Param, Type: prm.Type}, in) {
 					v.atValue(path, "type mismatch: parameter %q is an artifact (%s), input %q expects %s", b.Param, prm.Type, name, typeName(in))

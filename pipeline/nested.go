@@ -39,17 +39,7 @@ const NestedSep = "."
 // and returns the component it is to the step: its params as inputs, its
 // outputs as outputs.
 func (v *validator) subPipeline(i int, f *yamlfile.File, path string) *components.Component {
-	abs := absPath(path)
-	for k, link := range v.chain {
-		if link.abs != abs {
-			continue
-		}
-		var names []string
-		for _, l := range v.chain[k:] {
-			names = append(names, l.path)
-		}
-		v.atValue(v.sp(i, "component"), "recursive pipeline: %s uses %s (a pipeline cannot use itself as a step's component, directly or through others)", strings.Join(names, " uses "), path)
-		v.loaded[path] = nil
+	if v.recursive(i, path) {
 		return nil
 	}
 	sub, err := decode(f, v.chain)
@@ -112,6 +102,7 @@ func (v *validator) nestedStep(i int) {
 	refuse("when", s.When != "")
 	refuse("retries", s.Retries != 0)
 	refuse("timeout", s.Timeout.Duration != 0)
+	refuse("image", s.Image != "")
 	refuse("env", len(s.Env) > 0)
 	refuse("resources", s.Resources != nil)
 	refuse("nodeSelector", len(s.NodeSelector) > 0)
@@ -180,11 +171,7 @@ func (v *validator) expand() {
 	nMain := 0
 	for i := range pl.Steps {
 		s := pl.Steps[i]
-		after, err := outer.after(s.After)
-		if err != nil {
-			v.at(v.sp(i), "%v", err)
-			continue
-		}
+		after := outer.after(s.After)
 		s.After = after
 		sub := v.subs[i]
 		if sub == nil {
@@ -270,7 +257,7 @@ func (r *rewriter) output(b Binding) Binding {
 // after rewrites a step's after list: a step that uses a pipeline stands
 // for the expanded steps of it that no other of them waits for (each of
 // the others ends before one of those).
-func (r *rewriter) after(names []string) ([]string, error) {
+func (r *rewriter) after(names []string) []string {
 	var out []string
 	for _, a := range names {
 		if sub := r.subs[a]; sub != nil {
@@ -281,7 +268,7 @@ func (r *rewriter) after(names []string) ([]string, error) {
 		}
 		out = append(out, r.prefix+a)
 	}
-	return out, nil
+	return out
 }
 
 // leaves are the steps of the pipeline no other step depends on, in order.
@@ -306,11 +293,7 @@ func (pl *Pipeline) leaves() []string {
 func (r *rewriter) step(s *Step) error {
 	s.Name = r.prefix + s.Name
 	if r.prefix != "" {
-		after, err := r.after(s.After)
-		if err != nil {
-			return err
-		}
-		s.After = after
+		s.After = r.after(s.After)
 	}
 	inputs := make(map[string]yaml.Node, len(s.Inputs))
 	for _, name := range slices.Sorted(maps.Keys(s.Inputs)) {

@@ -48,6 +48,10 @@ type Param struct {
 	Default yaml.Node `yaml:"default,omitempty"`
 	// Description is free text.
 	Description string `yaml:"description,omitempty"`
+
+	// kfp is the input of a KFP v1 graph component the parameter is: what
+	// may feed it follows KFP's type rules (components.Compatible).
+	kfp *components.IO
 }
 
 // Step is one node of the DAG.

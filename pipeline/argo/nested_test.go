@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -46,4 +48,25 @@ func TestNestedCompiledSize(t *testing.T) {
 		t.Errorf("the second use added %d bytes for %d tasks, want at most 1 KB each", grew, added)
 	}
 	t.Logf("compiled: %d bytes used once, %d used twice (%d tasks added)", len(onceBytes), len(twiceBytes), added)
+}
+
+// TestKFPGraphCompiles: KFP v1 graph components compile to tasks of the one
+// DAG that Argo's validation accepts, one per task of the graphs.
+func TestKFPGraphCompiles(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/kfpgraph/valid.yaml", testOptions())
+	lint(t, wf)
+	st, err := StepTasks(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []StepTask{
+		{Step: "twice.inner.add-again", Task: "twice-inner-add-again"}, {Step: "twice.inner.add-first", Task: "twice-inner-add-first"},
+		{Step: "sum.add-again", Task: "sum-add-again"}, {Step: "sum.add-first", Task: "sum-add-first"},
+	}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("steps and tasks (-want +got):\n%s", diff)
+	}
+	if n := len(wf.Spec.Templates); n != 3 {
+		t.Errorf("%d templates, want 3 (main and one per shape of the add component)", n)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 // TestRunNested runs a pipeline that uses another twice, with different
@@ -78,5 +79,37 @@ steps:
 	}
 	if diff := cmp.Diff([]string{"one.say", "two.say"}, rec.Step("join").DependsOn); diff != "" {
 		t.Errorf("join dependsOn (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunKFPGraph runs KFP v1 graph components (a graph using a graph,
+// stdlib-Python container components) and checks the values KFP's
+// semantics give: graph input defaults, literals, task outputs.
+func TestRunKFPGraph(t *testing.T) {
+	f := newFixture(t)
+	p, err := pipeline.Load("../testdata/kfpgraph/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := f.run(context.Background(), p, map[string]string{"start": "1.0"}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+	}
+	got := map[string]string{}
+	for _, s := range run.Steps {
+		for _, o := range s.Outputs {
+			if o.Value != nil {
+				got[s.Name+"/"+o.Name] = *o.Value
+			}
+		}
+	}
+	want := map[string]string{
+		"twice.inner.add-first/sum": "2.5",   // start + the default 1.5
+		"twice.inner.add-again/sum": "2.75",  // + the literal 0.25
+		"sum.add-first/sum":         "4.25",  // twice's result + 1.5
+		"sum.add-again/sum":         "14.25", // + the graph input's default 10
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
 }

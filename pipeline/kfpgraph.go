@@ -1,0 +1,534 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// A KFP v1 graph component (implementation.graph) is a nested pipeline, as
+// KFP v1's SDK resolves it (kfp.components._components._resolve_graph_task):
+//
+//   - the component's inputs are the params (a default is the param's
+//     default), typed as any KFP component's inputs, with KFP's type rules
+//     for what they feed;
+//   - each task is a step named after its id as KFP derives names
+//     ("Xgboost train" is xgboost-train; -2, -3 on collisions);
+//   - an argument is a literal, {graphInput: {inputName}} (the param) or
+//     {taskOutput: {taskId, outputName}} (that task's output); the
+//     arguments' keys and outputName are KFP names of the task's component;
+//   - outputValues are the outputs, each a taskOutput.
+//
+// A componentRef resolves offline, in this order: spec (the component
+// inline); url, when it is a path (relative to the graph's file) or a
+// GitHub file url (https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH
+// or https://github.com/OWNER/REPO/blob|raw/COMMIT/PATH): the file PATH of
+// the repository checkout that holds the graph's file (the nearest
+// directory above it that has PATH); name: NAME/component.yaml there (as
+// KFP's ComponentStore searches its local paths). KFP neither checks a
+// digest, and pipectl does not either: the file found is the checkout's
+// version of the component. Any other reference is an error at its line.
+
+// kfpGraph expands the graph of the KFP component c that steps[i] uses
+// (from the file path, "" when inline): the step's component stays c (KFP's
+// inputs and outputs), and its steps are the graph's tasks.
+func (v *validator) kfpGraph(i int, c *components.Component, path string) *components.Component {
+	g := c.Graph
+	if path != "" && v.recursive(i, path) {
+		return nil
+	}
+	syn := &graphSynth{g: g, fields: map[string]string{}, stepOf: map[string]string{}}
+	root, err := syn.pipeline(c)
+	if err != nil {
+		v.errs = append(v.errs, err)
+		return nil
+	}
+	f := &yamlfile.File{Path: g.File.Path, Root: root}
+	sub, err := decodeWith(f, v.chain, func(p *Pipeline) {
+		for k := range c.Inputs {
+			in := c.Inputs[k]
+			if prm, ok := p.Params[in.Name]; ok {
+				prm.kfp = &in
+				p.Params[in.Name] = prm
+			}
+		}
+	})
+	if err != nil {
+		v.errs = append(v.errs, syn.translate(err))
+		return nil
+	}
+	if path != "" {
+		v.subFiles[path] = sub
+	}
+	v.subs[i] = sub
+	return c
+}
+
+// recursive reports (at steps[i].component) whether the file at path is
+// one of the pipelines being loaded.
+func (v *validator) recursive(i int, path string) bool {
+	abs := absPath(path)
+	for k, link := range v.chain {
+		if link.abs != abs {
+			continue
+		}
+		var names []string
+		for _, l := range v.chain[k:] {
+			names = append(names, l.path)
+		}
+		v.atValue(v.sp(i, "component"), "recursive pipeline: %s uses %s (a pipeline cannot use itself as a step's component, directly or through others)", strings.Join(names, " uses "), path)
+		v.loaded[path] = nil
+		return true
+	}
+	return false
+}
+
+// graphSynth writes a graph as the YAML of a pipeline whose nodes carry
+// the graph's lines and columns, so that the pipeline's checks point into
+// the KFP file; fields maps the pipeline's field paths to the graph's.
+type graphSynth struct {
+	g      *components.KFPGraph
+	fields map[string]string
+	// stepOf is the step name of each task id.
+	stepOf map[string]string
+	// comps are the tasks' components, by task id (nil when it did not load:
+	// the pipeline's checks report why).
+	comps map[string]*components.Component
+	errs  []error
+}
+
+func (s *graphSynth) errorf(n *yaml.Node, field, format string, args ...any) {
+	s.errs = append(s.errs, s.g.File.Errorf(n, field, format, args...))
+}
+
+func scalar(value string, at *yaml.Node) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}
+	if at != nil {
+		n.Line, n.Column = at.Line, at.Column
+	}
+	return n
+}
+
+func mapping(at *yaml.Node, kv ...*yaml.Node) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv}
+	if at != nil {
+		n.Line, n.Column = at.Line, at.Column
+	}
+	return n
+}
+
+// pairs returns the keys and values of a mapping node.
+func pairs(n *yaml.Node) (keys, values []*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys, values = append(keys, n.Content[i]), append(values, n.Content[i+1])
+	}
+	return keys, values
+}
+
+// pipeline is the pipeline the graph of c is.
+func (s *graphSynth) pipeline(c *components.Component) (*yaml.Node, error) {
+	g := s.g
+	gf := g.Field
+	tasksNode, tasksKey, _ := yamlfile.Lookup(g.Node, "tasks")
+	if tasksKey == nil || tasksNode.Kind != yaml.MappingNode || len(tasksNode.Content) == 0 {
+		s.errorf(g.Node, gf+".tasks", "missing: tasks (a mapping of task ids to tasks)")
+		return nil, errors.Join(s.errs...)
+	}
+	if keys, _ := pairs(g.Node); len(keys) > 0 {
+		for _, k := range keys {
+			if k.Value != "tasks" && k.Value != "outputValues" {
+				s.errorf(k, gf+"."+k.Value, "unknown field %q of a KFP graph (expected tasks, outputValues)", k.Value)
+			}
+		}
+	}
+	params := mapping(nil)
+	for j, in := range c.Inputs {
+		prm := mapping(nil, scalar("type", nil), scalar(in.Type, nil))
+		if in.HasDefault() {
+			d := in.Default
+			prm.Content = append(prm.Content, scalar("default", nil), &d)
+		}
+		params.Content = append(params.Content, scalar(in.Name, nil), prm)
+		s.fields["params."+in.Name] = fmt.Sprintf("inputs[%d]", j)
+	}
+	ids, tasks := pairs(tasksNode)
+	used := map[string]bool{}
+	for _, id := range ids {
+		name := components.KFPName(id.Value)
+		if name == "" {
+			name = "task"
+		}
+		base := name
+		for k := 2; used[name]; k++ {
+			name = fmt.Sprintf("%s-%d", base, k)
+		}
+		used[name] = true
+		s.stepOf[id.Value] = name
+	}
+	s.comps = map[string]*components.Component{}
+	steps := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for k, id := range ids {
+		steps.Content = append(steps.Content, s.task(k, id, tasks[k]))
+	}
+	outputs := mapping(nil)
+	outKeys, outValues := pairs(lookup(g.Node, "outputValues"))
+	for k, key := range outKeys {
+		field := gf + ".outputValues." + key.Value
+		name, ok := g.Outputs[key.Value]
+		if !ok {
+			s.errorf(key, field, "the component has no output %q", key.Value)
+			continue
+		}
+		val := s.argument(outValues[k], field, false)
+		if val == nil {
+			continue
+		}
+		outputs.Content = append(outputs.Content, scalar(name, key), val)
+		s.fields["outputs."+name] = field
+	}
+	if len(s.errs) > 0 {
+		return nil, errors.Join(s.errs...)
+	}
+	s.fields["steps"] = gf + ".tasks"
+	s.fields["metadata.name"] = "name"
+	return mapping(nil,
+		scalar("apiVersion", nil), scalar(components.APIVersion, nil),
+		scalar("kind", nil), scalar("Pipeline", nil),
+		scalar("metadata", nil), mapping(nil, scalar("name", nil), scalar(c.Metadata.Name, nil)),
+		scalar("params", nil), params,
+		scalar("steps", nil), steps,
+		scalar("outputs", nil), outputs,
+	), nil
+}
+
+func lookup(n *yaml.Node, key string) *yaml.Node {
+	v, _, ok := yamlfile.Lookup(n, key)
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// task is the step of task k (id, node n).
+func (s *graphSynth) task(k int, id, n *yaml.Node) *yaml.Node {
+	field := s.g.Field + ".tasks." + id.Value
+	step := fmt.Sprintf("steps[%d]", k)
+	s.fields[step] = field
+	s.fields[step+".name"] = field
+	s.fields[step+".component"] = field + ".componentRef"
+	out := mapping(id, scalar("name", nil), scalar(s.stepOf[id.Value], id))
+	keys, values := pairs(n)
+	if n.Kind != yaml.MappingNode {
+		s.errorf(n, field, "expected a task: a mapping with componentRef and arguments")
+		return out
+	}
+	var ref, args *yaml.Node
+	for j, key := range keys {
+		switch key.Value {
+		case "componentRef":
+			ref = values[j]
+		case "arguments":
+			args = values[j]
+		case "annotations":
+		default:
+			// isEnabled, executionOptions: run-time options pipectl does not map.
+			s.errorf(key, field+"."+key.Value, "KFP task option %q is not supported (supported: componentRef, arguments, annotations)", key.Value)
+		}
+	}
+	if ref == nil {
+		s.errorf(id, field, "missing: componentRef")
+		return out
+	}
+	comp := s.componentRef(ref, field+".componentRef")
+	if comp == nil {
+		return out
+	}
+	out.Content = append(out.Content, scalar("component", nil), comp)
+	c := s.load(comp)
+	s.comps[id.Value] = c
+	inputs := mapping(args)
+	argKeys, argValues := pairs(args)
+	if args != nil && args.Kind != yaml.MappingNode {
+		s.errorf(args, field+".arguments", "expected a mapping of input names to arguments")
+	}
+	names := map[string]string{}
+	if c != nil {
+		names = kfpIONames(c, true)
+	}
+	for j, key := range argKeys {
+		afield := field + ".arguments." + key.Value
+		name := key.Value
+		if c != nil {
+			var ok bool
+			if name, ok = names[key.Value]; !ok {
+				s.errorf(key, afield, "component %s has no input %q (inputs: %s)", c.Metadata.Name, key.Value, strings.Join(kfpNames(c.Inputs), ", "))
+				continue
+			}
+		}
+		val := s.argument(argValues[j], afield, true)
+		if val == nil {
+			continue
+		}
+		inputs.Content = append(inputs.Content, scalar(name, key), val)
+		s.fields[step+".inputs."+name] = afield
+	}
+	out.Content = append(out.Content, scalar("inputs", nil), inputs)
+	return out
+}
+
+// load loads a task's component for its names (nil when it does not load;
+// the pipeline's checks report why).
+func (s *graphSynth) load(comp *yaml.Node) *components.Component {
+	if comp.Kind == yaml.MappingNode {
+		c, _ := components.Decode(s.g.File, comp, "")
+		return c
+	}
+	path := comp.Value
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(s.g.File.Path), path)
+	}
+	c, _ := components.Load(path)
+	return c
+}
+
+// kfpIONames maps the KFP names of c's inputs (or outputs) to pipectl's,
+// and pipectl's to themselves.
+func kfpIONames(c *components.Component, inputs bool) map[string]string {
+	ios := c.Outputs
+	if inputs {
+		ios = c.Inputs
+	}
+	out := map[string]string{}
+	for _, io := range ios {
+		out[io.Name] = io.Name
+		if io.KFPName != "" {
+			out[io.KFPName] = io.Name
+		}
+	}
+	return out
+}
+
+func kfpNames(ios []components.IO) []string {
+	var out []string
+	for _, io := range ios {
+		if io.KFPName != "" {
+			out = append(out, io.KFPName)
+		} else {
+			out = append(out, io.Name)
+		}
+	}
+	return out
+}
+
+// argument is the step input value of a graph argument (or output value,
+// which only a taskOutput may be): a literal as written, "{{params.P}}" or
+// "{{steps.S.outputs.O}}", at the argument's line and column.
+func (s *graphSynth) argument(n *yaml.Node, field string, graphInputOK bool) *yaml.Node {
+	if n.Kind == yaml.ScalarNode {
+		if strings.Contains(n.Value, "{{") {
+			s.errorf(n, field, "a literal argument holding {{ is not supported (pipectl would read it as a reference)")
+			return nil
+		}
+		return n
+	}
+	keys, values := pairs(n)
+	if len(keys) != 1 {
+		s.errorf(n, field, "expected a literal, {graphInput: {inputName: NAME}} or {taskOutput: {taskId: ID, outputName: NAME}}")
+		return nil
+	}
+	ref, body := keys[0], values[0]
+	switch ref.Value {
+	case "graphInput":
+		if !graphInputOK {
+			s.errorf(ref, field+".graphInput", "an output value must be a taskOutput (a graph input as a graph output is not supported)")
+			return nil
+		}
+		in := lookup(body, "inputName")
+		if in == nil {
+			s.errorf(body, field+".graphInput", "missing: inputName")
+			return nil
+		}
+		name, ok := s.g.Inputs[in.Value]
+		if !ok {
+			s.errorf(in, field+".graphInput.inputName", "the graph component has no input %q", in.Value)
+			return nil
+		}
+		return scalar("{{params."+name+"}}", n)
+	case "taskOutput":
+		task, out := lookup(body, "taskId"), lookup(body, "outputName")
+		if task == nil || out == nil {
+			s.errorf(body, field+".taskOutput", "missing: taskId and outputName")
+			return nil
+		}
+		step, ok := s.stepOf[task.Value]
+		if !ok {
+			s.errorf(task, field+".taskOutput.taskId", "unknown task %q (tasks: %s)", task.Value, strings.Join(s.taskIDs(), ", "))
+			return nil
+		}
+		name := out.Value
+		if c := s.comps[task.Value]; c != nil {
+			if name, ok = kfpIONames(c, false)[out.Value]; !ok {
+				s.errorf(out, field+".taskOutput.outputName", "task %q (component %s) has no output %q (outputs: %s)", task.Value, c.Metadata.Name, out.Value, strings.Join(kfpNames(c.Outputs), ", "))
+				return nil
+			}
+		} else if _, loaded := s.comps[task.Value]; !loaded {
+			// A task listed later: its component is loaded now for its names.
+			if c := s.loadTask(task.Value); c != nil {
+				if name, ok = kfpIONames(c, false)[out.Value]; !ok {
+					s.errorf(out, field+".taskOutput.outputName", "task %q (component %s) has no output %q (outputs: %s)", task.Value, c.Metadata.Name, out.Value, strings.Join(kfpNames(c.Outputs), ", "))
+					return nil
+				}
+			}
+		}
+		return scalar("{{steps."+step+".outputs."+name+"}}", n)
+	}
+	s.errorf(ref, field+"."+ref.Value, "unknown argument %q (expected a literal, graphInput or taskOutput)", ref.Value)
+	return nil
+}
+
+// loadTask loads the component of the task id for its names.
+func (s *graphSynth) loadTask(id string) *components.Component {
+	ids, tasks := pairs(lookup(s.g.Node, "tasks"))
+	for k, key := range ids {
+		if key.Value != id {
+			continue
+		}
+		ref := lookup(tasks[k], "componentRef")
+		if ref == nil {
+			return nil
+		}
+		errs := len(s.errs)
+		comp := s.componentRef(ref, "")
+		s.errs = s.errs[:errs] // reported with the task itself
+		if comp == nil {
+			return nil
+		}
+		c := s.load(comp)
+		s.comps[id] = c
+		return c
+	}
+	return nil
+}
+
+func (s *graphSynth) taskIDs() []string {
+	var out []string
+	for id := range s.stepOf {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// componentRef resolves a task's componentRef (see the package doc): the
+// step's component node, a path or an inline component.
+func (s *graphSynth) componentRef(ref *yaml.Node, field string) *yaml.Node {
+	if ref.Kind != yaml.MappingNode {
+		s.errorf(ref, field, "expected a componentRef: a mapping with spec, url, name or digest")
+		return nil
+	}
+	if spec := lookup(ref, "spec"); spec != nil {
+		return spec
+	}
+	dir := filepath.Dir(s.g.File.Path)
+	if u := lookup(ref, "url"); u != nil {
+		p, err := repoPath(u.Value)
+		if err != nil {
+			s.errorf(u, field+".url", "%v", err)
+			return nil
+		}
+		if !strings.Contains(u.Value, "://") {
+			return scalar(filepath.FromSlash(p), ref) // relative to the graph's file, as a step's component path
+		}
+		if found := findInCheckout(dir, p); found != "" {
+			return scalar(found, ref)
+		}
+		s.errorf(u, field+".url", "cannot resolve %s offline: no directory above %s holds %s (pipectl reads the component from the repository checkout the graph's file is in; put the file there, or give the component inline as componentRef.spec)", u.Value, dir, p)
+		return nil
+	}
+	if name := lookup(ref, "name"); name != nil {
+		p := name.Value + "/component.yaml"
+		if found := findInCheckout(dir, p); found != "" {
+			return scalar(found, ref)
+		}
+		s.errorf(name, field+".name", "cannot resolve component %q offline: no directory above %s holds %s", name.Value, dir, p)
+		return nil
+	}
+	s.errorf(ref, field, "cannot resolve a componentRef with only a digest or tag offline (give url, name or spec)")
+	return nil
+}
+
+// repoPath is the file path a componentRef url names: the path itself for
+// a relative path, PATH for a GitHub file url.
+func repoPath(ref string) (string, error) {
+	if !strings.Contains(ref, "://") {
+		if ref == "" || filepath.IsAbs(ref) {
+			return "", fmt.Errorf("expected a url or a path relative to the graph's file, got %q", ref)
+		}
+		return ref, nil
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("invalid url %q: %v", ref, err)
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	switch {
+	case u.Host == "raw.githubusercontent.com" && len(parts) > 3:
+		return strings.Join(parts[3:], "/"), nil
+	case u.Host == "github.com" && len(parts) > 4 && (parts[2] == "raw" || parts[2] == "blob"):
+		return strings.Join(parts[4:], "/"), nil
+	}
+	return "", fmt.Errorf("cannot resolve %s offline: expected a GitHub file url (https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH), a path relative to the graph's file, componentRef.name or componentRef.spec", ref)
+}
+
+// findInCheckout returns DIR/p for the nearest directory DIR at or above
+// dir where that is a regular file, or "".
+func findInCheckout(dir, p string) string {
+	d := absPath(dir)
+	for {
+		cand := filepath.Join(d, filepath.FromSlash(p))
+		if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() {
+			return cand
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return ""
+		}
+		d = up
+	}
+}
+
+// translate rewrites the field paths of errors in the graph's file from
+// the pipeline's terms to the graph's.
+func (s *graphSynth) translate(err error) error {
+	var out []error
+	for _, e := range yamlfile.Split(err) {
+		var ye *yamlfile.Error
+		if errors.As(e, &ye) && ye.File == s.g.File.Path {
+			t := *ye
+			best := ""
+			for from := range s.fields {
+				if (t.Field == from || strings.HasPrefix(t.Field, from+".") || strings.HasPrefix(t.Field, from+"[")) && len(from) > len(best) {
+					best = from
+				}
+			}
+			if best != "" {
+				t.Field = s.fields[best] + t.Field[len(best):]
+			}
+			e = &t
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}

@@ -211,6 +211,15 @@ func TestBrowser(t *testing.T) {
 	b.shot("run-narrow")
 	b.open("/")
 	b.waitJS(`document.querySelector("table.runs")`)
+	// Each run a card: where it ran and how long it took still shown.
+	for _, cell := range []string{"where", "took"} {
+		if got := b.text(`(() => { const td = document.querySelector('tr[data-run="` + ok.ID + `"] td.` + cell + `'), r = td.getBoundingClientRect(); return r.width > 0 && r.right <= 400 ? td.textContent : "hidden"; })()`); got == "hidden" || got == "" {
+			t.Errorf("at 400px the runs list's %s cell is %q", cell, got)
+		}
+	}
+	if w := b.text(`String(document.documentElement.scrollWidth)`); w != "400" {
+		t.Errorf("at 400px the runs list is %spx wide", w)
+	}
 	b.shot("runs-narrow")
 }
 

@@ -9,7 +9,9 @@
 //	/runs/RUN                 a run: the DAG (an SVG laid out by depth, see
 //	                          Layout), a step (?step=STEP, default: a running,
 //	                          else a failed, else the last step) with its
-//	                          outputs and previews, and its log
+//	                          outputs and previews, and its log; without
+//	                          ?step a live page moves on to the step that
+//	                          default picks as the run goes on
 //	/runs/RUN?file=OUT/PATH   the preview of a file of a directory output
 //	/compare?runs=A,B,…       params and metrics side by side (also ?run=A&run=B)
 //

@@ -183,18 +183,32 @@ func TestBrowser(t *testing.T) {
 	}
 	b.shot("compare")
 
-	// The running run changes while its page is open.
-	b.open("/runs/" + running.ID)
+	// The running run changes while its page is open: in one tab on step
+	// evaluate, in another as opened from the runs list, following the run.
+	b.open("/runs/" + running.ID + "?step=evaluate")
 	b.waitJS(`document.querySelector('a.node[data-node="evaluate"]').dataset.status === "Running" && document.querySelector('a.node[data-node="report"]').dataset.status === "Pending"`)
 	// The log of the running step, tailed while it waits at the gate.
 	b.waitJS(`document.getElementById("log").textContent.includes("[evaluate] evaluating")`)
 	b.shot("run-running")
+	tab, closeTab := chromedp.NewContext(b.ctx)
+	defer closeTab()
+	f := &page{t: t, ctx: tab, base: base, shots: shots}
+	f.open("/runs/" + running.ID)
+	f.waitJS(`document.getElementById("step").dataset.step === "evaluate" && document.getElementById("log").textContent.includes("[evaluate] evaluating")`)
+	f.do(chromedp.Evaluate[chromedp.Void](`window.pipectlSamePage = true`))
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b.waitJS(`document.querySelector('a.node[data-node="report"]').dataset.status === "Succeeded" && document.querySelector(".runid .badge").textContent === "Succeeded"`)
 	b.waitJS(`document.getElementById("log").textContent.includes("accuracy 0.9135")`)
 	b.shot("run-finished-live")
+	// The following tab moved on to report, the last step, and its log.
+	f.waitJS(`document.getElementById("step").dataset.step === "report" && document.querySelector(".log h2 .muted").textContent === "report"`)
+	f.waitJS(`(() => { const t = document.getElementById("log").textContent; return t.includes("[report] report written") && !t.includes("[evaluate]"); })()`)
+	if got := f.text(`String(window.pipectlSamePage === true)`); got != "true" {
+		t.Error("the following tab reloaded")
+	}
+	f.shot("run-followed")
 	if err := held.Wait(); err != nil {
 		t.Errorf("the held run: %v\n%s", err, heldOut.String())
 	}

@@ -65,13 +65,14 @@ function runsPage() {
 // the run runs; lines filtered by rank.
 function logView(live) {
   const pre = document.getElementById("log");
-  if (!pre) return { done() {}, ranks() {} };
+  if (!pre) return { done() {}, ranks() {}, show() {} };
   const note = document.getElementById("log-note");
   const select = document.getElementById("rank");
   const rankRE = /^\[[^\]]*?\brank (\d+)\] /;
   let lines = [], partial = "", offset = null, following = live, timer = null;
   let inflight = false, finalAsked = false;
   let source = null; // X-Log-Source of what is shown: "store", or "pod" while a cluster step runs
+  let gen = 0; // which log is shown: a fetch of an earlier one is dropped
   const ranks = new Set();
 
   const shown = (l) => !select.value || (rankRE.exec(l) || [])[1] === select.value;
@@ -105,8 +106,10 @@ function logView(live) {
     const isFinal = finalAsked;
     const url = pre.dataset.src + (offset === null ? "" : "?offset=" + offset);
     let restart = false;
+    const g = gen;
     try {
       const resp = await fetch(url);
+      if (g !== gen) return;
       if (resp.status === 404) {
         const body = await resp.json().catch(() => ({}));
         note.textContent = body.error || "No log.";
@@ -115,6 +118,7 @@ function logView(live) {
         const end = Number(resp.headers.get("X-Log-End"));
         const src = resp.headers.get("X-Log-Source");
         const text = await resp.text();
+        if (g !== gen) return;
         // The log was replaced (a shorter one), or the pod's log of a
         // running cluster step gave way to the stored one: start over.
         const replaced = offset !== null && start < offset;
@@ -153,6 +157,23 @@ function logView(live) {
       if (!inflight) fetchMore();
     },
     ranks: showRanks,
+    // show switches to the log at src, step name's, from its start.
+    show(src, name) {
+      gen++;
+      if (timer) { clearTimeout(timer); timer = null; }
+      pre.dataset.src = src;
+      lines = []; partial = ""; offset = null; source = null;
+      pre.textContent = ""; note.textContent = "";
+      ranks.clear();
+      for (const o of [...select.options]) if (o.value !== "") o.remove();
+      select.value = "";
+      const section = pre.closest(".log");
+      section.querySelector("h2 .muted").textContent = name;
+      section.querySelector(".tools a").href = src;
+      showRanks();
+      inflight = false;
+      fetchMore();
+    },
   };
 }
 
@@ -163,16 +184,24 @@ function runPage() {
   showSelected(live);
   const log = logView(live.dataset.live === "true");
   if (live.dataset.live !== "true") return;
+  // Opened without ?step, the page follows the run: it shows the running
+  // step (else a failed one, else the last), as the server picks it.
+  const follow = !new URLSearchParams(location.search).has("step");
   let last = null;
   const refresh = async () => {
     try {
-      const html = await fragment("live", { step: live.dataset.step });
+      const html = await fragment("live", follow ? {} : { step: live.dataset.step });
       const box = live.querySelector(".dag .scroll");
       const left = box ? box.scrollLeft : 0;
       live.innerHTML = html;
       const next = live.querySelector(".dag .scroll");
       if (next) next.scrollLeft = left; // the DAG stays where the user left it
       localTimes(live);
+      const card = live.querySelector("#step");
+      if (follow && card && card.dataset.step !== live.dataset.step) {
+        live.dataset.step = card.dataset.step;
+        log.show("/api/runs/" + encodeURIComponent(live.dataset.run) + "/logs/" + encodeURIComponent(card.dataset.step), card.dataset.step);
+      }
       log.ranks();
     } catch (e) { /* the next event tries again */ }
   };

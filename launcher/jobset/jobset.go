@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +17,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -85,13 +87,21 @@ type ExecArgs struct {
 	Params, Upstream map[string]string
 	// Argv, when set, replaces the component's command (after --).
 	Argv []string
+	// Iteration, for a loop step, is the iteration the ranks run (exec's
+	// --iteration).
+	Iteration *int
+	// ArgoStatus, ArgoFailures and ArgoSteps, for a finally step, are exec's
+	// --argo-status, --argo-failures and --argo-steps: the run's outcome.
+	ArgoStatus, ArgoFailures, ArgoSteps string
 }
 
 // BuildOptions are what the JobSet of a step needs beyond its plan.Launch.
 type BuildOptions struct {
 	// Namespace is the JobSet's namespace.
 	Namespace string
-	// Step is the step's name.
+	// Step is the step's name in the run record: a loop iteration's is
+	// STEP[i] (pipeline.IterationName), so each iteration has a JobSet of
+	// its own.
 	Step string
 	// Exec are the rank containers' exec flags.
 	Exec ExecArgs
@@ -232,6 +242,10 @@ func stepLabels(spec *plan.Launch, o BuildOptions) map[string]string {
 		plan.LabelRun:  labelValue(o.Exec.Run),
 		plan.LabelStep: labelValue(o.Step),
 	}
+	// A label value holds no brackets: STEP[i] is labelled STEP and i.
+	if step, i, ok := pipeline.SplitIteration(o.Step); ok {
+		l[plan.LabelStep], l[plan.LabelIteration] = labelValue(step), strconv.Itoa(i)
+	}
 	if spec.Pipeline != "" {
 		l[plan.LabelPipeline] = labelValue(spec.Pipeline)
 	}
@@ -271,6 +285,17 @@ func execFlags(e ExecArgs) []string {
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
 		flags = append(flags, "--upstream="+k+"="+components.EncodeValue(e.Upstream[k]))
+	}
+	if e.Iteration != nil {
+		flags = append(flags, "--iteration="+strconv.Itoa(*e.Iteration))
+	}
+	for _, f := range []struct{ name, v string }{
+		{"--argo-status", e.ArgoStatus}, {"--argo-failures", e.ArgoFailures}, {"--argo-steps", e.ArgoSteps},
+	} {
+		if f.v != "" {
+			// Kubernetes reads $$ as a literal $ (a failure message may hold $(VAR)).
+			flags = append(flags, f.name+"="+strings.ReplaceAll(f.v, "$", "$$"))
+		}
 	}
 	flags = append(flags, "--component="+e.Component)
 	if len(e.Argv) > 0 {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -117,6 +118,20 @@ func TestBuildJobSet(t *testing.T) {
 		opts: func(o *BuildOptions) { o.Owner = &Owner{Name: "wf-1-train-launcher", UID: "1234-5678"} },
 		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
 			Owner("wf-1-train-launcher", "1234-5678"),
+	}, {
+		name: "a loop iteration: a JobSet of its own, labelled with the step and the index; the ranks run that iteration",
+		spec: makeSpec(2, 1).Obj(),
+		opts: func(o *BuildOptions) { o.Step, o.Exec.Iteration = "train[12]", ptr.To(12) },
+		want: makeJobSet("run-1-train-12", 2).RankEnv(rankEnv("run-1-train-12", 2, 1, "29500", true)...).
+			StepLabel(plan.LabelIteration, "12").ArgsBefore("--iteration=12"),
+	}, {
+		name: "a finally step: the ranks get the run's outcome, $ escaped from Kubernetes",
+		spec: makeSpec(2, 1).Obj(),
+		opts: func(o *BuildOptions) {
+			o.Exec.ArgoStatus, o.Exec.ArgoFailures, o.Exec.ArgoSteps = "Failed", `"[{\"message\":\"$(HOME)\"}]"`, "W3t9XQ=="
+		},
+		want: makeJobSet("run-1-train", 2).RankEnv(rankEnv("run-1-train", 2, 1, "29500", true)...).
+			ArgsBefore("--argo-status=Failed", `--argo-failures="[{\"message\":\"$$(HOME)\"}]"`, "--argo-steps=W3t9XQ=="),
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +160,10 @@ func TestJobSetName(t *testing.T) {
 		// 63 - len("-rank-0-") - len("1") - len("-abcde") = 48 characters.
 		{long, "train-the-big-model", 2, strings.Repeat("a", 39) + "-" + hash8(long+"-train-the-big-model")},
 		{long, "train-the-big-model", 100, strings.Repeat("a", 38) + "-" + hash8(long+"-train-the-big-model")},
+		{"sweep-x7k2p", "trial[0]", 2, "sweep-x7k2p-trial-0"},
+		{"sweep-x7k2p", "trial[10]", 2, "sweep-x7k2p-trial-10"},
+		// Long names keep iterations apart by their hash.
+		{long, "train-the-big-model[3]", 2, strings.Repeat("a", 39) + "-" + hash8(long+"-train-the-big-model-3")},
 	}
 	for _, tc := range cases {
 		got := JobSetName(tc.run, tc.step, tc.nodes)

@@ -161,6 +161,22 @@ func (w *jobSetWrapper) Label(k, v string) *jobSetWrapper {
 	return w
 }
 
+// StepLabel sets a label of the JobSet, its job and its pods.
+func (w *jobSetWrapper) StepLabel(k, v string) *jobSetWrapper {
+	w.Labels[k] = v
+	w.Spec.ReplicatedJobs[0].Template.Labels[k] = v
+	w.pod().Labels[k] = v
+	return w
+}
+
+// ArgsBefore puts args before the rank container's last argument (--component).
+func (w *jobSetWrapper) ArgsBefore(args ...string) *jobSetWrapper {
+	c := w.container()
+	n := len(c.Args)
+	c.Args = append(append(append([]string{}, c.Args[:n-1]...), args...), c.Args[n-1])
+	return w
+}
+
 func (w *jobSetWrapper) PodLabel(k, v string) *jobSetWrapper {
 	w.pod().Labels[k] = v
 	return w

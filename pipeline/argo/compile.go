@@ -316,15 +316,12 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 	}
 	task := wfv1.DAGTask{Name: c.tasks[s.Name], Template: tmpl}
 	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: StepInput, Value: wfv1.AnyStringPtr(stepArg)})
-	if sp.Loop != nil {
-		if err := c.loop(&task, sp); err != nil {
+	if sp.Loop != nil && sp.Loop.Parallelism == 0 {
+		if err := c.loop(&task, sp, false); err != nil {
 			return wfv1.DAGTask{}, err
 		}
 	}
 	if sp.Finally {
-		if sp.Distributed != nil {
-			return wfv1.DAGTask{}, fmt.Errorf("a distributed finally step does not compile to Argo yet (run it locally)")
-		}
 		task.Arguments.Parameters = append(task.Arguments.Parameters,
 			wfv1.Parameter{Name: RunStatusInput, Value: wfv1.AnyStringPtr("{{workflow.status}}")},
 			wfv1.Parameter{Name: FailuresInput, Value: wfv1.AnyStringPtr("{{workflow.failures}}")})
@@ -346,6 +343,9 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 			return wfv1.DAGTask{}, fmt.Errorf("when: %w", err)
 		}
 	}
+	if sp.Loop != nil && sp.Loop.Parallelism > 0 {
+		return c.bounded(task, sp)
+	}
 	return task, nil
 }
 
@@ -354,11 +354,9 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 // withParam over the indexes of the JSON list the parameter or upstream
 // output holds, computed by an expression; each iteration gets its index
 // as the template input IterationInput and exec evaluates the items itself
-// (values as written: Argo never re-encodes an item).
-func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step) error {
-	if sp.Distributed != nil {
-		return fmt.Errorf("a distributed loop step does not compile to Argo yet (run it locally)")
-	}
+// (values as written: Argo never re-encodes an item). In a bounded loop's
+// template (wrapped), the upstream output is the template's input.
+func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step, wrapped bool) error {
 	items := sp.Wiring.Items
 	if len(items) != 1 {
 		return fmt.Errorf("loop items: expected one part, got %d", len(items))
@@ -367,6 +365,8 @@ func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step) error {
 	switch part := items[0]; {
 	case part.Param != "":
 		list = decoded("workflow.parameters['" + part.Param + "']")
+	case part.Upstream != "" && wrapped:
+		list = decoded("inputs.parameters['" + UpstreamInputPrefix + part.Upstream + "']")
 	case part.Upstream != "":
 		ref := sp.Wiring.Upstream[part.Upstream]
 		list = decoded("tasks['" + c.tasks[ref.Step] + "'].outputs.parameters['" + ref.Output + "']")

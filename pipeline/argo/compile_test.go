@@ -64,7 +64,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string]string{"attrition": "../../examples/attrition/pipeline.yaml"}
+	cases := map[string]string{"attrition": "../../examples/attrition/pipeline.yaml", "sweep": "../../examples/sweep/pipeline.yaml"}
 	for _, f := range files {
 		cases[strings.TrimSuffix(filepath.Base(f), ".yaml")] = f
 	}
@@ -222,7 +222,7 @@ func TestParamsBecomeArguments(t *testing.T) {
 // A loop compiles to one task and the step's template whatever its number
 // of items: 100 iterations give as many templates and tasks as 3.
 func TestLoopTemplatesConstant(t *testing.T) {
-	count := func(n int) (templates, tasks int) {
+	count := func(n int, loop, extra string) (templates, tasks int) {
 		items := make([]string, n)
 		for i := range items {
 			items[i] = fmt.Sprint(i)
@@ -235,9 +235,9 @@ steps:
     component: components/split.yaml
   - name: work
     component: components/work.yaml
-    loop: {items: [`+strings.Join(items, ", ")+`]}
+    loop: {items: [`+strings.Join(items, ", ")+`]`+loop+`}
     inputs: {data: "{{steps.split.outputs.data}}", shard: "{{item}}", of: `+fmt.Sprint(n)+`}
-`))
+`+extra))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,9 +253,19 @@ steps:
 		}
 		return len(wf.Spec.Templates), tasks
 	}
-	t3, k3 := count(3)
-	t100, k100 := count(100)
-	if t3 != t100 || k3 != k100 || t3 != 3 || k3 != 2 {
-		t.Errorf("3 items: %d templates, %d tasks; 100 items: %d templates, %d tasks; want 3 and 2 for both", t3, k3, t100, k100)
+	for _, tc := range []struct {
+		name, loop, extra        string
+		wantTemplates, wantTasks int
+	}{
+		{"a loop", "", "", 3, 2},
+		// The bounded loop's own DAG template and its task.
+		{"a bounded loop of gangs", ", parallelism: 2", "    distributed: {nodes: 2}\n", 4, 3},
+	} {
+		t3, k3 := count(3, tc.loop, tc.extra)
+		t100, k100 := count(100, tc.loop, tc.extra)
+		if t3 != t100 || k3 != k100 || t3 != tc.wantTemplates || k3 != tc.wantTasks {
+			t.Errorf("%s: 3 items: %d templates, %d tasks; 100 items: %d templates, %d tasks; want %d and %d for both",
+				tc.name, t3, k3, t100, k100, tc.wantTemplates, tc.wantTasks)
+		}
 	}
 }

@@ -77,15 +77,31 @@
 //     loop step's outputs (collected) reads the iterations' outputs records
 //     <run>/STEP[i]/outputs.json, i = 0, 1, … until one is missing. The
 //     loop's template is its own (it has the "iteration" input), so 100
-//     iterations compile to the same templates as 3. Not compiled yet:
-//     loop.parallelism (a local bound only), distributed loop steps.
+//     iterations compile to the same templates as 3.
+//
+//   - a loop with parallelism: N is bounded by a DAG template of its own,
+//     "TASK-loop" with Argo's template parallelism N (which bounds the
+//     running children of one invocation of a template): the step's task
+//     (its arguments, depends and when) runs that template, whose inputs
+//     are the task's arguments; its one task, named as the step's, loops
+//     over the step's template with those inputs (withParam reads an
+//     upstream list from its input). Status readers (TaskNode,
+//     IterationNodes) look through such a template's node.
+//
+//   - a distributed loop step is a launcher pod per iteration, each with
+//     --iteration: the launcher creates the JobSet of STEP[i] (named after
+//     the run and STEP-i, labelled pipectl.dev/step=STEP and
+//     pipectl.dev/iteration=i), its ranks run `pipectl exec --gang
+//     --iteration=i`, so the item, outputs (<run>/STEP[i]/), cache entry and
+//     fingerprint are the iteration's, as locally.
 //
 //   - finally steps are the tasks of a second DAG template "finally", the
 //     workflow's onExit. Each gets {{workflow.status}} and
 //     {{workflow.failures}} as the template inputs "run-status" and
 //     "run-failures", and exec turns them, with the steps annotation
 //     (--argo-steps, base64), into {{run.status}} and {{run.failedSteps}}
-//     (see RunFields). Not compiled yet: distributed finally steps.
+//     (see RunFields). A distributed finally step's launcher gets them as
+//     flags too and passes them on to its ranks.
 //
 // The workflow is annotated pipectl.dev/steps (AnnotationSteps) with a JSON
 // array of {"step", "task"} in the pipeline's order: the task name of every

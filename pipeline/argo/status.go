@@ -79,7 +79,8 @@ func TaskNode(wf *wfv1.Workflow, task string) *wfv1.NodeStatus {
 }
 
 // dagBoundaries are the ids of the nodes of wf's DAG templates "main" (the
-// workflow's own node) and "finally" (its onExit node).
+// workflow's own node) and "finally" (its onExit node), and of its bounded
+// loops' templates.
 func dagBoundaries(wf *wfv1.Workflow) map[string]bool {
 	b := map[string]bool{wf.Name: true}
 	for id, n := range wf.Status.Nodes {
@@ -87,6 +88,7 @@ func dagBoundaries(wf *wfv1.Workflow) map[string]bool {
 			b[id] = true
 		}
 	}
+	loopBoundaries(wf, b)
 	return b
 }
 
@@ -94,10 +96,12 @@ func dagBoundaries(wf *wfv1.Workflow) map[string]bool {
 // ("TASK(i:…)": a Pod node, or a Retry node with retries), by index.
 func IterationNodes(wf *wfv1.Workflow, task string) map[int]*wfv1.NodeStatus {
 	out := map[int]*wfv1.NodeStatus{}
+	boundaries := map[string]bool{wf.Name: true}
+	loopBoundaries(wf, boundaries)
 	for id := range wf.Status.Nodes {
 		n := wf.Status.Nodes[id]
 		rest, ok := strings.CutPrefix(n.DisplayName, task+"(")
-		if !ok || n.BoundaryID != wf.Name || n.Type == wfv1.NodeTypeDAG || strings.Contains(rest, ")(") {
+		if !ok || !boundaries[n.BoundaryID] || n.Type == wfv1.NodeTypeDAG || strings.Contains(rest, ")(") {
 			continue
 		}
 		idx, _, ok := strings.Cut(rest, ":")

@@ -30,6 +30,9 @@ const (
 	LabelRun = "pipectl.dev/run"
 	// LabelStep is the step's name.
 	LabelStep = "pipectl.dev/step"
+	// LabelIteration is a loop iteration's index (0-based), with LabelStep
+	// the loop step's name.
+	LabelIteration = "pipectl.dev/iteration"
 )
 
 // DefaultGPUResource is the extended resource GPUs are requested as.

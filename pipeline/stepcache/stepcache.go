@@ -15,6 +15,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -205,6 +206,35 @@ func AddCollectedSums(sums map[string]string, collected map[string][]artifacts.O
 		}
 		sums[name] = strings.Join(shas, ",")
 	}
+}
+
+// Collect reads the outputs of every iteration of the loop steps whose
+// outputs the step of w collects (plan.Values.Collected), from their
+// outputs records in the store: iterations 0, 1, … until one has none (the
+// step runs once every iteration succeeded, so they all have one).
+// `pipectl exec`, its rank pods and `pipectl launch` collect with it.
+func Collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wiring) (map[string][]artifacts.OutputRecord, error) {
+	out := map[string][]artifacts.OutputRecord{}
+	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
+		ref := w.Collected[name]
+		recs := []artifacts.OutputRecord{}
+		for i := 0; ; i++ {
+			outs, err := artifacts.ReadOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
+			if errors.Is(err, artifacts.ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %w", name, err)
+			}
+			k := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+			if k < 0 {
+				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
+			}
+			recs = append(recs, outs[k])
+		}
+		out[name] = recs
+	}
+	return out, nil
 }
 
 // inputs returns the URI and sha256 of each input artifact of w in run, by

@@ -159,7 +159,7 @@ steps:
       image: busybox
       command: [train, "{{inputs.lr}}"]
   - name: again
-    loop: {items: "{{steps.gen.outputs.lrs}}"}
+    loop: {items: "{{steps.gen.outputs.lrs}}", parallelism: 1}
     inputs: {lr: "{{item}}"}
     component:
       apiVersion: pipectl.dev/v1alpha1
@@ -192,13 +192,18 @@ finally:
 	exit := wfv1.NodeStatus{ID: "e", Name: "wf-1.onExit", DisplayName: "wf-1.onExit", Type: wfv1.NodeTypeDAG, Phase: wfv1.NodeSucceeded}
 	notify := statusNode("n", "notify", wfv1.NodeTypePod, wfv1.NodeSucceeded, 30, "0")
 	notify.BoundaryID = "e"
+	// again is a bounded loop: its task runs a DAG template holding the loop.
+	loop := statusNode("aw", "again", wfv1.NodeTypeDAG, wfv1.NodeRunning, 12, "")
+	loop.TemplateName = "again-loop"
+	inLoop := func(n wfv1.NodeStatus) wfv1.NodeStatus { n.BoundaryID = "aw"; return n }
 	wf.Status = wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{
 		"g":  gen,
 		"tg": statusNode("tg", "train", wfv1.NodeTypeTaskGroup, wfv1.NodeFailed, 10, ""),
 		"t0": statusNode("t0", "train(0:0)", wfv1.NodeTypePod, wfv1.NodeSucceeded, 10, "0"),
 		"t1": statusNode("t1", "train(1:1)", wfv1.NodeTypePod, wfv1.NodeFailed, 10, "3"),
-		"ag": statusNode("ag", "again", wfv1.NodeTypeTaskGroup, wfv1.NodeRunning, 12, ""),
-		"a1": statusNode("a1", "again(1:1)", wfv1.NodeTypePod, wfv1.NodeRunning, 12, ""),
+		"aw": loop,
+		"ag": inLoop(statusNode("ag", "again", wfv1.NodeTypeTaskGroup, wfv1.NodeRunning, 12, "")),
+		"a1": inLoop(statusNode("a1", "again(1:1)", wfv1.NodeTypePod, wfv1.NodeRunning, 12, "")),
 		"e":  exit,
 		"n":  notify,
 	}}

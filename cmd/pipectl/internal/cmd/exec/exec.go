@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -205,7 +203,7 @@ func execRun(opts *Options) error {
 		}()
 	}
 	var sums map[string]string
-	if v.Collected, err = collect(ctx, store, opts.Run, w); err == nil {
+	if v.Collected, err = stepcache.Collect(ctx, store, opts.Run, w); err == nil {
 		req.Invocation, sums, err = invocation(ctx, comp, w, opts.Argv, store, v)
 	}
 	if err == nil {
@@ -304,34 +302,6 @@ func invocation(ctx context.Context, comp *plan.Component, w *plan.Wiring, argv 
 		return nil, nil, err
 	}
 	return stepcache.Invocation(ctx, store, c, w, v)
-}
-
-// collect reads the outputs of every iteration of the loop steps whose
-// outputs the step collects, from their outputs records in the store:
-// iterations 0, 1, … until one has none (the step runs once every
-// iteration succeeded, so they all have one).
-func collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wiring) (map[string][]artifacts.OutputRecord, error) {
-	out := map[string][]artifacts.OutputRecord{}
-	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
-		ref := w.Collected[name]
-		recs := []artifacts.OutputRecord{}
-		for i := 0; ; i++ {
-			outs, err := artifacts.ReadOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
-			if errors.Is(err, artifacts.ErrNotFound) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", name, err)
-			}
-			k := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
-			if k < 0 {
-				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
-			}
-			recs = append(recs, outs[k])
-		}
-		out[name] = recs
-	}
-	return out, nil
 }
 
 // install copies the running binary to opts.Install.

@@ -86,11 +86,20 @@ func planStep(opts *Options) (*plan.Step, jobset.ExecArgs, error) {
 	if sp.Distributed == nil {
 		return nil, exec, fmt.Errorf("step %s is not distributed: it runs as one pod, not through pipectl launch", opts.Step)
 	}
+	if sp.Loop != nil && opts.Iteration < 0 {
+		return nil, exec, cmdutil.FlagErrorf("--step %s loops: each iteration has a JobSet of its own; give --iteration I (0-based)", opts.Step)
+	}
+	if sp.Loop == nil && opts.Iteration >= 0 {
+		return nil, exec, cmdutil.FlagErrorf("--iteration: step %s does not loop", opts.Step)
+	}
 	values, err := pl.ResolveParams(overrides)
 	if err != nil {
 		return nil, exec, err
 	}
 	exec = jobset.ExecArgs{Run: opts.Run, Params: map[string]string{}, Upstream: map[string]string{}}
+	if opts.Iteration >= 0 {
+		exec.Iteration = &opts.Iteration
+	}
 	if exec.Run == "" {
 		exec.Run = DryRunRun
 	}

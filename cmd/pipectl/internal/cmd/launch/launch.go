@@ -24,6 +24,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -41,6 +42,11 @@ type ExecFlags struct {
 	OutputParams string
 	Distributed  string
 	Cache        string
+	// Iteration is the loop iteration to run (-1: the step does not loop).
+	Iteration int
+	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step the run's
+	// outcome (see argo.RunFields).
+	ArgoStatus, ArgoFailures, ArgoSteps string
 }
 
 func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
@@ -52,6 +58,10 @@ func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
 	fl.StringVar(&e.WorkDir, "work", "", "work directory (unused by the launcher; accepted as exec takes it)")
 	fl.StringVar(&e.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
 	fl.StringVar(&e.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
+	fl.IntVar(&e.Iteration, "iteration", -1, "the loop iteration to run, 0-based (a loop step): its JobSet, outputs and cache entry are STEP[i]'s")
+	fl.StringVar(&e.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
+	fl.StringVar(&e.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
+	fl.StringVar(&e.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
 	fl.StringVar(&e.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, creating no JobSet; record this one), refresh (run, record), off")
 }
 
@@ -152,7 +162,8 @@ Timings for benchmarks are logged on stderr as
 // objects are what the launcher creates for a step, from its plan, and
 // what it needs after.
 type objects struct {
-	launch   *plan.Launch
+	launch *plan.Launch
+	// step is the step's name in the run record: STEP[i] for a loop iteration.
 	step     string
 	comp     *components.Component
 	wiring   *plan.Wiring
@@ -166,6 +177,16 @@ type objects struct {
 // launch plan, each rank running `pipectl exec --gang` with exec.
 func build(ls *plan.Launch, comp *plan.Component, w *plan.Wiring, exec jobset.ExecArgs, namespace string, owner *jobset.Owner) (*objects, error) {
 	step := w.Step
+	v := plan.Values{Run: exec.Run, Params: exec.Params, Upstream: exec.Upstream, Iteration: exec.Iteration}
+	if exec.Iteration != nil {
+		step = pipeline.IterationName(w.Step, *exec.Iteration)
+	}
+	if exec.ArgoSteps != "" {
+		var err error
+		if v.RunFields, err = argo.RunFields(exec.ArgoStatus, exec.ArgoFailures, exec.ArgoSteps); err != nil {
+			return nil, cmdutil.FlagErrorf("%v", err)
+		}
+	}
 	c, err := comp.Resolve(exec.Argv)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("--component: %v", err)
@@ -179,7 +200,7 @@ func build(ls *plan.Launch, comp *plan.Component, w *plan.Wiring, exec jobset.Ex
 	}
 	return &objects{
 		launch: ls, step: step, outputs: c.Outputs,
-		comp: c, wiring: w, values: plan.Values{Run: exec.Run, Params: exec.Params, Upstream: exec.Upstream},
+		comp: c, wiring: w, values: v,
 		jobset:   jobset.BuildJobSet(ls, o),
 		podGroup: jobset.BuildPodGroup(ls, o),
 	}, nil
@@ -207,10 +228,15 @@ func decode(e ExecFlags, argv []string, namespace string, owner *jobset.Owner) (
 	if err != nil {
 		return nil, err
 	}
-	return build(ls, comp, w, jobset.ExecArgs{
+	exec := jobset.ExecArgs{
 		Run: e.Run, Component: e.Component, Step: e.Step,
 		Params: params, Upstream: upstream, Argv: argv,
-	}, namespace, owner)
+		ArgoStatus: e.ArgoStatus, ArgoFailures: e.ArgoFailures, ArgoSteps: e.ArgoSteps,
+	}
+	if e.Iteration >= 0 {
+		exec.Iteration = &e.Iteration
+	}
+	return build(ls, comp, w, exec, namespace, owner)
 }
 
 func (o *Options) getenv(name string) string {
@@ -288,10 +314,15 @@ func lookup(ctx context.Context, opts *Options, store artifacts.Store, p *object
 	if err != nil || mode == stepcache.ModeOff {
 		return "", false, err
 	}
-	inv, sums, err := stepcache.Invocation(ctx, store, p.comp, p.wiring, p.values)
+	v := p.values
+	if v.Collected, err = stepcache.Collect(ctx, store, opts.Run, p.wiring); err != nil {
+		return "", false, fmt.Errorf("step %s: %w", p.step, err)
+	}
+	inv, sums, err := stepcache.Invocation(ctx, store, p.comp, p.wiring, v)
 	if err != nil {
 		return "", false, fmt.Errorf("step %s: %w", p.step, err)
 	}
+	stepcache.AddCollectedSums(sums, v.Collected)
 	inv.Component.Image = p.launch.Image
 	fp, err = stepcache.Fingerprint(ctx, inv, sums, stepcache.Shape{Nodes: p.launch.Nodes, Procs: p.launch.ProcsPerNode})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -200,7 +201,7 @@ func (c *cluster) finish(t *testing.T, publish func()) {
 // train step gets.
 func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
 	t.Helper()
-	opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train"}, File: example, Image: "pipectl:test"}
+	opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train", Iteration: -1}, File: example, Image: "pipectl:test"}
 	sp, e, err := planStep(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -373,3 +374,121 @@ func TestLaunchCached(t *testing.T) {
 		t.Errorf("r5 cachedFrom %q, want it run (the cached model is gone)", got)
 	}
 }
+
+const sweep = "../../../../../examples/sweep/pipeline.yaml"
+
+// TestDryRunLoopIteration: each iteration of a distributed loop step is a
+// gang of its own: a JobSet named after the iteration, labelled with the
+// step and the index, whose ranks run that iteration.
+func TestDryRunLoopIteration(t *testing.T) {
+	f, out, _ := testFactory(t)
+	if err := runLaunch(t, f, nil, "--dry-run", "-f", sweep, "--step", "trial", "--iteration", "2", "-o", "json", "--run", "sweep-x1"); err != nil {
+		t.Fatal(err)
+	}
+	var js jobsetv1alpha2.JobSet
+	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
+		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
+	}
+	if js.Name != "sweep-x1-trial-2" || js.Labels[plan.LabelStep] != "trial" || js.Labels[plan.LabelIteration] != "2" {
+		t.Errorf("JobSet %s labels %v, want sweep-x1-trial-2 labelled step trial iteration 2", js.Name, js.Labels)
+	}
+	args := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--iteration=2") || !slices.Contains(args, "--param=lrs=[0.1,0.03,0.01]") {
+		t.Errorf("rank args %q lack --iteration=2 and the items' param", args)
+	}
+	for _, args := range [][]string{
+		{"-f", sweep, "--step", "trial"},
+		{"-f", example, "--step", "train", "--iteration", "0"},
+	} {
+		err := runLaunch(t, f, nil, append([]string{"--dry-run"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "--iteration") {
+			t.Errorf("%v: err = %v, want one naming --iteration", args, err)
+		}
+	}
+}
+
+// TestLaunchLoopIteration: the launcher of iteration i creates the JobSet
+// of STEP[i], finds rank 0's outputs under STEP[i], and caches per
+// iteration: a later run reuses iteration 1 (same item, same data) and runs
+// iteration 0 when its item changed.
+func TestLaunchLoopIteration(t *testing.T) {
+	f, _, errOut := testFactory(t)
+	ctx := context.Background()
+	store, err := f.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(run string, iteration int, lrs string) []string {
+		opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "trial", Iteration: iteration}, File: sweep, Image: "pipectl:test"}
+		sp, e, err := planStep(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := argo.Launch(sp, argo.Options{Image: opts.Image, Artifacts: f.Root(), AllowNonS3: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist, err := plan.Encode(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Params["lrs"] = lrs
+		out := []string{"--run=" + run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml",
+			"--iteration=" + strconv.Itoa(iteration), "--cache=on", "--output-params=" + t.TempDir()}
+		for k, v := range e.Params {
+			out = append(out, "--param="+k+"="+v)
+		}
+		return out
+	}
+	// launch runs an iteration and says whether it created a JobSet, and which.
+	launch := func(run string, iteration int, lrs string, wantJobSet bool) {
+		t.Helper()
+		c := newCluster()
+		done := make(chan struct{})
+		name := pipelineIteration("trial", iteration)
+		if wantJobSet {
+			go func() {
+				defer close(done)
+				c.finish(t, func() { publish(t, store, run, name, "model", "Model", "weights of "+run+" "+name) })
+			}()
+		} else {
+			close(done)
+		}
+		before := len(errOut.String())
+		if err := runLaunch(t, f, withCluster(c), args(run, iteration, lrs)...); err != nil {
+			t.Fatalf("launch %s %s: %v\n%s", run, name, err, errOut.String()[before:])
+		}
+		<-done
+		var created []string
+		for _, a := range c.jobsets.Actions() {
+			if ca, ok := a.(k8stesting.CreateAction); ok && a.GetVerb() == "create" {
+				created = append(created, ca.GetObject().(*jobsetv1alpha2.JobSet).Name)
+			}
+		}
+		want := []string(nil)
+		if wantJobSet {
+			want = []string{run + "-trial-" + strconv.Itoa(iteration)}
+		}
+		if diff := cmp.Diff(want, created); diff != "" {
+			t.Errorf("%s %s: JobSets created (-want +got):\n%s\n%s", run, name, diff, errOut.String()[before:])
+		}
+	}
+	publish(t, store, "r1", "preprocess", "train", "Dataset", "rows")
+	launch("r1", 0, "[0.1, 0.03]", true)
+	launch("r1", 1, "[0.1, 0.03]", true)
+	if _, err := artifacts.ReadOutputs(ctx, store, "r1", "trial[1]"); err != nil {
+		t.Errorf("no outputs record of trial[1]: %v", err)
+	}
+	publish(t, store, "r2", "preprocess", "train", "Dataset", "rows")
+	launch("r2", 1, "[0.3, 0.03]", false) // same item 0.03: reused
+	launch("r2", 0, "[0.3, 0.03]", true)  // item 0.3: runs
+	rec, err := artifacts.ReadStepOutputs(ctx, store, "r2", "trial[1]")
+	if err != nil || rec.CachedFrom != "r1" {
+		t.Errorf("r2's trial[1] outputs record: cachedFrom %q (%v), want r1", rec.CachedFrom, err)
+	}
+	if !strings.Contains(errOut.String(), "step trial[1] cached: reusing the outputs of step trial[1] of run r1") {
+		t.Errorf("stderr does not say trial[1] is cached:\n%s", errOut.String())
+	}
+}
+
+func pipelineIteration(step string, i int) string { return step + "[" + strconv.Itoa(i) + "]" }

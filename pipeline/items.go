@@ -75,6 +75,18 @@ func quoteShort(s string) string {
 // IterationName is the name of iteration i of a loop step: STEP[i].
 func IterationName(step string, i int) string { return fmt.Sprintf("%s[%d]", step, i) }
 
+// IterationRange names the n iterations of a loop step at once, as the
+// live output shows them: STEP[0..n-1] (STEP[0] for one, STEP[] for none).
+func IterationRange(step string, n int) string {
+	switch n {
+	case 0:
+		return step + "[]"
+	case 1:
+		return step + "[0]"
+	}
+	return fmt.Sprintf("%s[0..%d]", step, n-1)
+}
+
 // SplitIteration splits an iteration name STEP[i] into the step and i; ok
 // is false for any other name.
 func SplitIteration(name string) (step string, i int, ok bool) {

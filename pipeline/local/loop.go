@@ -28,7 +28,7 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 		limit = p
 	}
 	e.update(ctx, sp.Name, func(r *artifacts.StepRecord) { r.Message = fmt.Sprintf("%d iterations", len(items)) })
-	e.r.statusf("%-12s %d iterations, at most %d at once\n", compactName(sp.Name, len(items)), len(items), limit)
+	e.r.statusf("%-12s %d iterations, at most %d at once\n", pipeline.IterationRange(sp.Name, len(items)), len(items), limit)
 
 	slots := make(chan struct{}, limit)
 	var wg sync.WaitGroup
@@ -70,7 +70,7 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 	// The loop step ran no program of its own: no exit code (its
 	// iterations have theirs), as on Argo.
 	e.finish(ctx, sp.Name, status, nil, msg)
-	e.r.statusf("%-12s %s\n", compactName(sp.Name, len(items)), msg)
+	e.r.statusf("%-12s %s\n", pipeline.IterationRange(sp.Name, len(items)), msg)
 }
 
 // addIterations adds the records of a loop step's iterations, pending,
@@ -112,15 +112,4 @@ func (e *execution) ordered() []artifacts.StepRecord {
 		}
 	}
 	return out
-}
-
-// compactName names the iterations of a loop step: STEP[0..n-1].
-func compactName(step string, n int) string {
-	switch n {
-	case 0:
-		return step + "[]"
-	case 1:
-		return step + "[0]"
-	}
-	return fmt.Sprintf("%s[0..%d]", step, n-1)
 }

@@ -466,7 +466,7 @@ func (e *execution) summary() string {
 		}
 		name := s.Name
 		if its := e.iterations[s.Name]; len(its) > 0 {
-			name = compactName(s.Name, len(its))
+			name = pipeline.IterationRange(s.Name, len(its))
 		}
 		fmt.Fprintf(&b, "  %-12s %s", name, s.Status)
 		if s.ExitCode != nil && s.Status == artifacts.StatusFailed && len(e.iterations[s.Name]) == 0 {

@@ -202,6 +202,33 @@ var conformanceCases = []confCase{
 				Env: stepEnv("use"), Read: []string{`$WORK/inputs/a: . = "leaf a b $(c)/1.0"`, `$WORK/inputs/b: . = "leaf b $(c)/2.50"`}},
 		},
 	},
+	{
+		name:   "distloop",
+		status: "Succeeded",
+		steps: []confStep{
+			loopStep("train"),
+			ok("train[0]", seen(), file("model", "Model", "rank 0 of 2\n")).item(`{"lr":0.5,"tag":"a b"}`),
+			ok("train[1]", seen(), file("model", "Model", "rank 0 of 2\n")).item(`{"lr":1e-3,"tag":"$(c) ` + "`d`" + `"}`),
+			ok("join", seen()).after("train"),
+			ok("report", seen()),
+		},
+		probes: map[string]probeRecord{
+			"train[0] rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen", "@rank", "$WORK/outputs/model", "--lr", "0.5", "--tag", "a b"},
+				Env: env(rankEnv(2, 1, 0, 0), []string{"CASE_LR=0.5"}, stepEnv("train[0]"))},
+			"train[0] rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen", "@rank", "$WORK/ranks/1/model", "--lr", "0.5", "--tag", "a b"},
+				Env: env(rankEnv(2, 1, 1, 0), []string{"CASE_LR=0.5"}, stepEnv("train[0]"))},
+			"train[1] rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen", "@rank", "$WORK/outputs/model", "--lr", "1e-3", "--tag", "$(c) `d`"},
+				Env: env(rankEnv(2, 1, 0, 0), []string{"CASE_LR=1e-3"}, stepEnv("train[1]"))},
+			"train[1] rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen", "@rank", "$WORK/ranks/1/model", "--lr", "1e-3", "--tag", "$(c) `d`"},
+				Env: env(rankEnv(2, 1, 1, 0), []string{"CASE_LR=1e-3"}, stepEnv("train[1]"))},
+			"join": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/models"}, Env: stepEnv("join"),
+				Read: []string{`$WORK/inputs/models: 0 = "rank 0 of 2\n"`, `$WORK/inputs/models: 1 = "rank 0 of 2\n"`}},
+			"report rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen", "--status", "Succeeded", "--failed", "[]"},
+				Env: env(rankEnv(2, 1, 0, 0), stepEnv("report"))},
+			"report rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen", "--status", "Succeeded", "--failed", "[]"},
+				Env: env(rankEnv(2, 1, 1, 0), stepEnv("report"))},
+		},
+	},
 }
 
 // The values of case "values", as conformance/values/pipeline.yaml writes them.

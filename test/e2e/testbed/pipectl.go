@@ -29,6 +29,9 @@ const (
 	// ExampleImage has the attrition example's scripts in /app and a python3 with torch
 	// first on PATH, as examples/attrition/Dockerfile.
 	ExampleImage = "pipectl-example-attrition:0.1"
+	// SweepImage is ExampleImage with the sweep example's pick.py too, as
+	// examples/sweep/Dockerfile.
+	SweepImage = "pipectl-example-sweep:0.1"
 	// S3Secret is the Secret with the MinIO credentials (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY) that PrepareNamespace creates.
 	S3Secret = "pipectl-s3"
@@ -63,8 +66,8 @@ func isRepoRoot(dir string) bool {
 // PipectlImages prepares, in dir, the host files of the catalogue entries PipectlImage
 // (pipectl built from repoRoot: dir/pipectl/pipectl; a plain go build, cached by Go) and
 // ExampleImage (the attrition example's scripts copied to dir/attrition-app, the python3
-// of examples/attrition/ensure-torch.sh, which installs torch when missing, on PATH) and
-// returns those entries.
+// of examples/attrition/ensure-torch.sh, which installs torch when missing, on PATH), and
+// SweepImage (the same, the sweep example's scripts among them) and returns those entries.
 func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image, error) {
 	if !isRepoRoot(repoRoot) {
 		return nil, fmt.Errorf("repository root %s: no go.mod of module pipectl.dev/pipectl", repoRoot)
@@ -85,7 +88,11 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image,
 	if err != nil || len(scripts) == 0 {
 		return nil, fmt.Errorf("example scripts: none found (%v)", err)
 	}
-	for _, s := range scripts {
+	sweep, err := filepath.Glob(filepath.Join(repoRoot, "examples", "sweep", "components", "*", "*.py"))
+	if err != nil || len(sweep) == 0 {
+		return nil, fmt.Errorf("sweep example scripts: none found (%v)", err)
+	}
+	for _, s := range append(scripts, sweep...) {
 		b, err := os.ReadFile(s)
 		if err != nil {
 			return nil, err
@@ -104,13 +111,15 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image,
 	if pyDir == "" {
 		return nil, errors.New("examples/attrition/ensure-torch.sh printed no folder")
 	}
+	example := Image{
+		Binds:      []Bind{{Host: app, Path: "/app", ReadOnly: true}},
+		WorkingDir: "/app",
+		Env:        []string{"PATH=" + pyDir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+	}
 	return map[string]Image{
 		PipectlImage: {Binds: []Bind{{Host: bin, Path: "/pipectl/pipectl", ReadOnly: true}}},
-		ExampleImage: {
-			Binds:      []Bind{{Host: app, Path: "/app", ReadOnly: true}},
-			WorkingDir: "/app",
-			Env:        []string{"PATH=" + pyDir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-		},
+		ExampleImage: example,
+		SweepImage:   example,
 	}, nil
 }
 

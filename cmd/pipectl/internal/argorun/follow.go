@@ -49,8 +49,13 @@ type Follower struct {
 	// Poll is the delay between retries (1s when 0).
 	Poll time.Duration
 
-	mu      sync.Mutex
-	phases  map[string]string
+	mu     sync.Mutex
+	phases map[string]string
+	// loops are the rows of loop steps, by step: their iterations
+	// ("trial[0..2]  2 succeeded, 1 running"); failed the iterations
+	// whose failure was reported.
+	loops   map[string]string
+	failed  map[string]bool
 	drawn   int
 	streams map[string]bool // pod names whose logs stream
 	kept    map[string]*bytes.Buffer
@@ -139,6 +144,7 @@ func (f *Follower) init() {
 		f.Poll = time.Second
 	}
 	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
+	f.loops, f.failed = map[string]string{}, map[string]bool{}
 	for _, s := range f.Steps {
 		f.phases[s] = artifacts.StatusPending // lines say what changed from here
 	}
@@ -184,6 +190,13 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 				f.stream(ctx, s, pod.ID)
 			}
 		}
+		var loop string
+		var failed []artifacts.StepRecord
+		if n != nil && n.Type == wfv1.NodeTypeTaskGroup {
+			if name, counts, fails, ok := loopView(wf, s); ok {
+				loop, failed = fmt.Sprintf("%-12s %s", name, counts), fails
+			}
+		}
 		f.mu.Lock()
 		if f.phases[s] != phase {
 			f.phases[s] = phase
@@ -194,6 +207,23 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 					line += ": " + msg
 				}
 				fmt.Fprintln(f.Status, line)
+			}
+		}
+		if f.loops[s] != loop {
+			f.loops[s] = loop
+			changed = true
+			if !f.TTY {
+				fmt.Fprintln(f.Status, loop)
+			}
+		}
+		// As locally, only a failed iteration gets a line of its own.
+		for _, it := range failed {
+			if !f.failed[it.Name] {
+				f.failed[it.Name] = true
+				changed = true
+				if !f.TTY {
+					fmt.Fprintf(f.Status, "%s %s: %s\n", it.Name, it.Status, it.Message)
+				}
 			}
 		}
 		f.mu.Unlock()
@@ -222,11 +252,17 @@ func (f *Follower) draw() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s (%s)\n", f.Name, time.Since(f.start).Round(time.Second))
+	rows := 1
 	for _, s := range f.Steps {
 		fmt.Fprintf(&b, "  %s %-24s %s\n", symbol(f.phases[s]), s, f.phases[s])
+		rows++
+		if loop := f.loops[s]; loop != "" {
+			fmt.Fprintf(&b, "      %s\n", loop)
+			rows++
+		}
 	}
 	fmt.Fprint(f.Status, b.String())
-	f.drawn = len(f.Steps) + 1
+	f.drawn = rows
 }
 
 func symbol(status string) string {

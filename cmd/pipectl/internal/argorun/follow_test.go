@@ -14,6 +14,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
 )
 
 func TestExecutorLine(t *testing.T) {
@@ -78,5 +80,65 @@ func TestFollowReplaysEndedStepsFirst(t *testing.T) {
 	// The fake clientset serves every log as "fake logs".
 	if want := "[b] fake logs\n[c] fake logs\n[a] fake logs\n"; logs.String() != want {
 		t.Errorf("logs:\n%s\nwant:\n%s", logs.String(), want)
+	}
+}
+
+// The follower shows a loop step's iterations at once, as the local output
+// does: a line "STEP[0..n-1]  counts" when they change, and a line of its
+// own for each failed iteration; on a terminal, a row under the step's.
+func TestFollowLoopIterations(t *testing.T) {
+	p, err := pipeline.Parse("pipeline.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: sweep}
+steps:
+  - name: trial
+    loop: {items: [0.1, 0.03, 0.01], parallelism: 2}
+    inputs: {lr: "{{item}}"}
+    distributed: {nodes: 2}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: train}
+      inputs: [{name: lr, type: float}]
+      image: busybox
+      command: [train, "{{inputs.lr}}"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := argo.Compile(p, argo.Options{Image: "pipectl:test", Artifacts: "s3://b/runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf.Name, wf.Namespace = "wf-1", "ml"
+	loop := statusNode("tw", "trial", wfv1.NodeTypeDAG, wfv1.NodeRunning, 1, "")
+	loop.TemplateName = "trial-loop"
+	in := func(n wfv1.NodeStatus) wfv1.NodeStatus { n.BoundaryID = "tw"; return n }
+	failed := in(statusNode("t1", "trial(1:0.03)", wfv1.NodeTypePod, wfv1.NodeFailed, 2, "1"))
+	failed.Message = "exit code 1"
+	wf.Status = wfv1.WorkflowStatus{Phase: wfv1.WorkflowRunning, Nodes: wfv1.Nodes{
+		"tw": loop,
+		"tg": in(statusNode("tg", "trial", wfv1.NodeTypeTaskGroup, wfv1.NodeRunning, 1, "")),
+		"t0": in(statusNode("t0", "trial(0:0.1)", wfv1.NodeTypePod, wfv1.NodeSucceeded, 1, "0")),
+		"t1": failed,
+		"t2": in(statusNode("t2", "trial(2:0.01)", wfv1.NodeTypePod, wfv1.NodeRunning, 3, "")),
+	}}
+	for _, tty := range []bool{false, true} {
+		var status strings.Builder
+		f := &Follower{
+			Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
+			Name:    wf.Name, Steps: []string{"trial"}, Logs: io.Discard, Status: &status, TTY: tty, Poll: time.Millisecond,
+		}
+		f.init()
+		for range 2 { // a second event changes nothing
+			f.observe(t.Context(), wf)
+		}
+		want := "trial Running\ntrial[0..2]  1 succeeded, 1 failed, 1 running\ntrial[1] Failed: exit code 1\n"
+		if tty {
+			want = "      trial[0..2]  1 succeeded, 1 failed, 1 running\n"
+		}
+		if !strings.Contains(status.String(), want) || (!tty && status.String() != want) {
+			t.Errorf("tty %v: status:\n%s\nwant (in it):\n%s", tty, status.String(), want)
+		}
 	}
 }

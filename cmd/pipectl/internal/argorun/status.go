@@ -192,3 +192,23 @@ func applyNode(s *artifacts.StepRecord, wf *wfv1.Workflow, n *wfv1.NodeStatus, r
 		}
 	}
 }
+
+// loopView is how a loop step's iterations stand in wf, as the live output
+// shows them: their names at once (STEP[0..n-1]), their statuses counted
+// ("2 succeeded, 1 failed"), and the records of the failed ones. ok is
+// false while no iteration is known.
+func loopView(wf *wfv1.Workflow, step string) (name, counts string, failed []artifacts.StepRecord, ok bool) {
+	loop := artifacts.StepRecord{Name: step}
+	its := iterations(wf, artifacts.StatusRunning, &loop, nil)
+	if len(its) == 0 {
+		return "", "", nil, false
+	}
+	n := map[string]int{}
+	for _, it := range its {
+		n[it.Status]++
+		if it.Status == artifacts.StatusFailed {
+			failed = append(failed, it)
+		}
+	}
+	return pipeline.IterationRange(step, len(its)), artifacts.CountStatuses(n), failed, true
+}

@@ -22,8 +22,12 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The attrition example's evaluate.py: the same model loading and metrics.
-EVALUATE = os.path.join(HERE, "..", "..", "..", "attrition", "components", "evaluate", "evaluate.py")
+# The attrition example's evaluate.py: the same model loading and metrics;
+# next to pick.py in the image (examples/sweep/Dockerfile), else in this
+# repository's layout.
+EVALUATE = os.path.join(HERE, "evaluate.py")
+if not os.path.exists(EVALUATE):
+    EVALUATE = os.path.join(HERE, "..", "..", "..", "attrition", "components", "evaluate", "evaluate.py")
 
 
 def die(msg):

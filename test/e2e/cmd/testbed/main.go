@@ -185,8 +185,8 @@ func serve(ctx context.Context, dir string, foreground bool) error {
 	if err != nil {
 		return err
 	}
-	// The image catalogue: pipectl built from this tree and the attrition example.
-	fmt.Fprintln(os.Stderr, "testbed: building pipectl and gathering the example (images "+testbed.PipectlImage+", "+testbed.ExampleImage+")")
+	// The image catalogue: pipectl built from this tree and the examples.
+	fmt.Fprintln(os.Stderr, "testbed: building pipectl and gathering the examples (images "+testbed.PipectlImage+", "+testbed.ExampleImage+", "+testbed.SweepImage+")")
 	began := time.Now()
 	images, err := testbed.PipectlImages(ctx, root, filepath.Join(dir, "images"))
 	if err != nil {
@@ -237,7 +237,7 @@ func personBanner(c *testbed.Cluster, root string) string {
 	fmt.Fprintf(&b, "\nTest bed running (folder %s, logs %s).\n\n", c.Dir, c.Logs)
 	fmt.Fprintf(&b, "Namespace %s is ready for pipectl run --on argo: ServiceAccounts %s and pipectl-launcher\n", namespace, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "with their RBAC (examples/manifests), Secret %s (MinIO credentials), bucket %s; it is the\nkubeconfig's namespace.\n", testbed.S3Secret, bucket)
-	fmt.Fprintf(&b, "Images: %s (pipectl built from this tree), %s (the example's scripts, python3 with torch).\n\n", testbed.PipectlImage, testbed.ExampleImage)
+	fmt.Fprintf(&b, "Images: %s (pipectl built from this tree), %s and %s (the examples' scripts, python3 with torch).\n\n", testbed.PipectlImage, testbed.ExampleImage, testbed.SweepImage)
 	fmt.Fprintf(&b, "From %s (bin/pipectl: make build), point kubectl and pipectl at it:\n\n", root)
 	env := append(c.Env(), "PIPECTL_ARTIFACTS=s3://"+bucket+"/runs")
 	fmt.Fprintf(&b, "  export %s\n", strings.Join(env, " "))
@@ -246,6 +246,9 @@ func personBanner(c *testbed.Cluster, root string) string {
 	}
 	fmt.Fprintf(&b, "\nRun the example (preprocess → train on 2 ranks as a JobSet → evaluate) through Argo:\n\n")
 	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
+		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
+	fmt.Fprintf(&b, "\nOr the sweep (a 2-rank trial per learning rate, each its own JobSet; the best one evaluated):\n\n")
+	fmt.Fprintf(&b, "  bin/pipectl run examples/sweep/pipeline.yaml --on argo -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s -p rows=4000 -p epochs=1\n",
 		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "\nThen look at it:\n\n")
 	for _, cmd := range []string{"runs ls", "runs get latest", "logs latest train", "artifacts cat latest/evaluate/metrics"} {

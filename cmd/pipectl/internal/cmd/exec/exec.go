@@ -188,16 +188,16 @@ func execRun(opts *Options) error {
 		GracePeriod: opts.GracePeriod,
 	}
 	if opts.KeepLog && !opts.Gang {
-		kept, err := newStepLog(work)
+		kept, err := cmdutil.NewStepLog(work)
 		if err != nil {
 			return err
 		}
-		defer kept.close()
-		req.Stdout, req.Stderr = kept.tee(req.Stdout), kept.tee(req.Stderr)
+		defer kept.Close()
+		req.Stdout, req.Stderr = kept.Tee(req.Stdout), kept.Tee(req.Stderr)
 		defer func() {
 			// Uploaded whatever happened, with a context of its own: the
 			// run's may be cancelled.
-			if err := kept.upload(context.Background(), store, artifacts.LogKey(opts.Run, stepName)); err != nil {
+			if err := kept.Upload(context.Background(), store, artifacts.LogKey(opts.Run, stepName)); err != nil {
 				fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: keep the step's log: %v\n", err)
 			}
 		}()

@@ -267,6 +267,21 @@ func launchRun(opts *Options) error {
 		return err
 	}
 	run, step := opts.Run, p.step
+	// The launcher's log (its ranks' lines) is the step's: kept at
+	// <run>/<step>/step.log whatever happens, with a context of its own.
+	kept, err := cmdutil.NewStepLog("")
+	if err != nil {
+		return err
+	}
+	defer kept.Close()
+	ios := *opts.IO
+	ios.Out, ios.ErrOut = kept.Tee(ios.Out), kept.Tee(ios.ErrOut)
+	opts.IO = &ios
+	defer func() {
+		if err := kept.Upload(context.Background(), store, artifacts.LogKey(run, step)); err != nil {
+			fmt.Fprintf(ios.ErrOut, "pipectl launch: keep the step's log: %v\n", err)
+		}
+	}()
 	fp, cached, err := lookup(ctx, opts, store, p)
 	if err != nil || cached {
 		return err

@@ -479,6 +479,10 @@ func TestLaunchLoopIteration(t *testing.T) {
 	if _, err := artifacts.ReadOutputs(ctx, store, "r1", "trial[1]"); err != nil {
 		t.Errorf("no outputs record of trial[1]: %v", err)
 	}
+	var log strings.Builder
+	if err := artifacts.Copy(ctx, store, artifacts.LogKey("r1", "trial[1]"), &log, ""); err != nil || !strings.Contains(log.String(), "created JobSet ml/r1-trial-1") {
+		t.Errorf("the log kept for trial[1] (%v):\n%s", err, log.String())
+	}
 	publish(t, store, "r2", "preprocess", "train", "Dataset", "rows")
 	launch("r2", 1, "[0.3, 0.03]", false) // same item 0.03: reused
 	launch("r2", 0, "[0.3, 0.03]", true)  // item 0.3: runs

@@ -62,7 +62,7 @@
 // steps name the expanded steps; another step's reference to an output of
 // the step names the inner step's output; the inner steps wait for what
 // the step waits for (after), and a step after the nested step waits for
-// all of them. Backends and records therefore see plain steps: loops,
+// all of them; cache: false on the step holds for each inner step. Backends and records therefore see plain steps: loops,
 // caching, `logs` and `artifacts` work on OUTER.INNER as on any step.
 // Refused, each at its file:line:col: a pipeline that uses itself,
 // directly or through others (naming the chain of files), one with finally

@@ -213,6 +213,9 @@ func (v *validator) expand() {
 				continue
 			}
 			t.After = append(t.After, after...)
+			if !s.CacheEnabled() {
+				t.Cache = s.Cache // cache: false on the step holds for each inner step
+			}
 			steps = append(steps, t)
 			nMain++
 		}

@@ -67,6 +67,15 @@ func TestNestedExpand(t *testing.T) {
 	if diff := cmp.Diff(wantBindings, bindings); diff != "" {
 		t.Errorf("bindings (-want +got):\n%s", diff)
 	}
+	var noCache []string
+	for _, s := range p.Steps {
+		if !s.CacheEnabled() {
+			noCache = append(noCache, s.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"big.data", "big.train.fit", "big.train.sweep", "big.train.pick"}, noCache); diff != "" {
+		t.Errorf("steps with cache: false (-want +got):\n%s", diff)
+	}
 	sweep := p.Step("big.train.sweep")
 	if sweep.When != "3 != 0" {
 		t.Errorf("big.train.sweep when = %q, want %q", sweep.When, "3 != 0")

@@ -8,7 +8,10 @@
 //
 // It prints each failure (file and pipectl's first message line), the
 // failures grouped by message, and the count of files that validate and
-// compile. The catalogue is not part of this repository.
+// compile. The catalogue is not part of this repository: DIR is the
+// components/ folder of a checkout of kubeflow/pipelines at a v1 release
+// (e.g. 1.8.22), where graph components find their tasks' components
+// (their GitHub urls name paths of that repository).
 package main
 
 import (

@@ -85,10 +85,15 @@ func (a *argoLab) exec(ctx context.Context, args ...string) (string, string, int
 
 // runArgo is `pipectl run FILE --on argo` with the flags the test bed needs.
 func (a *argoLab) runArgo(ctx context.Context, file string, extra ...string) (string, string, int) {
-	args := append([]string{"run", file, "--on", "argo", "-n", a.ns,
+	return a.pipectl(ctx, a.argoArgs(file, extra...)...)
+}
+
+// argoArgs are the arguments of `pipectl run FILE --on argo` with the flags
+// the test bed needs, then extra.
+func (a *argoLab) argoArgs(file string, extra ...string) []string {
+	return append([]string{"run", file, "--on", "argo", "-n", a.ns,
 		"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
 		"--service-account", "pipectl-step"}, extra...)
-	return a.pipectl(ctx, args...)
 }
 
 func writePipeline(t testing.TB, body string) string {
@@ -260,9 +265,7 @@ steps:
       command: [sh, -c, 'echo "rank $RANK up"; sleep 300']
     distributed: {nodes: 2}
 `)
-	args := []string{"run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage, "--s3-secret", s3Secret,
-		"--s3-endpoint", "http://" + a.c.MinIOEndpoint, "--service-account", "pipectl-step"}
-	cmd := exec.CommandContext(ctx, images.pipectl, args...)
+	cmd := exec.CommandContext(ctx, images.pipectl, a.argoArgs(file)...)
 	cmd.Env = a.env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

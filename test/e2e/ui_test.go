@@ -77,9 +77,7 @@ func TestUIArgoRun(t *testing.T) {
 	base := a.startUI(t, ctx)
 
 	// Then the run, in the background.
-	args := []string{"run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage, "--s3-secret", s3Secret,
-		"--s3-endpoint", "http://" + a.c.MinIOEndpoint, "--service-account", "pipectl-step"}
-	run := exec.CommandContext(ctx, images.pipectl, args...)
+	run := exec.CommandContext(ctx, images.pipectl, a.argoArgs(file)...)
 	run.Env = a.env
 	var runOut strings.Builder
 	run.Stdout, run.Stderr = &runOut, &runOut

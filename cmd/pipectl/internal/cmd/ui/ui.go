@@ -57,7 +57,8 @@ func NewCmdUI(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 $PIPECTL_ARTIFACTS: local or S3): the runs, newest first; a run's DAG with live
 step statuses, each step's log, outputs with previews and downloads; params
 and metrics of several runs side by side. Running cluster runs are refreshed
-from their workflows as 'pipectl runs' does.
+from their workflows as 'pipectl runs' does, and a running step's log is read
+from its pod (kubeconfig as kubectl loads it: --kubeconfig, --context).
 
 It listens on the loopback interface. A --listen address other machines can
 reach needs an access token: pipectl ui makes one and prints the URL that

@@ -142,7 +142,7 @@ func firstLine(s string) string {
 
 // wrap returns a pipeline with one step running the component at file; each
 // required input gets a literal of its type, or the output of a source step;
-// the step names an image when the component leaves it empty.
+// the step names an image when the component (not a graph) leaves it empty.
 func wrap(c *components.Component, file string) map[string]any {
 	inputs := map[string]any{}
 	var steps []any
@@ -169,9 +169,10 @@ func wrap(c *components.Component, file string) map[string]any {
 		}
 	}
 	main := map[string]any{"name": "main", "component": file, "inputs": inputs}
-	if c.Image == "" {
+	if c.Image == "" && c.Graph == nil {
 		// Left for the user to fill in (image: ''): as a user would, the
-		// step names the image it built.
+		// step names the image it built. (A graph component has no image:
+		// its tasks' components have theirs.)
 		main["image"] = "my-image:1.0"
 	}
 	steps = append(steps, main)

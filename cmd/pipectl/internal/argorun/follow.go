@@ -13,8 +13,10 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -30,6 +32,18 @@ const (
 	// maxKeptLog bounds the log kept per step for the store.
 	maxKeptLog = 16 << 20
 )
+
+// DefaultOutage is how long Follow waits for an API server that does not answer.
+const DefaultOutage = 5 * time.Minute
+
+// transient says whether err is the API server away or overloaded rather
+// than an answer, so that asking again later may succeed.
+func transient(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || utilnet.IsTimeout(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
+}
 
 // ErrDeleted is Follow's error when the workflow was deleted while followed.
 var ErrDeleted = errors.New("the workflow was deleted")
@@ -48,6 +62,10 @@ type Follower struct {
 	TTY bool
 	// Poll is the delay between retries (1s when 0).
 	Poll time.Duration
+	// Outage bounds how long Follow waits for an API server that does not
+	// answer (restarting, or the network away) before it gives up
+	// (DefaultOutage when 0).
+	Outage time.Duration
 
 	mu     sync.Mutex
 	phases map[string]string
@@ -74,14 +92,29 @@ func (f *Follower) Follow(ctx context.Context) (*wfv1.Workflow, error) {
 	defer stopLogs()
 	api := f.Clients.Workflows.ArgoprojV1alpha1().Workflows(f.Clients.Namespace)
 	var last *wfv1.Workflow
+	var away time.Time // when the API server stopped answering; zero while it answers
 	for {
 		wf, err := api.Get(ctx, f.Name, metav1.GetOptions{})
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, ctx.Err()
 			}
-			return last, fmt.Errorf("workflow %s: %w", f.Name, err)
+			if !transient(err) {
+				return last, fmt.Errorf("workflow %s: %w", f.Name, err)
+			}
+			if away.IsZero() {
+				away = time.Now()
+			} else if time.Since(away) > f.Outage {
+				return last, fmt.Errorf("workflow %s: the API server did not answer for %s: %w", f.Name, f.Outage, err)
+			}
+			select {
+			case <-ctx.Done():
+				return last, ctx.Err()
+			case <-time.After(f.Poll):
+			}
+			continue
 		}
+		away = time.Time{}
 		last = wf
 		if f.observe(logCtx, wf) {
 			break
@@ -142,6 +175,9 @@ func (f *Follower) Follow(ctx context.Context) (*wfv1.Workflow, error) {
 func (f *Follower) init() {
 	if f.Poll == 0 {
 		f.Poll = time.Second
+	}
+	if f.Outage == 0 {
+		f.Outage = DefaultOutage
 	}
 	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
 	f.loops, f.failed = map[string]string{}, map[string]bool{}
@@ -325,6 +361,7 @@ func (f *Follower) claim(step, nodeID string) bool {
 // gone or its container never started.
 func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 	pods := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace)
+	var since *metav1.Time // where a broken stream resumes
 	for {
 		var pod *corev1.Pod
 		if list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name}); err == nil {
@@ -336,16 +373,27 @@ func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 			}
 		}
 		if pod != nil && (pod.Status.Phase != corev1.PodPending || started(pod)) {
-			if rc, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true}).Stream(ctx); err == nil {
-				f.copyLines(step, rc)
+			if rc, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true, SinceTime: since}).Stream(ctx); err == nil {
+				err := f.copyLines(step, rc)
 				rc.Close()
-				return
+				if err == nil || ctx.Err() != nil {
+					return
+				}
+				// The stream broke (the API server or the node went away):
+				// resume from this second, which may repeat a few lines.
+				now := metav1.Now()
+				since = &now
+				f.line(step, fmt.Sprintf("(pipectl: the log stream broke (%v); resuming, a few lines may repeat)", err))
 			}
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		if ended, err := f.nodeEnded(ctx, nodeID); err != nil || ended && (pod == nil || !started(pod)) {
+		ended, err := f.nodeEnded(ctx, nodeID)
+		switch {
+		case err != nil && !transient(err):
+			return
+		case err == nil && ended && (pod == nil || !started(pod)):
 			return
 		}
 		select {
@@ -360,7 +408,7 @@ func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 func (f *Follower) nodeEnded(ctx context.Context, nodeID string) (bool, error) {
 	wf, err := f.Clients.Workflows.ArgoprojV1alpha1().Workflows(f.Clients.Namespace).Get(ctx, f.Name, metav1.GetOptions{})
 	if err != nil {
-		return true, err
+		return false, err
 	}
 	n, ok := wf.Status.Nodes[nodeID]
 	return ok && n.Fulfilled(), nil
@@ -375,23 +423,29 @@ func started(p *corev1.Pod) bool {
 	return false
 }
 
-func (f *Follower) copyLines(step string, r io.Reader) {
+// copyLines copies r's lines to the step's log; its error is the stream's
+// (nil at its end).
+func (f *Follower) copyLines(step string, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if ExecutorLine(line) {
-			continue
+		if line := sc.Text(); !ExecutorLine(line) {
+			f.line(step, line)
 		}
-		f.mu.Lock()
-		f.erase()
-		fmt.Fprintf(f.Logs, "[%s] %s\n", step, line)
-		if k := f.kept[step]; k.Len() < maxKeptLog {
-			k.WriteString(line + "\n")
-		}
-		f.draw()
-		f.mu.Unlock()
 	}
+	return sc.Err()
+}
+
+// line prints one line of the step's log and keeps it.
+func (f *Follower) line(step, line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.erase()
+	fmt.Fprintf(f.Logs, "[%s] %s\n", step, line)
+	if k := f.kept[step]; k.Len() < maxKeptLog {
+		k.WriteString(line + "\n")
+	}
+	f.draw()
 }
 
 // ExecutorLine says whether a line of a main container's log is Argo's executor

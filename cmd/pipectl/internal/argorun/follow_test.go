@@ -1,17 +1,26 @@
 package argorun
 
 import (
+	"errors"
 	"io"
+	"net"
+	"net/url"
+	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
@@ -140,5 +149,50 @@ steps:
 		if !strings.Contains(status.String(), want) || (!tty && status.String() != want) {
 			t.Errorf("tty %v: status:\n%s\nwant (in it):\n%s", tty, status.String(), want)
 		}
+	}
+}
+
+// Follow waits out an API server that refuses connections (a restart) and
+// follows the workflow to its end; one away for longer than Outage, or an
+// answer that is an error, ends Follow with that error.
+func TestFollowWaitsForTheAPIServer(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/apis/argoproj.io/v1alpha1/namespaces/ml/workflows/wf-1",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "argoproj.io", Resource: "workflows"}, "wf-1", errors.New("no"))
+	for _, tt := range []struct {
+		name    string
+		fail    []error // the answers to the first Gets
+		outage  time.Duration
+		wantErr string // "" for the workflow followed to its end
+	}{
+		{name: "restart", fail: []error{refused, refused, refused}, outage: time.Minute},
+		{name: "away too long", fail: slices.Repeat([]error{refused}, 1000), outage: 20 * time.Millisecond, wantErr: "the API server did not answer for 20ms"},
+		{name: "an answer", fail: []error{forbidden}, outage: time.Minute, wantErr: "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Namespace: "ml"}, Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowSucceeded}}
+			wfs := wffake.NewSimpleClientset(wf)
+			gets := 0
+			wfs.PrependReactor("get", "workflows", func(k8stesting.Action) (bool, runtime.Object, error) {
+				gets++
+				if gets <= len(tt.fail) {
+					return true, nil, tt.fail[gets-1]
+				}
+				return false, nil, nil
+			})
+			f := &Follower{
+				Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(), Workflows: wfs, Namespace: "ml"},
+				Name:    "wf-1", Logs: io.Discard, Status: io.Discard, Poll: time.Millisecond, Outage: tt.outage,
+			}
+			got, err := f.Follow(t.Context())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Follow: %v", err)
+			case tt.wantErr == "" && (got == nil || got.Status.Phase != wfv1.WorkflowSucceeded):
+				t.Errorf("Follow returned %v, want the succeeded workflow", got)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("Follow error %v, want one saying %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -88,10 +88,15 @@ func (l *lab) mcRun(ctx context.Context, args ...string) string {
 }
 
 func (l *lab) mcTry(ctx context.Context, args ...string) (string, error) {
+	out, err := l.mcCmd(ctx, args...).CombinedOutput()
+	return string(out), err
+}
+
+// mcCmd is the mc command with args, alias e2e naming the test bed's MinIO.
+func (l *lab) mcCmd(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, l.mc[0], append(append(append([]string{}, l.mc[1:]...), "--quiet"), args...)...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_e2e=http://%s:%s@%s", testbed.MinIOAccessKey, testbed.MinIOSecretKey, l.c.MinIOEndpoint))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 func mustYAML(tb testing.TB, doc string, into any) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,8 @@ import (
 type component struct {
 	name    string
 	logPath string
+	args    []string // bin's arguments and environment, to start it again
+	env     []string
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process exited
 	err     error         // its exit error, set before done closes
@@ -40,7 +43,8 @@ func startComponent(logDir, name, bin string, args, env []string) (*component, e
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	c := &component{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	// Copies: callers build env with append, which may reuse one backing array.
+	c := &component{name: name, logPath: logPath, args: slices.Clone(args), env: slices.Clone(env), cmd: cmd, done: make(chan struct{})}
 	go func() {
 		c.err = cmd.Wait()
 		close(c.done)

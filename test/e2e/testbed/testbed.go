@@ -75,6 +75,23 @@ type Cluster struct {
 	pki        *pki
 	kueue      onDemand
 	cosched    onDemand
+	checks     []readyCheck // what Start waits for; waitReady waits for it again
+}
+
+// readyCheck is one readiness check of the test bed.
+type readyCheck struct {
+	what  string
+	check func(context.Context) error
+}
+
+// waitReady runs every readiness check of Start until it passes.
+func (c *Cluster) waitReady(ctx context.Context) error {
+	for _, ch := range c.checks {
+		if err := poll(ctx, ch.what, 250*time.Millisecond, c.components, ch.check); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // onDemand is a component started by the first test that needs it.
@@ -304,13 +321,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := poll(ctx, "kube-apiserver", 250*time.Millisecond, []*component{etcd, apiserver}, func(ctx context.Context) error {
-		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, body)
-		}
-		return nil
-	}); err != nil {
+	if err := poll(ctx, "kube-apiserver", 250*time.Millisecond, []*component{etcd, apiserver}, c.apiReady); err != nil {
 		return nil, err
 	}
 
@@ -383,44 +394,49 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := registerJobSetWebhooks(ctx, c.Client, jobsetDir, webhookPort, pk.caPEM()); err != nil {
 		return nil, err
 	}
-	kcm, err := startKCM()
-	if err != nil {
+	if _, err := startKCM(); err != nil {
 		return nil, err
 	}
-	all = append(all, kcm)
-	argoCtl, err := c.startArgo(ctx, bins[ToolArgoController], env)
-	if err != nil {
+	if _, err := c.startArgo(ctx, bins[ToolArgoController], env); err != nil {
 		return nil, err
 	}
-	all = append(all, argoCtl)
 
 	say("waiting for components")
-	checks := []struct {
-		what  string
-		check func(context.Context) error
-	}{
+	c.checks = []readyCheck{
+		{"kube-apiserver", c.apiReady},
 		{"kube-controller-manager", httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", kcmPort))},
 		{"kube-scheduler", httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort))},
 		{"jobset", httpReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", jsProbe))},
 		{"minio", httpReady(fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", minioPort))},
-		{"nodes Ready", c.nodesReady},
+		{"nodes Ready", c.nodesReady(NodeName, GPUNodeName)},
 		{"default service account and kube-root-ca.crt", c.namespaceReady("default")},
 		{"jobset webhooks", func(ctx context.Context) error { return jobSetDryRun(ctx, c.Config) }},
 		{"argo workflow controller", argoHealthy},
 	}
-	for _, ch := range checks {
-		if err := poll(ctx, ch.what, 250*time.Millisecond, all, ch.check); err != nil {
-			return nil, err
-		}
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
 	}
 	say("ready in %s: export KUBECONFIG=%s", time.Since(began).Round(time.Second), c.Kubeconfig)
 	return c, nil
 }
 
-// nodesReady checks that both nodes are registered, Ready, and rid of the not-ready taint
+// apiReady checks the API server's /readyz.
+func (c *Cluster) apiReady(ctx context.Context) error {
+	body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, body)
+	}
+	return nil
+}
+
+// nodesReady checks that the nodes are registered, Ready, and rid of the not-ready taint
 // the API server puts on new nodes (the node lifecycle controller removes it).
-func (c *Cluster) nodesReady(ctx context.Context) error {
-	for _, name := range []string{NodeName, GPUNodeName} {
+func (c *Cluster) nodesReady(names ...string) func(context.Context) error {
+	return func(ctx context.Context) error { return c.nodesReadyNow(ctx, names) }
+}
+
+func (c *Cluster) nodesReadyNow(ctx context.Context, names []string) error {
+	for _, name := range names {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

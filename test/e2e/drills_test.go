@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	jobsetv1 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"pipectl.dev/pipectl/test/e2e/testbed"
+)
+
+// Fault drills: a part of the cluster fails while a pipeline runs. Each drill says what
+// must happen; README.md ("When things go wrong") says what the user sees and does.
+
+// MinIO is killed while a step pod uploads its output and comes back 3 s later: the
+// store waits for it (artifacts.DefaultS3ReconnectWait) and the step succeeds, its
+// output whole and its record written; the object and the record appear only at the end.
+func TestDrillMinIORestartMidUpload(t *testing.T) {
+	c, ns, ctx := launcherSetup(t)
+	l := newLab(t, c, ns, ctx)
+	const size = 300_000_000
+	wf := l.compile(ctx, writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: big}
+steps:
+  - name: big
+    component:
+      metadata: {name: big}
+      image: e2e-shell:1
+      outputs: [{name: blob, type: Dataset}]
+      command: [sh, -c, 'head -c 300000000 /dev/urandom > "$0"; echo written', "{{outputs.blob.path}}"]
+`))
+	run := "minio-drill"
+	pod := wf.podOf(t, "big", run, nil, "")
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// MinIO keeps an upload in progress under .minio.sys/multipart until it completes.
+	multipart := filepath.Join(c.Dir, "minio", ".minio.sys", "multipart")
+	uploading := func() bool {
+		entries, _ := os.ReadDir(multipart)
+		return len(entries) > 0
+	}
+	for !uploading() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the step's upload never began: %v", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := c.KillMinIO(); err != nil {
+		t.Fatal(err)
+	}
+	if !uploading() {
+		t.Fatal("the upload completed before MinIO was killed: the drill tested nothing")
+	}
+	time.Sleep(3 * time.Second)
+	if err := c.StartMinIO(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := l.waitPodEnded(ctx, pod.Name)
+	logs := l.logs(ctx, pod.Name)
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("step pod %s, want Succeeded across the MinIO restart; log:\n%s", p.Status.Phase, logs)
+	}
+	base := "e2e/" + l.bucket + "/" + runsPrefix + "/" + run + "/big/"
+	var meta struct {
+		Size   int64  `json:"size"`
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal([]byte(l.mcRun(ctx, "cat", base+"blob.meta.json")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	cat := l.mcCmd(ctx, "cat", base+"blob")
+	h := sha256.New()
+	var stderr bytes.Buffer
+	cat.Stdout, cat.Stderr = h, &stderr
+	if err := cat.Run(); err != nil {
+		t.Fatalf("mc cat %sblob: %v\n%s", base, err, stderr.String())
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); meta.Size != size || got != meta.SHA256 {
+		t.Errorf("blob: metadata says %d bytes sha256 %s; the object's sha256 is %s (want %d bytes)", meta.Size, meta.SHA256, got, size)
+	}
+	if rec := l.mcRun(ctx, "cat", base+"outputs.json"); !strings.Contains(rec, `"sha256": "`+meta.SHA256+`"`) {
+		t.Errorf("outputs.json does not record the blob's sha256 %s:\n%s", meta.SHA256, rec)
+	}
+	if left := l.mcRun(ctx, "ls", "--incomplete", "--recursive", "e2e/"+l.bucket); strings.TrimSpace(left) != "" {
+		t.Errorf("incomplete uploads left:\n%s", left)
+	}
+}
+
+// kube-apiserver is killed while `pipectl run --on argo` follows a distributed step
+// whose launcher waits on its JobSet, and comes back 3 s later: the launcher's and the
+// follower's watches resume, and the run completes with the step's output.
+func TestDrillAPIServerRestart(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	// The ranks run long enough for the API server to be away and back.
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: slow-gang}
+steps:
+  - name: train
+    component:
+      metadata: {name: slow-gang}
+      outputs: [{name: answer, type: int}]
+      image: e2e-shell:1
+      command: [sh, -c, 'echo "rank $RANK up"; sleep 15; echo "rank $RANK done"; printf 42 > "$0"', "{{outputs.answer.path}}"]
+    distributed: {nodes: 2}
+`)
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code, err := a.exec(ctx, "run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage,
+			"--s3-secret", s3Secret, "--s3-endpoint", "http://"+a.c.MinIOEndpoint, "--service-account", "pipectl-step")
+		if err != nil {
+			errOut += err.Error()
+		}
+		done <- result{out, errOut, code}
+	}()
+	ranksRunning(t, ctx, a.c, a.ns, 2)
+	began := time.Now()
+	if err := a.c.RestartAPIServer(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("API server away and the test bed ready again in %s", time.Since(began).Round(100*time.Millisecond))
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("pipectl run did not end")
+	}
+	t.Logf("pipectl run stderr:\n%s", r.errOut)
+	if r.code != 0 {
+		t.Fatalf("pipectl run exit code %d, want 0 across the API server restart\nstdout:\n%s", r.code, r.out)
+	}
+	for _, want := range []string{"[train] [rank 0] rank 0 done", "[train] [rank 1] rank 1 done"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.out)
+		}
+	}
+	if !strings.Contains(r.errOut, "answer = 42") {
+		t.Errorf("stderr lacks the output answer = 42")
+	}
+}
+
+// The launcher pod of a running distributed step is deleted (kubectl delete pod): its
+// JobSet and rank pods are gone within seconds, `pipectl run --on argo` fails, and the
+// run is recorded Failed with the reason.
+func TestDrillLauncherPodDeleted(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: orphan}
+steps:
+  - name: train
+    component:
+      metadata: {name: sleepy}
+      image: e2e-shell:1
+      command: [sh, -c, 'echo "rank $RANK up"; sleep 300']
+    distributed: {nodes: 2}
+`)
+	cmd := exec.CommandContext(ctx, images.pipectl, "run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage,
+		"--s3-secret", s3Secret, "--s3-endpoint", "http://"+a.c.MinIOEndpoint, "--service-account", "pipectl-step")
+	cmd.Env = a.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pods := a.c.Client.CoreV1().Pods(a.ns)
+	ranksRunning(t, ctx, a.c, a.ns, 2)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "workflows.argoproj.io/workflow"})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the workflow's pods: %v %v, want the launcher's alone", list, err)
+	}
+	launcher := &list.Items[0]
+	// Argo creates again a step pod that goes within 10 s of its start
+	// (RECENTLY_STARTED_POD_DURATION), taking it for one whose creation it
+	// has not seen yet: this drill is a pod lost mid-run, after that.
+	time.Sleep(time.Until(launcher.CreationTimestamp.Add(12 * time.Second)))
+	if err := pods.Delete(ctx, launcher.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	waitFor(t, ctx, "JobSet and rank pods gone", func(ctx context.Context) (bool, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: jobsetv1.JobSetNameKey})
+		if err != nil {
+			return false, err
+		}
+		b, err := a.c.Client.Discovery().RESTClient().Get().AbsPath("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + a.ns + "/jobsets").DoRaw(ctx)
+		return err == nil && len(list.Items) == 0 && !strings.Contains(string(b), `"name":"`), err
+	})
+	gone := time.Since(deleted)
+	t.Logf("JobSet and rank pods gone %s after the launcher pod's deletion", gone.Round(100*time.Millisecond))
+	if gone > 30*time.Second {
+		t.Errorf("the JobSet and its pods took %s to go, want seconds", gone)
+	}
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Errorf("pipectl run succeeded after its launcher pod was deleted\nstderr:\n%s", errOut.String())
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("pipectl run still follows 90 s after the launcher pod's deletion\nstderr:\n%s", errOut.String())
+	}
+	t.Logf("pipectl run stderr:\n%s", errOut.String())
+	m := runID.FindStringSubmatch(errOut.String())
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", errOut.String())
+	}
+	js, _, code := a.pipectl(ctx, "runs", "get", m[1], "-o", "json")
+	var rec struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+		Steps   []struct {
+			Name    string `json:"name"`
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(js), &rec); err != nil || code != 0 {
+		t.Fatalf("runs get: %v (exit %d)\n%s", err, code, js)
+	}
+	if rec.Status != "Failed" || len(rec.Steps) != 1 || rec.Steps[0].Status != "Failed" || !strings.Contains(rec.Steps[0].Message, "deleted") {
+		t.Errorf("run record, want Failed with step train Failed saying its pod was deleted:\n%s", js)
+	}
+}
+
+// ranksRunning waits until n rank pods (of any JobSet) of namespace ns run.
+func ranksRunning(t *testing.T, ctx context.Context, c *testbed.Cluster, ns string, n int) {
+	t.Helper()
+	waitFor(t, ctx, fmt.Sprintf("%d ranks running", n), func(ctx context.Context) (bool, error) {
+		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: jobsetv1.JobSetNameKey})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				running++
+			}
+		}
+		return running == n, nil
+	})
+}

@@ -62,11 +62,13 @@
 // steps name the expanded steps; another step's reference to an output of
 // the step names the inner step's output; the inner steps wait for what
 // the step waits for (after), and a step after the nested step waits for
-// all of them; cache: false on the step holds for each inner step. Backends and records therefore see plain steps: loops,
-// caching, `logs` and `artifacts` work on OUTER.INNER as on any step.
+// all of them; cache: false on the step holds for each inner step, and so
+// does its when (an inner step with a when of its own is then an error).
+// Backends and records therefore see plain steps: loops, caching, `logs`
+// and `artifacts` work on OUTER.INNER as on any step.
 // Refused, each at its file:line:col: a pipeline that uses itself,
 // directly or through others (naming the chain of files), one with finally
-// steps, and on the step that uses it loop, when, retries, timeout, image, env,
+// steps, and on the step that uses it loop, retries, timeout, image, env,
 // resources, nodeSelector, tolerations and distributed (set them on the
 // inner steps); a declared output naming an unknown step or output, a loop
 // step or a finally step.

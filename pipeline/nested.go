@@ -99,7 +99,6 @@ func (v *validator) nestedStep(i int) {
 		v.at(v.sp(i, "component"), "finally step %q cannot use a pipeline as its component", s.Name)
 	}
 	refuse("loop", s.Loop != nil)
-	refuse("when", s.When != "")
 	refuse("retries", s.Retries != 0)
 	refuse("timeout", s.Timeout.Duration != 0)
 	refuse("image", s.Image != "")
@@ -199,7 +198,19 @@ func (v *validator) expand() {
 				inner.params[name] = &d
 			}
 		}
+		when := ""
+		if s.When != "" {
+			var err error
+			if when, err = outer.when(s.When); err != nil {
+				v.atValue(v.sp(i, "when"), "%v", err)
+				continue
+			}
+		}
 		for _, t := range sub.Steps {
+			if when != "" && t.When != "" {
+				v.atValue(v.sp(i, "when"), "step %s of %s has a when of its own: a when on the step that uses the pipeline holds for inner steps without one", t.Name, sub.Source)
+				continue
+			}
 			if err := inner.step(&t); err != nil {
 				if pe := (*paramError)(nil); errors.As(err, &pe) {
 					v.atValue(v.sp(i, "inputs", pe.param), "input %q %s (%s, step %s)", pe.param, pe.msg, sub.Source, strings.TrimPrefix(t.Name, inner.prefix))
@@ -213,6 +224,9 @@ func (v *validator) expand() {
 				continue
 			}
 			t.After = append(t.After, after...)
+			if when != "" {
+				t.When = when // already in the outer pipeline's terms
+			}
 			if !s.CacheEnabled() {
 				t.Cache = s.Cache // cache: false on the step holds for each inner step
 			}

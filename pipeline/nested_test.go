@@ -144,7 +144,6 @@ func TestNestedInvalid(t *testing.T) {
 			`invalid.yaml:14:11 steps[1].when: cannot compare with "x"`,
 			`invalid.yaml:18:18 steps[2].inputs.lr: step "b" (component stage) has no output "modell" (outputs: model, count)`,
 			`invalid.yaml:13:5 steps[1].loop: step "b" uses pipeline stage as its component: loop is not supported on such a step`,
-			`invalid.yaml:14:5 steps[1].when: step "b" uses pipeline stage as its component: when is not supported`,
 			`invalid.yaml:15:5 steps[1].retries: step "b" uses pipeline stage as its component: retries is not supported`,
 			`invalid.yaml:23:8 outputs.bad: expected a step output "{{steps.STEP.outputs.OUTPUT}}", got "c.score"`,
 			`invalid.yaml:24:9 outputs.gone: unknown step "x" (steps: a, b, c, d)`,
@@ -239,5 +238,68 @@ steps:
 				t.Errorf("bindings of n.s (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNestedWhen: a when on the step that uses a pipeline holds for each
+// inner step (in the outer pipeline's terms), unless one has its own.
+func TestNestedWhen(t *testing.T) {
+	p, err := Parse("testdata/nested/when.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: when}
+params:
+  rows: {type: int, default: 5}
+steps:
+  - name: a
+    component: stage.pipeline.yaml
+    inputs: {rows: 1}
+  - name: b
+    component: ../components/make-data.yaml
+    when: "{{steps.a.outputs.count}} == {{params.rows}}"
+  - name: c
+    component: ../components/make-data.yaml
+    when: "{{params.rows}} != 3"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Step("b").When, "{{steps.a.data.outputs.count}} == {{params.rows}}"; got != want {
+		t.Errorf("b when = %q, want %q", got, want)
+	}
+	_, err = Parse("testdata/nested/when.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: when}
+params:
+  rows: {type: int, default: 5}
+steps:
+  - name: a
+    component: stage.pipeline.yaml
+    inputs: {rows: 1}
+    when: "{{params.rows}} == 5"
+`))
+	want := `testdata/nested/when.yaml:10:11: steps[0].when: step train.sweep of testdata/nested/stage.pipeline.yaml has a when of its own`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load: %v\nwant an error containing %q", err, want)
+	}
+	p, err = Parse("testdata/nested/when.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: when}
+params:
+  rows: {type: int, default: 5}
+steps:
+  - name: a
+    component: ../components/make-data.yaml
+  - name: b
+    component: data.pipeline.yaml
+    after: [a]
+    when: "{{steps.a.outputs.count}} != {{params.rows}}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b.make", "b.again"} {
+		if got, want := p.Step(name).When, "{{steps.a.outputs.count}} != {{params.rows}}"; got != want {
+			t.Errorf("%s when = %q, want %q", name, got, want)
+		}
 	}
 }

@@ -125,8 +125,7 @@ steps:
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, errOut, code, err := a.exec(ctx, "run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage,
-			"--s3-secret", s3Secret, "--s3-endpoint", "http://"+a.c.MinIOEndpoint, "--service-account", "pipectl-step")
+		out, errOut, code, err := a.exec(ctx, a.argoArgs(file)...)
 		if err != nil {
 			errOut += err.Error()
 		}
@@ -174,8 +173,7 @@ steps:
       command: [sh, -c, 'echo "rank $RANK up"; sleep 300']
     distributed: {nodes: 2}
 `)
-	cmd := exec.CommandContext(ctx, images.pipectl, "run", file, "--on", "argo", "-n", a.ns, "--image", pipectlImage,
-		"--s3-secret", s3Secret, "--s3-endpoint", "http://"+a.c.MinIOEndpoint, "--service-account", "pipectl-step")
+	cmd := exec.CommandContext(ctx, images.pipectl, a.argoArgs(file)...)
 	cmd.Env = a.env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

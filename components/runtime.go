@@ -341,6 +341,15 @@ func (e *MissingOutputError) Error() string {
 	return fmt.Sprintf("the program exited 0 but never wrote its declared output(s) %s", strings.Join(e.Outputs, ", "))
 }
 
+// PublishError is a program that exited 0 whose outputs could not all be
+// stored: the step fails after its program succeeded.
+type PublishError struct {
+	Err error
+}
+
+func (e *PublishError) Error() string { return "program exited 0; " + e.Err.Error() }
+func (e *PublishError) Unwrap() error { return e.Err }
+
 // MaxOutputParamSize bounds the file an output parameter's value is read from.
 const MaxOutputParamSize = 1 << 20
 
@@ -407,10 +416,10 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 		records = append(records, artifacts.OutputRecord{Name: out.Name, Type: out.Type, URI: rt.Store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, &PublishError{Err: errors.Join(errs...)}
 	}
 	if err := artifacts.WriteOutputs(ctx, rt.Store, inv.Run, inv.Step, records); err != nil {
-		return nil, fmt.Errorf("write the outputs record: %w", err)
+		return nil, &PublishError{Err: fmt.Errorf("write the outputs record: %w", err)}
 	}
 	return records, nil
 }

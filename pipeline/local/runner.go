@@ -469,7 +469,9 @@ func (e *execution) summary() string {
 			name = pipeline.IterationRange(s.Name, len(its))
 		}
 		fmt.Fprintf(&b, "  %-12s %s", name, s.Status)
-		if s.ExitCode != nil && s.Status == artifacts.StatusFailed && len(e.iterations[s.Name]) == 0 {
+		// Exit code 0 is a program that succeeded before the step failed (its
+		// outputs not written or not stored): the message says which.
+		if s.ExitCode != nil && *s.ExitCode != 0 && s.Status == artifacts.StatusFailed && len(e.iterations[s.Name]) == 0 {
 			fmt.Fprintf(&b, " (exit code %d)", *s.ExitCode)
 		}
 		if s.Message != "" {

@@ -148,6 +148,11 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	}
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
 	code := components.ExitCode(runErr)
+	var pe *components.PublishError
+	var mo *components.MissingOutputError
+	if errors.As(runErr, &pe) || errors.As(runErr, &mo) {
+		code = 0 // the program's: the step failed after it
+	}
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:

@@ -110,20 +110,15 @@ func (s *graphSynth) errorf(n *yaml.Node, field, format string, args ...any) {
 	s.errs = append(s.errs, s.g.File.Errorf(n, field, format, args...))
 }
 
+// scalar and mapping make nodes of the pipeline at the line and column of
+// the graph's node at (every node has one, so every message points into
+// the KFP file).
 func scalar(value string, at *yaml.Node) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}
-	if at != nil {
-		n.Line, n.Column = at.Line, at.Column
-	}
-	return n
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Line: at.Line, Column: at.Column}
 }
 
 func mapping(at *yaml.Node, kv ...*yaml.Node) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv}
-	if at != nil {
-		n.Line, n.Column = at.Line, at.Column
-	}
-	return n
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv, Line: at.Line, Column: at.Column}
 }
 
 // pairs returns the keys and values of a mapping node.
@@ -153,14 +148,14 @@ func (s *graphSynth) pipeline(c *components.Component) (*yaml.Node, error) {
 			}
 		}
 	}
-	params := mapping(nil)
+	params := mapping(s.g.Node)
 	for j, in := range c.Inputs {
-		prm := mapping(nil, scalar("type", nil), scalar(in.Type, nil))
+		prm := mapping(s.g.Node, scalar("type", s.g.Node), scalar(in.Type, s.g.Node))
 		if in.HasDefault() {
 			d := in.Default
-			prm.Content = append(prm.Content, scalar("default", nil), &d)
+			prm.Content = append(prm.Content, scalar("default", s.g.Node), &d)
 		}
-		params.Content = append(params.Content, scalar(in.Name, nil), prm)
+		params.Content = append(params.Content, scalar(in.Name, s.g.Node), prm)
 		s.fields["params."+in.Name] = fmt.Sprintf("inputs[%d]", j)
 	}
 	ids, tasks := pairs(tasksNode)
@@ -178,11 +173,11 @@ func (s *graphSynth) pipeline(c *components.Component) (*yaml.Node, error) {
 		s.stepOf[id.Value] = name
 	}
 	s.comps = map[string]*components.Component{}
-	steps := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	steps := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: tasksNode.Line, Column: tasksNode.Column}
 	for k, id := range ids {
 		steps.Content = append(steps.Content, s.task(k, id, tasks[k]))
 	}
-	outputs := mapping(nil)
+	outputs := mapping(s.g.Node)
 	outKeys, outValues := pairs(lookup(g.Node, "outputValues"))
 	for k, key := range outKeys {
 		field := gf + ".outputValues." + key.Value
@@ -203,13 +198,13 @@ func (s *graphSynth) pipeline(c *components.Component) (*yaml.Node, error) {
 	}
 	s.fields["steps"] = gf + ".tasks"
 	s.fields["metadata.name"] = "name"
-	return mapping(nil,
-		scalar("apiVersion", nil), scalar(components.APIVersion, nil),
-		scalar("kind", nil), scalar("Pipeline", nil),
-		scalar("metadata", nil), mapping(nil, scalar("name", nil), scalar(c.Metadata.Name, nil)),
-		scalar("params", nil), params,
-		scalar("steps", nil), steps,
-		scalar("outputs", nil), outputs,
+	return mapping(s.g.Node,
+		scalar("apiVersion", s.g.Node), scalar(components.APIVersion, s.g.Node),
+		scalar("kind", s.g.Node), scalar("Pipeline", s.g.Node),
+		scalar("metadata", s.g.Node), mapping(s.g.Node, scalar("name", s.g.Node), scalar(c.Metadata.Name, s.g.Node)),
+		scalar("params", s.g.Node), params,
+		scalar("steps", s.g.Node), steps,
+		scalar("outputs", s.g.Node), outputs,
 	), nil
 }
 
@@ -228,7 +223,7 @@ func (s *graphSynth) task(k int, id, n *yaml.Node) *yaml.Node {
 	s.fields[step] = field
 	s.fields[step+".name"] = field
 	s.fields[step+".component"] = field + ".componentRef"
-	out := mapping(id, scalar("name", nil), scalar(s.stepOf[id.Value], id))
+	out := mapping(id, scalar("name", id), scalar(s.stepOf[id.Value], id))
 	keys, values := pairs(n)
 	if n.Kind != yaml.MappingNode {
 		s.errorf(n, field, "expected a task: a mapping with componentRef and arguments")
@@ -255,10 +250,13 @@ func (s *graphSynth) task(k int, id, n *yaml.Node) *yaml.Node {
 	if comp == nil {
 		return out
 	}
-	out.Content = append(out.Content, scalar("component", nil), comp)
+	out.Content = append(out.Content, scalar("component", ref), comp)
 	c := s.load(comp)
 	s.comps[id.Value] = c
-	inputs := mapping(args)
+	inputs := mapping(ref)
+	if args != nil {
+		inputs = mapping(args)
+	}
 	argKeys, argValues := pairs(args)
 	if args != nil && args.Kind != yaml.MappingNode {
 		s.errorf(args, field+".arguments", "expected a mapping of input names to arguments")
@@ -284,7 +282,7 @@ func (s *graphSynth) task(k int, id, n *yaml.Node) *yaml.Node {
 		inputs.Content = append(inputs.Content, scalar(name, key), val)
 		s.fields[step+".inputs."+name] = afield
 	}
-	out.Content = append(out.Content, scalar("inputs", nil), inputs)
+	out.Content = append(out.Content, scalar("inputs", inputs), inputs)
 	return out
 }
 

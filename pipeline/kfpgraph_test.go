@@ -102,3 +102,18 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// TestKFPGraphInline: a graph given inline in a pipeline, with a task's
+// component inline too (componentRef.spec).
+func TestKFPGraphInline(t *testing.T) {
+	p, err := Load("testdata/kfpgraph/inline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 1 || p.Steps[0].Name != "g.add" {
+		t.Fatalf("steps %+v, want g.add", p.Steps)
+	}
+	if diff := cmp.Diff(map[string]Binding{"a": {Literal: "2.5"}}, p.Steps[0].Bindings()); diff != "" {
+		t.Errorf("g.add inputs (-want +got):\n%s", diff)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	jobsetv1 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/test/e2e/testbed"
@@ -258,4 +259,82 @@ func ranksRunning(t *testing.T, ctx context.Context, c *testbed.Cluster, ns stri
 		}
 		return running == n, nil
 	})
+}
+
+// The node running a gang's ranks is lost: its node agent killed (the rank processes
+// die with it) and the Node deleted, as when a machine goes and the cluster drops it.
+// The pod garbage collector deletes the pods bound to the missing node, their Job
+// fails, JobSet restarts the gang (maxRestarts 1) on the node left, and the step
+// succeeds with its output.
+func TestDrillNodeLost(t *testing.T) {
+	c, ns, ctx := launcherSetup(t)
+	l := newLab(t, c, ns, ctx)
+	wf := l.compile(ctx, writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: lost}
+steps:
+  - name: gpu
+    component:
+      metadata: {name: lost}
+      outputs: [{name: answer, type: int}]
+      image: e2e-shell:1
+      command: [sh, -c, 'echo "rank $RANK on $(hostname)"; sleep 10; printf 42 > "$0"', "{{outputs.answer.path}}"]
+    distributed: {nodes: 2, maxRestarts: 1}
+`))
+	lost, err := c.StartNode(ctx, "pipectl-node-lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lost.Remove(context.Background()); err != nil {
+			t.Errorf("remove node %s: %v", lost.Name, err)
+		}
+	})
+	// The ranks go to the new node: the test bed's plain node is cordoned (the launcher
+	// is bound to it by name, which a cordon does not stop) until the node is lost.
+	nodes := c.Client.CoreV1().Nodes()
+	cordon := func(on bool) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
+		if _, err := nodes.Patch(context.Background(), testbed.NodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cordon(true)
+	t.Cleanup(func() { cordon(false) })
+	out := filepath.Join(l.dir, "out")
+	pod := wf.podOf(t, "gpu", "lost-run", nil, out)
+	pod.Spec.NodeName = testbed.NodeName
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ranksRunning(t, ctx, c, ns, 2)
+	list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: jobsetv1.JobSetNameKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != lost.Name {
+			t.Fatalf("rank pod %s runs on %s, want %s", p.Name, p.Spec.NodeName, lost.Name)
+		}
+	}
+	lost.Kill()
+	if err := nodes.Delete(ctx, lost.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cordon(false)
+	began := time.Now()
+	p := l.waitPodEnded(ctx, pod.Name)
+	logs := l.logs(ctx, pod.Name)
+	t.Logf("launcher ended %s after the node was lost", time.Since(began).Round(time.Second))
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("launcher pod %s, want Succeeded after a gang restart; log:\n%s", p.Status.Phase, logs)
+	}
+	if !strings.Contains(logs, "gang restart 1") {
+		t.Errorf("launcher log lacks the gang restart:\n%s", logs)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "outputs", "answer")); err != nil || string(b) != "42" {
+		t.Errorf("output parameter answer = %q, %v; want 42", b, err)
+	}
+	l.noJobSetLeft(ctx, 30*time.Second)
 }

@@ -3,8 +3,13 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Faults for the drills: parts of a running test bed killed and started again, as
@@ -40,6 +45,70 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, down time.Duration) erro
 		return err
 	}
 	return c.waitReady(ctx)
+}
+
+// Node is a node registered by a node agent of its own (StartNode), which can be lost
+// without the test bed's two nodes.
+type Node struct {
+	Name  string
+	c     *Cluster
+	agent *component
+}
+
+// StartNode starts another node agent registering one plain node, name (no GPU node),
+// with the test bed's image catalogue, and waits until the node is Ready. The test bed
+// stops it with the rest; Remove also deletes the Node.
+func (c *Cluster) StartNode(ctx context.Context, name string) (*Node, error) {
+	base := c.find("nodeagent")
+	if base == nil {
+		return nil, fmt.Errorf("the test bed has no node agent")
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	c.ports = append(c.ports, ports...)
+	var args []string
+	for _, a := range base.args {
+		switch flag, _, _ := strings.Cut(a, "="); flag {
+		case "--listen":
+			a = fmt.Sprintf("--listen=127.0.0.1:%d", ports[0])
+		case "--state-dir":
+			a = "--state-dir=" + filepath.Join(c.Dir, "nodeagent-"+name)
+		case "--node":
+			a = "--node=" + name
+		case "--gpu-node":
+			a = "--gpu-node="
+		case "--gpus":
+			continue
+		}
+		args = append(args, a)
+	}
+	agent, err := startComponent(c.Logs, "nodeagent-"+name, base.cmd.Path, args, base.env)
+	if err != nil {
+		return nil, err
+	}
+	c.components = append(c.components, agent)
+	n := &Node{Name: name, c: c, agent: agent}
+	if err := poll(ctx, "node "+name+" Ready", 250*time.Millisecond, []*component{agent}, c.nodesReady(name)); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Kill kills the node's agent at once (SIGKILL): the processes of its pods die with it,
+// as they do when a machine is lost, and nothing reports on the node any more.
+func (n *Node) Kill() { n.agent.kill() }
+
+// Remove kills the node's agent if it runs and deletes the Node (if still there), so
+// that no later pod is scheduled onto a node nobody serves.
+func (n *Node) Remove(ctx context.Context) error {
+	n.agent.kill()
+	err := n.c.Client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // find returns the running or stopped component name, or nil.

@@ -132,30 +132,7 @@ func TestKill9MidPublish(t *testing.T) {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, "big.yaml")
-	yaml := `apiVersion: pipectl.dev/v1alpha1
-kind: Pipeline
-metadata: {name: big}
-steps:
-  - name: make
-    component:
-      apiVersion: pipectl.dev/v1alpha1
-      kind: Component
-      metadata: {name: make}
-      outputs: [{name: data, type: Dataset}]
-      command: [sh, -c, 'head -c 300000000 /dev/zero > "$0"', '{{outputs.data.path}}']
-`
-	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	store := filepath.Join(dir, "store")
-	run := exec.Command(bin, "run", file, "--artifacts", store)
-	run.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	run.Stderr = &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
 	// partial lists the temporary files below a run's step directories:
 	// the output's upload, not the run record's own atomic create (a kill
 	// there leaves no run at all; TestCollectGarbageOrphanRecord has it).
@@ -170,19 +147,9 @@ steps:
 		})
 		return found
 	}
-	for i := 0; len(partial()) == 0; i++ {
-		if i > 6000 {
-			run.Process.Kill()
-			t.Fatalf("no partial upload seen:\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := run.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = run.Wait()
+	stderr := killMidPublish(t, bin, dir, []string{"TMPDIR=" + tmp}, []string{"--artifacts", store}, func() bool { return len(partial()) > 0 })
 	if len(partial()) == 0 {
-		t.Fatalf("the run finished its upload before it was killed:\n%s", stderr.String())
+		t.Fatalf("the run finished its upload before it was killed:\n%s", stderr)
 	}
 	for i := 0; ; i++ {
 		work, _ := filepath.Glob(filepath.Join(tmp, "pipectl-*"))
@@ -209,6 +176,50 @@ steps:
 	if !strings.Contains(string(record), `"message": "runner died"`) || !strings.Contains(string(record), `"status": "Failed"`) {
 		t.Errorf("run.json after gc does not record the run Failed, runner died:\n%s", record)
 	}
+}
+
+// killMidPublish runs `bin run` on a one-step pipeline (written in dir) whose
+// step writes a 300 MB output, with env added to the environment and extra
+// arguments; it kills the run with SIGKILL once uploading says the output's
+// upload is under way, and returns the run's stderr.
+func killMidPublish(t *testing.T, bin, dir string, env, extra []string, uploading func() bool) string {
+	t.Helper()
+	file := filepath.Join(dir, "big.yaml")
+	yaml := `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: big}
+steps:
+  - name: make
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: make}
+      outputs: [{name: data, type: Dataset}]
+      command: [sh, -c, 'head -c 300000000 /dev/zero > "$0"', '{{outputs.data.path}}']
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(bin, append([]string{"run", file}, extra...)...)
+	run.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for began := time.Now(); !uploading(); {
+		if time.Since(began) > 30*time.Second {
+			run.Process.Kill()
+			_ = run.Wait()
+			t.Fatalf("no upload seen in 30 s:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := run.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = run.Wait()
+	return stderr.String()
 }
 
 // newestRun returns the id of the newest run in store.

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -26,27 +23,11 @@ func TestKill9MidPublishS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	file := filepath.Join(dir, "big.yaml")
-	yaml := `apiVersion: pipectl.dev/v1alpha1
-kind: Pipeline
-metadata: {name: big}
-steps:
-  - name: make
-    component:
-      apiVersion: pipectl.dev/v1alpha1
-      kind: Component
-      metadata: {name: make}
-      outputs: [{name: data, type: Dataset}]
-      command: [sh, -c, 'head -c 300000000 /dev/zero > "$0"', '{{outputs.data.path}}']
-`
-	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "AWS_ENDPOINT_URL="+srv.Endpoint, "AWS_ACCESS_KEY_ID="+srv.AccessKey,
-		"AWS_SECRET_ACCESS_KEY="+srv.SecretKey, "AWS_REGION=us-east-1", "PIPECTL_ARTIFACTS=s3://runs/team")
+	env := []string{"AWS_ENDPOINT_URL=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + srv.SecretKey, "AWS_REGION=us-east-1", "PIPECTL_ARTIFACTS=s3://runs/team"}
 	pipectl := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = env
+		cmd.Env = append(os.Environ(), env...)
 		return cmd
 	}
 	// uploads lists the objects with incomplete multipart uploads (MinIO
@@ -62,26 +43,10 @@ steps:
 		return keys
 	}
 
-	run := pipectl("run", file)
-	var stderr bytes.Buffer
-	run.Stderr = &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; len(uploads()) == 0; i++ {
-		if i > 3000 {
-			run.Process.Kill()
-			t.Fatalf("no multipart upload seen:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := run.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = run.Wait()
+	stderr := killMidPublish(t, bin, dir, env, nil, func() bool { return len(uploads()) > 0 })
 	left := uploads()
 	if len(left) != 1 || !strings.HasPrefix(left[0], "team/") || !strings.HasSuffix(left[0], "/make/data") {
-		t.Fatalf("incomplete uploads after the kill: %q, want team/RUN/make/data\n%s", left, stderr.String())
+		t.Fatalf("incomplete uploads after the kill: %q, want team/RUN/make/data\n%s", left, stderr)
 	}
 	for o := range srv.Client().ListObjects(ctx, "runs", minio.ListObjectsOptions{Prefix: "team/", Recursive: true}) {
 		if strings.Contains(o.Key, "/make/data") {

@@ -20,7 +20,7 @@ func TestArgoSweep(t *testing.T) {
 	file := filepath.Join(images.repoRoot, "examples", "sweep", "pipeline.yaml")
 	params := []string{"-p", "rows=3000", "-p", "epochs=1"}
 	run := a.runArgoOK(t, ctx, file,
-		[]string{"[trial] [rank 0] ", "[trial] [rank 1] ", "[pick] best: trial "},
+		[]string{"[trial[0]] [rank 0] ", "[trial[0]] [rank 1] ", "[trial[2]] [rank 1] ", "[pick] best: trial "},
 		[]string{"pick Succeeded", "evaluate Succeeded", "accuracy = "},
 		params...)
 

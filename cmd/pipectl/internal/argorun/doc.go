@@ -15,9 +15,12 @@
 //   - `pipectl exec` in each step pod uploads its own log (the program's
 //     stdout and stderr and exec's messages) to <run>/<step>/step.log when
 //     it ends, success or not, so a run's logs outlive its pods.
-//   - A distributed step's launcher pod log (which carries every rank's
-//     "[rank N]" lines) is uploaded by the follower (`pipectl run --on
-//     argo`) from what it streamed, when the step has no step.log yet.
+//   - A distributed step's launcher pod (`pipectl launch`) uploads its own
+//     log, which carries every rank's "[rank N]" lines, to
+//     <run>/<step>/step.log (<run>/<step>[i]/step.log for an iteration);
+//     the follower (`pipectl run --on argo`) uploads what it streamed for
+//     a step that has no step.log yet (a launcher pod killed before it
+//     could). The follower streams a loop iteration's pods under STEP[i].
 //   - `pipectl runs`, `pipectl logs`, `pipectl artifacts` and `pipectl ui`
 //     read records through package runstore; for a record still Running it
 //     refreshes it from the workflow (Refresh) when the cluster is reachable

@@ -21,7 +21,6 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/pipeline/argo"
 )
 
 // Argo's pod label and annotation, and the container running the step.
@@ -208,9 +207,9 @@ func (f *Follower) finishLogs(stop context.CancelFunc) {
 func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 	nodes := stepNodes(wf, f.Steps)
 	for _, s := range f.Steps {
-		for _, pod := range argo.PodNodes(wf, nodes[s]) {
+		for _, pod := range stepPods(wf, s, nodes[s]) {
 			if pod.Fulfilled() {
-				f.replay(ctx, s, pod.ID)
+				f.replay(ctx, pod.step, pod.ID)
 			}
 		}
 	}
@@ -222,8 +221,8 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 		if n != nil {
 			phase = stepStatus(n.Phase)
 			msg = n.Message
-			for _, pod := range argo.PodNodes(wf, n) {
-				f.stream(ctx, s, pod.ID)
+			for _, pod := range stepPods(wf, s, n) {
+				f.stream(ctx, pod.step, pod.ID)
 			}
 		}
 		var loop string

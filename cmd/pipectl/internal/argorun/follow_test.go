@@ -1,6 +1,7 @@
 package argorun
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -132,15 +133,31 @@ steps:
 		"t1": failed,
 		"t2": in(statusNode("t2", "trial(2:0.01)", wfv1.NodeTypePod, wfv1.NodeRunning, 3, "")),
 	}}
+	// The ended iterations' launcher pods: their logs go under STEP[i].
+	var pods []runtime.Object
+	for _, id := range []string{"t0", "t1"} {
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: "ml", Labels: map[string]string{labelWorkflow: wf.Name}, Annotations: map[string]string{annotationNode: id}},
+			Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}},
+		})
+	}
 	for _, tty := range []bool{false, true} {
-		var status strings.Builder
+		var status, logs strings.Builder
 		f := &Follower{
-			Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
-			Name:    wf.Name, Steps: []string{"trial"}, Logs: io.Discard, Status: &status, TTY: tty, Poll: time.Millisecond,
+			Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
+			Name:    wf.Name, Steps: []string{"trial"}, Logs: &logs, Status: &status, TTY: tty, Poll: time.Millisecond,
 		}
 		f.init()
+		ctx, cancel := context.WithCancel(t.Context())
 		for range 2 { // a second event changes nothing
-			f.observe(t.Context(), wf)
+			f.observe(ctx, wf)
+		}
+		cancel() // trial[2]'s pod never starts
+		f.wg.Wait()
+		// The fake clientset serves every log as "fake logs".
+		if want := "[trial[0]] fake logs\n[trial[1]] fake logs\n"; logs.String() != want {
+			t.Errorf("tty %v: logs:\n%s\nwant:\n%s", tty, logs.String(), want)
 		}
 		want := "trial Running\ntrial[0..2]  1 succeeded, 1 failed, 1 running\ntrial[1] Failed: exit code 1\n"
 		if tty {

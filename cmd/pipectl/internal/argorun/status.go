@@ -3,6 +3,8 @@ package argorun
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -120,14 +122,7 @@ func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 // (or per iteration node while the items are not known), updated from
 // its node; the loop step's message counts how they ended.
 func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord, old map[string]artifacts.StepRecord) []artifacts.StepRecord {
-	task := loop.Name
-	if tasks, err := argo.StepTasks(wf); err == nil {
-		for _, st := range tasks {
-			if st.Step == loop.Name {
-				task = st.Task
-			}
-		}
-	}
+	task := taskOf(wf, loop.Name)
 	nodes := argo.IterationNodes(wf, task)
 	items, _ := argo.IterationItems(wf, task)
 	n := len(items)
@@ -211,4 +206,42 @@ func loopView(wf *wfv1.Workflow, step string) (name, counts string, failed []art
 		}
 	}
 	return pipeline.IterationRange(step, len(its)), artifacts.CountStatuses(n), failed, true
+}
+
+// taskOf is the DAG task of step in wf (argo.StepTasks), or the step's name.
+func taskOf(wf *wfv1.Workflow, step string) string {
+	if tasks, err := argo.StepTasks(wf); err == nil {
+		for _, st := range tasks {
+			if st.Step == step {
+				return st.Task
+			}
+		}
+	}
+	return step
+}
+
+// stepPod is a Pod node of a step and the name its log goes under.
+type stepPod struct {
+	wfv1.NodeStatus
+	step string
+}
+
+// stepPods returns the Pod nodes of a step's node n, oldest attempt first:
+// the step's own, or for a loop step each iteration's, named STEP[i], in
+// the order of the iterations.
+func stepPods(wf *wfv1.Workflow, step string, n *wfv1.NodeStatus) []stepPod {
+	var out []stepPod
+	if n == nil || n.Type != wfv1.NodeTypeTaskGroup {
+		for _, p := range argo.PodNodes(wf, n) {
+			out = append(out, stepPod{p, step})
+		}
+		return out
+	}
+	its := argo.IterationNodes(wf, taskOf(wf, step))
+	for _, i := range slices.Sorted(maps.Keys(its)) {
+		for _, p := range argo.PodNodes(wf, its[i]) {
+			out = append(out, stepPod{p, pipeline.IterationName(step, i)})
+		}
+	}
+	return out
 }

@@ -55,7 +55,7 @@ test: unit e2e
 ## after a short pass of each fuzz target
 unit: vet fuzz-short
 	examples/attrition/ensure-torch.sh >/dev/null
-	cmd/pipectl/internal/cmd/ui/testdata/ensure-chromium.sh >/dev/null
+	cmd/pipectl/uitest/ensure-chromium.sh >/dev/null
 	minio=$$(bash test/e2e/tools/build.sh minio) && PIPECTL_TEST_MINIO=$$minio $(GO) test -count=1 -timeout 30m ./...
 
 ## fuzz: each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m), growing the corpus that

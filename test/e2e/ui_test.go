@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"pipectl.dev/pipectl/cmd/pipectl/uitest"
 )
 
 // uiPipeline is a three-step pipeline slow enough to watch: make sleeps
@@ -63,7 +64,7 @@ steps:
 // Screenshots go to testdata/out.
 func TestUIArgoRun(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	chromium := ensureChromium(t)
+	chromium := uitest.Chromium(t)
 	shots, err := filepath.Abs(filepath.Join("testdata", "out"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,34 +88,34 @@ func TestUIArgoRun(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- run.Wait() }()
 
-	b := newBrowser(t, ctx, chromium, base, shots)
+	b := uitest.NewPage(t, ctx, chromium, base, shots)
 
 	// The runs list: the run appears, running on argo in the namespace.
-	b.open("/")
-	b.waitJS(`document.querySelector("table.runs tbody tr")`)
-	id := b.text(`document.querySelector("table.runs tbody tr").dataset.run`)
+	b.Open("/")
+	b.WaitJS(`document.querySelector("table.runs tbody tr")`)
+	id := b.Text(`document.querySelector("table.runs tbody tr").dataset.run`)
 	if !strings.HasPrefix(id, "uiwatch-") {
 		t.Fatalf("runs list shows run %q, want the uiwatch run", id)
 	}
 	row := `document.querySelector('tr[data-run="` + id + `"]')`
-	if got := b.text(row + `.querySelector(".where").textContent`); got != "argo · "+a.ns {
+	if got := b.Text(row + `.querySelector(".where").textContent`); got != "argo · "+a.ns {
 		t.Errorf("runs list: where = %q, want %q", got, "argo · "+a.ns)
 	}
-	if got := b.text(row + `.querySelector(".pipeline").textContent`); got != "uiwatch" {
+	if got := b.Text(row + `.querySelector(".pipeline").textContent`); got != "uiwatch" {
 		t.Errorf("runs list: pipeline = %q", got)
 	}
 	// The live table turns the run Succeeded by itself later; now it runs.
-	if got := b.text(row + `.querySelector(".badge").textContent`); got != "Running" {
+	if got := b.Text(row + `.querySelector(".badge").textContent`); got != "Running" {
 		t.Errorf("runs list: status = %q, want Running", got)
 	}
-	b.shot("ui-argo-runs")
+	b.Shot("ui-argo-runs")
 
 	// The run's page: record every state of the DAG the page shows, without
 	// reloading it, until the run ended.
-	b.open("/runs/" + id + "?step=make")
-	b.waitJS(`document.querySelectorAll("svg.graph a.node").length === 3`)
-	b.do(chromedp.Evaluate[chromedp.Void](`window.pipectlSamePage = true`))
-	if got := b.text(`document.querySelector(".meta").textContent`); !strings.HasPrefix(got, "argo · "+a.ns+" · ") {
+	b.Open("/runs/" + id + "?step=make")
+	b.WaitJS(`document.querySelectorAll("svg.graph a.node").length === 3`)
+	b.Do(chromedp.Evaluate[chromedp.Void](`window.pipectlSamePage = true`))
+	if got := b.Text(`document.querySelector(".meta").textContent`); !strings.HasPrefix(got, "argo · "+a.ns+" · ") {
 		t.Errorf("run page meta = %q, want it to start with argo · %s", got, a.ns)
 	}
 	const dagState = `[...document.querySelectorAll("svg.graph a.node")].map(n => n.dataset.node + "=" + n.dataset.status).join(" ") + " | " + document.querySelector(".runid .badge").textContent`
@@ -122,18 +123,18 @@ func TestUIArgoRun(t *testing.T) {
 	shotRunning, liveLog := false, false
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		s := b.text(dagState)
+		s := b.Text(dagState)
 		if len(states) == 0 || states[len(states)-1] != s {
 			states = append(states, s)
 			t.Logf("DAG: %s", s)
 		}
 		// make's log while it runs: its pod's, before pipectl exec stores it.
-		if strings.Contains(s, "make=Running") && !liveLog && b.text(`String(document.getElementById("log").textContent.includes("making one two three"))`) == "true" {
+		if strings.Contains(s, "make=Running") && !liveLog && b.Text(`String(document.getElementById("log").textContent.includes("making one two three"))`) == "true" {
 			liveLog = true
-			b.shot("ui-argo-make-live-log")
+			b.Shot("ui-argo-make-live-log")
 		}
 		if !shotRunning && strings.Contains(s, "train=Running") {
-			b.shot("ui-argo-run-running")
+			b.Shot("ui-argo-run-running")
 			shotRunning = true
 		}
 		if !strings.HasSuffix(s, "| Running") || time.Now().After(deadline) {
@@ -145,7 +146,7 @@ func TestUIArgoRun(t *testing.T) {
 	if states[len(states)-1] != final {
 		t.Fatalf("the page ended at %q, want %q\npipectl run:\n%s", states[len(states)-1], final, runOut.String())
 	}
-	if b.text(`String(window.pipectlSamePage === true)`) != "true" {
+	if b.Text(`String(window.pipectlSamePage === true)`) != "true" {
 		t.Error("the run page reloaded: the DAG did not change live")
 	}
 	// The page saw the run go by: a step running, then that step done and
@@ -166,31 +167,31 @@ func TestUIArgoRun(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("pipectl run --on argo did not end:\n%s", runOut.String())
 	}
-	b.shot("ui-argo-run-succeeded")
+	b.Shot("ui-argo-run-succeeded")
 
 	// The gang's log: both ranks' lines, then only rank 1's.
-	b.open("/runs/" + id + "?step=train")
-	b.waitJS(`document.getElementById("log").textContent.includes("[rank 1] epoch 3 on rank 1")`)
-	b.waitJS(`document.getElementById("ranks").textContent === "2"`)
-	b.do(chromedp.SetValue(chromedp.CSS("#rank"), "1"), chromedp.Evaluate[chromedp.Void](`document.getElementById("rank").dispatchEvent(new Event("change"))`))
-	b.waitJS(`(() => { const t = document.getElementById("log").textContent; return t.includes("epoch 2 on rank 1") && !t.includes("on rank 0"); })()`)
-	b.shot("ui-argo-train-log-rank1")
+	b.Open("/runs/" + id + "?step=train")
+	b.WaitJS(`document.getElementById("log").textContent.includes("[rank 1] epoch 3 on rank 1")`)
+	b.WaitJS(`document.getElementById("ranks").textContent === "2"`)
+	b.Do(chromedp.SetValue(chromedp.CSS("#rank"), "1"), chromedp.Evaluate[chromedp.Void](`document.getElementById("rank").dispatchEvent(new Event("change"))`))
+	b.WaitJS(`(() => { const t = document.getElementById("log").textContent; return t.includes("epoch 2 on rank 1") && !t.includes("on rank 0"); })()`)
+	b.Shot("ui-argo-train-log-rank1")
 
 	// evaluate: its metrics as a table, its output parameter, its log.
-	b.open("/runs/" + id + "?step=evaluate")
-	b.waitJS(`document.querySelector('tr[data-metric="accuracy"]')`)
-	if got := b.text(`document.querySelector('tr[data-metric="accuracy"] td').textContent + " " + document.querySelector('tr[data-metric="words"] td').textContent`); got != "0.8750 3" {
+	b.Open("/runs/" + id + "?step=evaluate")
+	b.WaitJS(`document.querySelector('tr[data-metric="accuracy"]')`)
+	if got := b.Text(`document.querySelector('tr[data-metric="accuracy"] td').textContent + " " + document.querySelector('tr[data-metric="words"] td').textContent`); got != "0.8750 3" {
 		t.Errorf("metrics accuracy, words = %q, want \"0.8750 3\"", got)
 	}
-	if got := b.text(`document.querySelector("code.value").textContent`); got != "ship it" {
+	if got := b.Text(`document.querySelector("code.value").textContent`); got != "ship it" {
 		t.Errorf("output parameter verdict = %q, want \"ship it\"", got)
 	}
-	b.waitJS(`document.getElementById("log").textContent.includes("evaluating a model of 3 words")`)
-	b.shot("ui-argo-evaluate")
+	b.WaitJS(`document.getElementById("log").textContent.includes("evaluating a model of 3 words")`)
+	b.Shot("ui-argo-evaluate")
 
 	// The list shows it Succeeded now.
-	b.open("/")
-	b.waitJS(row + `.querySelector(".badge").textContent === "Succeeded"`)
+	b.Open("/")
+	b.WaitJS(row + `.querySelector(".badge").textContent === "Succeeded"`)
 }
 
 // startUI starts `pipectl ui` on the lab's store and cluster and returns its
@@ -229,104 +230,4 @@ func (a *argoLab) startUI(t *testing.T, ctx context.Context) string {
 		t.Fatal("pipectl ui did not say where it serves")
 	}
 	return ""
-}
-
-// ensureChromium returns the path of a Chromium, installing Debian's when
-// there is none, as the UI's own browser test does.
-func ensureChromium(t *testing.T) string {
-	t.Helper()
-	script := filepath.Join(images.repoRoot, "cmd", "pipectl", "internal", "cmd", "ui", "testdata", "ensure-chromium.sh")
-	out, err := exec.Command("bash", script).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("%s: %v\n%s", script, err, stderr)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// browser is one headless Chromium tab on the UI at base.
-type browser struct {
-	t     *testing.T
-	ctx   context.Context
-	base  string
-	shots string
-}
-
-func newBrowser(t *testing.T, ctx context.Context, chromium, base, shots string) *browser {
-	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	t.Cleanup(cancelAlloc)
-	bctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	b := &browser{t: t, ctx: bctx, base: base, shots: shots}
-	b.do(chromedp.EmulateViewport(1280, 900))
-	return b
-}
-
-func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-func (b *browser) open(path string) {
-	b.t.Helper()
-	b.do(chromedp.Navigate(b.base + path))
-}
-
-// text evaluates a JavaScript expression that gives a string.
-func (b *browser) text(expr string) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		b.t.Fatalf("%s: %v", expr, err)
-	}
-	return s
-}
-
-// waitJS waits up to a minute until the expression is truthy.
-func (b *browser) waitJS(expr string) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
-	defer cancel()
-	var last error
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
-		if err == nil && ok {
-			return
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			b.shot("ui-argo-timeout")
-			page, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			b.t.Fatalf("waiting for %s: %v (last error %v); the page says:\n%s", expr, ctx.Err(), last, page)
-		case <-time.After(150 * time.Millisecond):
-		}
-	}
-}
-
-// shot saves a screenshot of the whole page as NAME.png in the shots folder.
-func (b *browser) shot(name string) {
-	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Errorf("screenshot %s: %v", name, err)
-		return
-	}
-	path := filepath.Join(b.shots, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Error(err)
-	}
-	b.t.Log(fmt.Sprintf("screenshot %s", path))
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"pipectl.dev/pipectl/cmd/pipectl/uitest"
 )
 
 var update = flag.Bool("update", false, "write the README's screenshot (../../ui/docs/run.png) from TestExampleScreenshot")
@@ -24,7 +26,7 @@ var readmeShot = filepath.Join("..", "..", "ui", "docs", "run.png")
 // metrics of evaluate. Its screenshot is testdata/out/example.png; with
 // -update it also becomes the README's image.
 func TestExampleScreenshot(t *testing.T) {
-	chromium := ensureChromium(t)
+	chromium := uitest.Chromium(t)
 	repo, err := filepath.Abs(filepath.Join("..", "..", "..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +35,7 @@ func TestExampleScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("examples/attrition/ensure-torch.sh: %v", err)
 	}
-	shots := shotsDir(t)
+	shots := uitest.ShotsDir(t)
 	work := t.TempDir()
 	bin := buildPipectl(t, work)
 	pipectl := func(args ...string) *exec.Cmd {
@@ -50,27 +52,27 @@ func TestExampleScreenshot(t *testing.T) {
 	base := startUI(t, pipectl("ui", "--listen", "127.0.0.1:0"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := newPage(t, ctx, chromium, base, shots)
+	b := uitest.NewPage(t, ctx, chromium, base, shots)
 
 	// train: both ranks' lines in its log.
-	b.open("/runs/latest?step=train")
-	b.waitJS(`document.getElementById("ranks").textContent === "2"`)
+	b.Open("/runs/latest?step=train")
+	b.WaitJS(`document.getElementById("ranks").textContent === "2"`)
 
-	b.open("/runs/latest?step=evaluate")
-	b.waitJS(`document.querySelectorAll('tr[data-metric]').length >= 3 && document.getElementById("log").textContent.includes("[evaluate]")`)
-	if got := b.text(`[...document.querySelectorAll("svg.graph a.node")].map(n => n.dataset.node + "=" + n.dataset.status).join(" ")`); got != "preprocess=Succeeded train=Succeeded evaluate=Succeeded" {
+	b.Open("/runs/latest?step=evaluate")
+	b.WaitJS(`document.querySelectorAll('tr[data-metric]').length >= 3 && document.getElementById("log").textContent.includes("[evaluate]")`)
+	if got := b.Text(`[...document.querySelectorAll("svg.graph a.node")].map(n => n.dataset.node + "=" + n.dataset.status).join(" ")`); got != "preprocess=Succeeded train=Succeeded evaluate=Succeeded" {
 		t.Errorf("DAG nodes: %s", got)
 	}
-	if got := b.text(`[...document.querySelectorAll("svg.graph path.edge")].map(e => e.dataset.edge).sort().join(" ")`); got != "preprocess>evaluate preprocess>train train>evaluate" {
+	if got := b.Text(`[...document.querySelectorAll("svg.graph path.edge")].map(e => e.dataset.edge).sort().join(" ")`); got != "preprocess>evaluate preprocess>train train>evaluate" {
 		t.Errorf("DAG edges: %s", got)
 	}
-	if got := b.text(`[...document.querySelectorAll("tr[data-metric]")].map(r => r.dataset.metric).join(" ")`); got != "accuracy auc loss rows" {
+	if got := b.Text(`[...document.querySelectorAll("tr[data-metric]")].map(r => r.dataset.metric).join(" ")`); got != "accuracy auc loss rows" {
 		t.Errorf("metrics: %s", got)
 	}
 	// The picture: the page at 1280×900, its top (the DAG, the step, the
 	// metrics).
-	b.do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	b.Do(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}

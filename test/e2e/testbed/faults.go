@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -98,12 +99,17 @@ func (c *Cluster) StartNode(ctx context.Context, name string) (*Node, error) {
 
 // Kill kills the node's agent at once (SIGKILL): the processes of its pods die with it,
 // as they do when a machine is lost, and nothing reports on the node any more.
-func (n *Node) Kill() { n.agent.kill() }
+// The agent then leaves the test bed's components: a lost node is no
+// component whose death fails the later tests' start-up checks.
+func (n *Node) Kill() {
+	n.agent.kill()
+	n.c.components = slices.DeleteFunc(n.c.components, func(c *component) bool { return c == n.agent })
+}
 
 // Remove kills the node's agent if it runs and deletes the Node (if still there), so
 // that no later pod is scheduled onto a node nobody serves.
 func (n *Node) Remove(ctx context.Context) error {
-	n.agent.kill()
+	n.Kill()
 	err := n.c.Client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
@@ -355,6 +356,20 @@ func (f *Follower) claim(step, nodeID string) bool {
 	return true
 }
 
+// nodePod returns the pod of node nodeID of workflow, or nil when it has none.
+func nodePod(ctx context.Context, pods corev1client.PodInterface, workflow, nodeID string) (*corev1.Pod, error) {
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + workflow})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].Annotations[annotationNode] == nodeID {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
 // follow finds the node's pod and copies its main container's log, retrying
 // until the container started; it gives up once the node ended with its pod
 // gone or its container never started.
@@ -362,15 +377,7 @@ func (f *Follower) follow(ctx context.Context, step, nodeID string) {
 	pods := f.Clients.Kube.CoreV1().Pods(f.Clients.Namespace)
 	var since *metav1.Time // where a broken stream resumes
 	for {
-		var pod *corev1.Pod
-		if list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + f.Name}); err == nil {
-			for i := range list.Items {
-				if list.Items[i].Annotations[annotationNode] == nodeID {
-					pod = &list.Items[i]
-					break
-				}
-			}
-		}
+		pod, _ := nodePod(ctx, pods, f.Name, nodeID) // not found yet: retried
 		if pod != nil && (pod.Status.Phase != corev1.PodPending || started(pod)) {
 			if rc, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: mainContainer, Follow: true, SinceTime: since}).Stream(ctx); err == nil {
 				err := f.copyLines(step, rc)

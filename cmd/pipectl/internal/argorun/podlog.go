@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
@@ -25,17 +24,9 @@ func PodLog(ctx context.Context, f *cmdutil.Factory, rec *artifacts.Run, step st
 	if rec.On != On {
 		return nil, false, nil
 	}
-	kc, err := f.Clients()
-	if err != nil {
-		return nil, false, err
-	}
-	ns := rec.Namespace
-	if ns == "" {
-		ns = kc.Namespace
-	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	wf, err := findWorkflow(ctx, kc, ns, rec.ID)
+	kc, ns, wf, err := findWorkflow(ctx, f, rec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -44,15 +35,9 @@ func PodLog(ctx context.Context, f *cmdutil.Factory, rec *artifacts.Run, step st
 		return nil, false, nil
 	}
 	pods := kc.Kube.CoreV1().Pods(ns)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: labelWorkflow + "=" + rec.ID})
+	pod, err := nodePod(ctx, pods, rec.ID, node.ID)
 	if err != nil {
 		return nil, false, err
-	}
-	var pod *corev1.Pod
-	for i := range list.Items {
-		if list.Items[i].Annotations[annotationNode] == node.ID {
-			pod = &list.Items[i]
-		}
 	}
 	if pod == nil || !started(pod) {
 		return nil, false, nil

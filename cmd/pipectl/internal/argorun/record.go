@@ -1,6 +1,7 @@
 package argorun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,17 +133,9 @@ func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec
 	if rec.On != On || rec.Status != artifacts.StatusRunning {
 		return rec, nil
 	}
-	kc, err := f.Clients()
-	if err != nil {
-		return rec, err
-	}
-	ns := rec.Namespace
-	if ns == "" {
-		ns = kc.Namespace
-	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	wf, err := findWorkflow(ctx, kc, ns, rec.ID)
+	_, _, wf, err := findWorkflow(ctx, f, rec)
 	if err != nil {
 		return rec, err
 	}
@@ -162,14 +155,20 @@ func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec
 // refreshTimeout bounds how long Refresh waits for the cluster.
 const refreshTimeout = 5 * time.Second
 
-// findWorkflow gets a workflow by name.
-func findWorkflow(ctx context.Context, kc *cmdutil.KubeClients, ns, name string) (*wfv1.Workflow, error) {
-	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(ns).Get(ctx, name, metav1.GetOptions{})
+// findWorkflow returns the clients, the namespace and the workflow of
+// cluster run rec: in the namespace its record names, else the kubeconfig's.
+func findWorkflow(ctx context.Context, f *cmdutil.Factory, rec *artifacts.Run) (*cmdutil.KubeClients, string, *wfv1.Workflow, error) {
+	kc, err := f.Clients()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ns := cmp.Or(rec.Namespace, kc.Namespace)
+	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(ns).Get(ctx, rec.ID, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("workflow %s not found in namespace %s", name, ns)
+		return nil, "", nil, fmt.Errorf("workflow %s not found in namespace %s", rec.ID, ns)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s in namespace %s: %w", name, ns, err)
+		return nil, "", nil, fmt.Errorf("workflow %s in namespace %s: %w", rec.ID, ns, err)
 	}
-	return wf, nil
+	return kc, ns, wf, nil
 }

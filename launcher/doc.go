@@ -1,7 +1,7 @@
-// Package launcher starts distributed steps: the local gang of rank
-// processes with torchrun's wiring and gang failure semantics (the rank
-// environment contract they share with rank pods is package rankenv), and
-// the Kubernetes launcher behind `pipectl launch`.
+// Package launcher is the Kubernetes launcher behind `pipectl launch`: it
+// runs a distributed step as a gang-scheduled JobSet. The local gang of rank
+// processes (and a rank pod's node of it) is package gang; the rank
+// environment contract both share with rank pods is package rankenv.
 //
 // # Kubernetes
 //
@@ -24,7 +24,7 @@
 //     index, LOCAL_RANK=0).
 //   - The command is torchrun: one process per pod with the node's
 //     variables (no RANK); torchrun spawns the P local ranks.
-//   - Otherwise, P > 1: exec --gang (ExecNode) spawns the P local rank
+//   - Otherwise, P > 1: exec --gang (gang.ExecNode) spawns the P local rank
 //     processes itself with rankenv.Topology.RankEnv, prefixes each one's lines
 //     "[rank R] ", and stops them all when one fails.
 //

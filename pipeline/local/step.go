@@ -13,7 +13,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -242,7 +242,7 @@ func (e *execution) attempt(ctx context.Context, sp *plan.Step, inv *components.
 		return 0, nil, err
 	}
 	outs := map[int]io.Writer{}
-	g := &launcher.Gang{
+	g := &gang.Gang{
 		Nodes: d.Nodes, ProcsPerNode: procs, MaxRestarts: d.MaxRestarts,
 		Dir: dir, GracePeriod: e.r.GracePeriod,
 		Argv: func(node, local int) ([]string, error) {

@@ -16,7 +16,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline"
@@ -49,7 +49,7 @@ type Options struct {
 	GracePeriod                         time.Duration
 	Install                             string
 	// Gang runs the pod as one node of a distributed step's JobSet (set by
-	// pipectl launch): see launcher.ExecNode.
+	// pipectl launch): see gang.ExecNode.
 	Gang bool
 	// Argv replaces the component's command and args (after --).
 	Argv []string
@@ -255,13 +255,13 @@ func workDir(dir string) (work string, cleanup func(), err error) {
 
 // run runs the invocation: as the step's only process, or with --gang as
 // one node of a distributed step, its place in the gang read from the rank
-// env. With --gang, a bad invocation (invErr) is a *launcher.ConfigError.
+// env. With --gang, a bad invocation (invErr) is a *gang.ConfigError.
 func run(ctx context.Context, opts *Options, rt *components.Runtime, req components.ExecRequest, invErr error) ([]artifacts.OutputRecord, error) {
 	if !opts.Gang {
 		return rt.Exec(ctx, req)
 	}
 	if invErr != nil {
-		return nil, &launcher.ConfigError{Err: invErr}
+		return nil, &gang.ConfigError{Err: invErr}
 	}
 	getenv := opts.Factory.Getenv
 	if getenv == nil {
@@ -269,9 +269,9 @@ func run(ctx context.Context, opts *Options, rt *components.Runtime, req compone
 	}
 	node, err := rankenv.NodeFromEnv(getenv)
 	if err != nil {
-		return nil, &launcher.ConfigError{Err: err}
+		return nil, &gang.ConfigError{Err: err}
 	}
-	return launcher.ExecNode(ctx, rt, req, node)
+	return gang.ExecNode(ctx, rt, req, node)
 }
 
 // execError maps how the step ended to the command's error and exit code:
@@ -279,7 +279,7 @@ func run(ctx context.Context, opts *Options, rt *components.Runtime, req compone
 // the program's exit code.
 func execError(step string, sig os.Signal, err error) error {
 	var ee *components.ExitError
-	var ce *launcher.ConfigError
+	var ce *gang.ConfigError
 	switch {
 	case sig != nil:
 		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v", step, sig)}

@@ -25,6 +25,7 @@ import (
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // fakeCluster is a fake API server whose watches the test drives.
@@ -200,7 +201,7 @@ func testJobSet(nodes int) *jobsetv1alpha2.JobSet {
 		Version: plan.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
 		Distributed: plan.Distributed{Nodes: nodes, ProcsPerNode: 1, MaxRestarts: 1},
 	}
-	return jobset.BuildJobSet(spec, jobset.BuildOptions{Namespace: "ml", Step: "train", Exec: jobset.ExecArgs{Run: "run-1"}, Command: []string{"python3", "train.py"}})
+	return jobset.BuildJobSet(spec, jobset.BuildOptions{Namespace: "ml", Step: "train", Exec: wire.Args{Run: "run-1"}, Command: []string{"python3", "train.py"}})
 }
 
 // TestRunCompletes: terminal detection, resuming after a closed watch, logs

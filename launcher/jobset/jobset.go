@@ -15,10 +15,10 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Label and annotation keys the launcher sets or reads.
@@ -40,9 +40,9 @@ const (
 const (
 	// RankJobName is the name of the JobSet's one replicated job.
 	RankJobName = "rank"
-	// RankContainer and InitContainer name the rank pod's containers.
+	// RankContainer names the rank pod's main container (its init
+	// container is wire.InitContainer).
 	RankContainer = "rank"
-	InitContainer = "pipectl"
 	// DefaultPort is MASTER_PORT when the spec gives none (torchrun's default).
 	DefaultPort = 29500
 	// DefaultTTLSecondsAfterFinished lets the JobSet controller delete a
@@ -76,25 +76,6 @@ type Owner struct {
 	UID  string
 }
 
-// ExecArgs are the `pipectl exec` flags of every rank: those the launcher
-// got, values decoded.
-type ExecArgs struct {
-	// Run is the run id.
-	Run string
-	// Component and Step are base64 JSON (plan.Encode).
-	Component, Step string
-	// Params and Upstream are the values of --param and --upstream, by name.
-	Params, Upstream map[string]string
-	// Argv, when set, replaces the component's command (after --).
-	Argv []string
-	// Iteration, for a loop step, is the iteration the ranks run (exec's
-	// --iteration).
-	Iteration *int
-	// ArgoStatus, ArgoFailures and ArgoSteps, for a finally step, are exec's
-	// --argo-status, --argo-failures and --argo-steps: the run's outcome.
-	ArgoStatus, ArgoFailures, ArgoSteps string
-}
-
 // BuildOptions are what the JobSet of a step needs beyond its plan.Launch.
 type BuildOptions struct {
 	// Namespace is the JobSet's namespace.
@@ -103,8 +84,9 @@ type BuildOptions struct {
 	// STEP[i] (pipeline.IterationName), so each iteration has a JobSet of
 	// its own.
 	Step string
-	// Exec are the rank containers' exec flags.
-	Exec ExecArgs
+	// Exec are the rank containers' exec arguments: BuildJobSet adds --gang
+	// and the pod's work directory.
+	Exec wire.Args
 	// Command is the rank program's argv as the component declares it: it
 	// decides whether the ranks run torchrun.
 	Command []string
@@ -138,25 +120,20 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 		Tolerations:        slices.Clone(spec.Tolerations),
 		PriorityClassName:  spec.PriorityClassName,
 		Volumes: []corev1.Volume{
-			{Name: plan.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			{Name: plan.ShmVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: shm}},
+			{Name: wire.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: wire.ShmVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: shm}},
 		},
-		InitContainers: []corev1.Container{{
-			Name:         InitContainer,
-			Image:        spec.PipectlImage,
-			Command:      []string{plan.Binary, "exec", "--install", plan.InstallPath + "/pipectl"},
-			VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.InstallPath}},
-		}},
+		InitContainers: []corev1.Container{wire.InitContainer(spec.PipectlImage)},
 		Containers: []corev1.Container{{
 			Name:      RankContainer,
 			Image:     spec.Image,
-			Command:   []string{plan.Binary, "exec"},
-			Args:      execFlags(o.Exec),
+			Command:   []string{wire.Binary, "exec"},
+			Args:      rankArgs(o.Exec),
 			Env:       append(append([]corev1.EnvVar{}, spec.Env...), RankEnvVars(&spec.Distributed, name, o.Command)...),
 			Resources: *spec.Resources.DeepCopy(),
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: plan.VolumeName, MountPath: plan.MountPath},
-				{Name: plan.ShmVolumeName, MountPath: plan.ShmPath},
+				{Name: wire.VolumeName, MountPath: wire.MountPath},
+				{Name: wire.ShmVolumeName, MountPath: wire.ShmPath},
 			},
 		}},
 	}
@@ -239,15 +216,15 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 // stepLabels are the labels of the JobSet and its jobs and pods.
 func stepLabels(spec *plan.Launch, o BuildOptions) map[string]string {
 	l := map[string]string{
-		plan.LabelRun:  labelValue(o.Exec.Run),
-		plan.LabelStep: labelValue(o.Step),
+		wire.LabelRun:  labelValue(o.Exec.Run),
+		wire.LabelStep: labelValue(o.Step),
 	}
 	// A label value holds no brackets: STEP[i] is labelled STEP and i.
 	if step, i, ok := pipeline.SplitIteration(o.Step); ok {
-		l[plan.LabelStep], l[plan.LabelIteration] = labelValue(step), strconv.Itoa(i)
+		l[wire.LabelStep], l[wire.LabelIteration] = labelValue(step), strconv.Itoa(i)
 	}
 	if spec.Pipeline != "" {
-		l[plan.LabelPipeline] = labelValue(spec.Pipeline)
+		l[wire.LabelPipeline] = labelValue(spec.Pipeline)
 	}
 	return l
 }
@@ -276,36 +253,10 @@ func schedulerName(scheduler, override string) string {
 	}
 }
 
-// execFlags are a rank container's arguments after `pipectl exec`. Values
-// travel in components.EncodeValue's encoding, so Kubernetes expands no $(VAR).
-func execFlags(e ExecArgs) []string {
-	flags := []string{"--gang", "--run=" + e.Run, "--work=" + plan.WorkDir, "--step=" + e.Step}
-	for _, k := range slices.Sorted(maps.Keys(e.Params)) {
-		flags = append(flags, "--param="+k+"="+components.EncodeValue(e.Params[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
-		flags = append(flags, "--upstream="+k+"="+components.EncodeValue(e.Upstream[k]))
-	}
-	if e.Iteration != nil {
-		flags = append(flags, "--iteration="+strconv.Itoa(*e.Iteration))
-	}
-	for _, f := range []struct{ name, v string }{
-		{"--argo-status", e.ArgoStatus}, {"--argo-failures", e.ArgoFailures}, {"--argo-steps", e.ArgoSteps},
-	} {
-		if f.v != "" {
-			// Kubernetes reads $$ as a literal $ (a failure message may hold $(VAR)).
-			flags = append(flags, f.name+"="+strings.ReplaceAll(f.v, "$", "$$"))
-		}
-	}
-	flags = append(flags, "--component="+e.Component)
-	if len(e.Argv) > 0 {
-		flags = append(flags, "--")
-		for _, a := range e.Argv {
-			// Kubernetes reads $$ as a literal $.
-			flags = append(flags, strings.ReplaceAll(a, "$", "$$"))
-		}
-	}
-	return flags
+// rankArgs are a rank container's arguments after `pipectl exec`.
+func rankArgs(e wire.Args) []string {
+	e.Gang, e.WorkDir = true, wire.WorkDir
+	return e.Flags()
 }
 
 // RankEnvVars returns the rank environment of a rank container of JobSet

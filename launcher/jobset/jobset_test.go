@@ -13,19 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/ptr"
 
 	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 func testOptions() BuildOptions {
 	return BuildOptions{
 		Namespace: "ml", Step: "train",
-		Exec: ExecArgs{
+		Exec: wire.Args{
 			Run: "run-1", Component: "COMP", Step: "STEP",
-			Params:   map[string]string{"epochs": "3", "tmpl": "{{not}}"},
-			Upstream: map[string]string{"threshold": "0.5"},
+			Params:   wire.Values(map[string]string{"epochs": "3", "tmpl": "{{not}}"}),
+			Upstream: wire.Values(map[string]string{"threshold": "0.5"}),
 		},
 		Command: []string{"python3", "train.py"},
 	}
@@ -121,9 +121,9 @@ func TestBuildJobSet(t *testing.T) {
 	}, {
 		name: "a loop iteration: a JobSet of its own, labelled with the step and the index; the ranks run that iteration",
 		spec: makeSpec(2, 1).Obj(),
-		opts: func(o *BuildOptions) { o.Step, o.Exec.Iteration = "train[12]", ptr.To(12) },
+		opts: func(o *BuildOptions) { o.Step, o.Exec.Iteration = "train[12]", "12" },
 		want: makeJobSet("run-1-train-12", 2).RankEnv(rankEnv("run-1-train-12", 2, 1, "29500", true)...).
-			StepLabel(plan.LabelIteration, "12").ArgsBefore("--iteration=12"),
+			StepLabel(wire.LabelIteration, "12").ArgsBefore("--iteration=12"),
 	}, {
 		name: "a finally step: the ranks get the run's outcome, $ escaped from Kubernetes",
 		spec: makeSpec(2, 1).Obj(),
@@ -201,7 +201,7 @@ func TestBuildPodGroup(t *testing.T) {
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
 		"metadata": map[string]any{
 			"name": "run-1-train", "namespace": "ml",
-			"labels": map[string]any{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"},
+			"labels": map[string]any{wire.LabelPipeline: "attrition", wire.LabelRun: "run-1", wire.LabelStep: "train"},
 			"ownerReferences": []any{map[string]any{
 				"apiVersion": "v1", "kind": "Pod", "name": "launcher-pod", "uid": "u-1", "blockOwnerDeletion": true,
 			}},
@@ -223,7 +223,7 @@ func TestBuildPodGroup(t *testing.T) {
 		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
 		"metadata": map[string]any{
 			"name": "run-1-train", "namespace": "ml",
-			"labels": map[string]any{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"},
+			"labels": map[string]any{wire.LabelPipeline: "attrition", wire.LabelRun: "run-1", wire.LabelStep: "train"},
 		},
 		"spec": map[string]any{"minMember": int64(2), "minResources": map[string]any{"memory": "6Gi"}},
 	}}

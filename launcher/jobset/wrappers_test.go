@@ -12,6 +12,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Test builders in the manner of jobset's pkg/util/testing: a wrapper per
@@ -60,7 +61,7 @@ type jobSetWrapper struct{ jobsetv1alpha2.JobSet }
 // with testOptions: the shape every case starts from.
 func makeJobSet(name string, nodes int) *jobSetWrapper {
 	labels := func() map[string]string {
-		return map[string]string{plan.LabelPipeline: "attrition", plan.LabelRun: "run-1", plan.LabelStep: "train"}
+		return map[string]string{wire.LabelPipeline: "attrition", wire.LabelRun: "run-1", wire.LabelStep: "train"}
 	}
 	return &jobSetWrapper{jobsetv1alpha2.JobSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet"},

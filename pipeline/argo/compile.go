@@ -20,15 +20,12 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
-// Paths and names inside the pods of a compiled workflow (the pod paths
-// shared with rank pods are plan.Binary, plan.MountPath...).
+// Names inside a compiled workflow (the pods' paths, env names and
+// arguments are package wire's).
 const (
-	// OutputParamsDir is where exec writes output parameters for Argo.
-	OutputParamsDir = plan.MountPath + "/outputs"
-	// LauncherMountPath is where the launcher pod mounts the volume.
-	LauncherMountPath = "/var/run/pipectl"
 	// EntryTemplate is the name of the DAG template.
 	EntryTemplate = "main"
 	// ExitTemplate is the name of the DAG template of the finally steps,
@@ -56,9 +53,6 @@ const (
 	EnvAccessKey = "AWS_ACCESS_KEY_ID"
 	EnvSecretKey = "AWS_SECRET_ACCESS_KEY"
 	EnvRegion    = "AWS_REGION"
-	EnvPodName   = "POD_NAME"
-	EnvPodUID    = "POD_UID"
-	EnvPodNS     = "POD_NAMESPACE"
 )
 
 // Options are the compiler's settings: what the cluster looks like.
@@ -129,7 +123,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	for k, v := range p.Metadata.Labels {
 		labels[k] = v
 	}
-	labels[plan.LabelPipeline] = name
+	labels[wire.LabelPipeline] = name
 	if err := plan.CheckLabels("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
@@ -145,20 +139,20 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 			GenerateName: name + "-",
 			Namespace:    opts.Namespace,
 			Labels:       labels,
-			Annotations:  map[string]string{AnnotationSteps: steps},
+			Annotations:  map[string]string{wire.AnnotationSteps: steps},
 		},
 		Spec: wfv1.WorkflowSpec{
 			Entrypoint:         EntryTemplate,
 			OnExit:             onExit,
 			Arguments:          args,
 			ServiceAccountName: opts.ServiceAccount,
-			Volumes:            []corev1.Volume{{Name: plan.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes:            []corev1.Volume{{Name: wire.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			PodMetadata: &wfv1.Metadata{Labels: map[string]string{
-				plan.LabelPipeline: name,
-				plan.LabelRun:      "{{workflow.name}}",
+				wire.LabelPipeline: name,
+				wire.LabelRun:      "{{workflow.name}}",
 			}},
 			WorkflowMetadata: &wfv1.WorkflowMetadata{LabelsFrom: map[string]wfv1.LabelValueFrom{
-				plan.LabelRun: {Expression: "workflow.name"},
+				wire.LabelRun: {Expression: "workflow.name"},
 			}},
 			// FailFast off: as locally, a failed step skips its dependents
 			// while independent branches still start and finish.
@@ -450,9 +444,9 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	if key.Finally {
 		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: RunStatusInput}, wfv1.Parameter{Name: FailuresInput})
 	}
-	outDir := OutputParamsDir
+	outDir := wire.OutputParamsDir
 	if launch {
-		outDir = LauncherMountPath + "/outputs"
+		outDir = wire.LauncherOutputParamsDir
 	}
 	for _, out := range comp.Outputs {
 		if !components.IsArtifact(out.Type) {
@@ -465,21 +459,23 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	if key.Timeout > 0 {
 		t.ActiveDeadlineSeconds = ptr(intstr.FromInt(int(key.Timeout)))
 	}
-	flags := c.execFlags(launch, params, key.Upstream)
-	flags = append(flags, "--cache="+key.Cache)
+	args := c.execArgs(launch, params, key.Upstream)
+	args.Cache = key.Cache
 	if key.Loop {
-		flags = append(flags, "--iteration={{inputs.parameters."+IterationInput+"}}")
+		args.Iteration = "{{inputs.parameters." + IterationInput + "}}"
 	}
 	if key.Finally {
-		flags = append(flags,
-			"--argo-status={{inputs.parameters."+RunStatusInput+"}}",
-			"--argo-failures={{inputs.parameters."+FailuresInput+"}}",
-			"--argo-steps="+base64.StdEncoding.EncodeToString([]byte(c.steps)))
+		args.ArgoStatus = "{{inputs.parameters." + RunStatusInput + "}}"
+		args.ArgoFailures = "{{inputs.parameters." + FailuresInput + "}}"
+		args.ArgoSteps = base64.StdEncoding.EncodeToString([]byte(c.steps))
 	}
+	args.Component = compArg
 	if launch {
-		c.launcherPod(&t, flags, compArg, key.Launch)
+		args.Distributed = key.Launch
+		c.launcherPod(&t, args)
 	} else {
-		c.stepPod(&t, sp.Image, &sp.Pod, append(flags, "--image="+sp.Image), compArg)
+		args.Image = sp.Image
+		c.stepPod(&t, sp.Image, &sp.Pod, args)
 	}
 	c.keys[string(kb)] = len(c.templates)
 	c.templates = append(c.templates, t)
@@ -508,64 +504,52 @@ func (c *compiler) launch(sp *plan.Step) *plan.Launch {
 	}
 }
 
-// execFlags are the flags exec (and launch) get, but --component.
-func (c *compiler) execFlags(launcher bool, params, upstream []string) []string {
-	work, outs := plan.WorkDir, OutputParamsDir
-	if launcher {
-		work, outs = LauncherMountPath+"/work", LauncherMountPath+"/outputs"
+// execArgs are the arguments exec (and launch) get from every template:
+// the run, the work and output directories, the step, the parameters and
+// the upstream output parameters.
+func (c *compiler) execArgs(launcher bool, params, upstream []string) wire.Args {
+	a := wire.Args{
+		Run: "{{workflow.name}}", WorkDir: wire.WorkDir, OutputParams: wire.OutputParamsDir,
+		Step: "{{inputs.parameters." + StepInput + "}}",
 	}
-	flags := []string{
-		"--run={{workflow.name}}",
-		"--work=" + work,
-		"--output-params=" + outs,
-		"--step={{inputs.parameters." + StepInput + "}}",
+	if launcher {
+		a.WorkDir, a.OutputParams = wire.LauncherWorkDir, wire.LauncherOutputParamsDir
 	}
 	for _, p := range params {
-		flags = append(flags, "--param="+p+"={{workflow.parameters."+p+"}}")
+		a.Params = append(a.Params, p+"={{workflow.parameters."+p+"}}")
 	}
 	for _, in := range upstream {
-		flags = append(flags, "--upstream="+in+"={{inputs.parameters."+UpstreamInputPrefix+in+"}}")
+		a.Upstream = append(a.Upstream, in+"={{inputs.parameters."+UpstreamInputPrefix+in+"}}")
 	}
-	return flags
+	return a
 }
 
 // stepPod fills in the pod of a step's template.
-func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, flags []string, compArg string) {
-	mount := []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.MountPath}}
-	t.InitContainers = []wfv1.UserContainer{{Container: corev1.Container{
-		Name:         "pipectl",
-		Image:        c.opts.Image,
-		Command:      []string{plan.Binary, "exec", "--install", plan.InstallPath + "/pipectl"},
-		VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: plan.InstallPath}},
-	}}}
+func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args wire.Args) {
+	t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
 	t.Container = &corev1.Container{
 		Image:        image,
-		Command:      []string{plan.Binary, "exec"},
-		Args:         append(flags, "--component="+compArg),
-		Env:          append(c.storeEnv(), fieldEnv(EnvPodName, "metadata.name")), // {{pod.name}}
+		Command:      []string{wire.Binary, "exec"},
+		Args:         args.Flags(),
+		Env:          append(c.storeEnv(), wire.FieldEnv(wire.EnvPodName, "metadata.name")), // {{pod.name}}
 		Resources:    shape.Resources,
-		VolumeMounts: mount,
+		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.MountPath}},
 	}
 	t.NodeSelector = shape.NodeSelector
 	t.Tolerations = shape.Tolerations
 }
 
 // launcherPod fills in the pod of a distributed step's template.
-func (c *compiler) launcherPod(t *wfv1.Template, flags []string, compArg, launchArg string) {
-	env := append(c.storeEnv(), fieldEnv(EnvPodName, "metadata.name"), fieldEnv(EnvPodNS, "metadata.namespace"), fieldEnv(EnvPodUID, "metadata.uid"))
+func (c *compiler) launcherPod(t *wfv1.Template, args wire.Args) {
+	env := append(c.storeEnv(), wire.FieldEnv(wire.EnvPodName, "metadata.name"), wire.FieldEnv(wire.EnvPodNS, "metadata.namespace"), wire.FieldEnv(wire.EnvPodUID, "metadata.uid"))
 	t.ServiceAccountName = c.opts.LauncherServiceAccount
 	t.Container = &corev1.Container{
 		Image:        c.opts.Image,
-		Command:      []string{plan.Binary, "launch"},
-		Args:         append(flags, "--component="+compArg, "--distributed="+launchArg),
+		Command:      []string{wire.Binary, "launch"},
+		Args:         args.Flags(),
 		Env:          env,
-		VolumeMounts: []corev1.VolumeMount{{Name: plan.VolumeName, MountPath: LauncherMountPath}},
+		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.LauncherMountPath}},
 	}
-}
-
-// fieldEnv is a variable holding a field of the pod (the downward API).
-func fieldEnv(name, path string) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
 // storeEnv is the environment that selects and opens the artifact store.

@@ -100,7 +100,7 @@
 //     {{workflow.failures}} as the template inputs "run-status" and
 //     "run-failures", and exec turns them, with the steps annotation
 //     (--argo-steps, base64), into {{run.status}} and {{run.failedSteps}}
-//     (see RunFields). A distributed finally step's launcher gets them as
+//     (see wire.RunFields). A distributed finally step's launcher gets them as
 //     flags too and passes them on to its ranks.
 //
 // The workflow is annotated pipectl.dev/steps (AnnotationSteps) with a JSON

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // TestNestedCompiledSize: a pipeline used a second time adds only its
@@ -59,7 +60,7 @@ func TestKFPGraphCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []StepTask{
+	want := []wire.StepTask{
 		{Step: "twice.inner.add-again", Task: "twice-inner-add-again"}, {Step: "twice.inner.add-first", Task: "twice-inner-add-first"},
 		{Step: "sum.add-again", Task: "sum-add-again"}, {Step: "sum.add-first", Task: "sum-add-first"},
 	}

@@ -12,49 +12,36 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
-// AnnotationSteps is the annotation of a compiled workflow that maps the
-// pipeline's steps to their DAG tasks, in the pipeline's order: a JSON
-// array of StepTask. A reader of the workflow's status finds a step's
-// nodes through it, never by guessing the task's name.
-const AnnotationSteps = "pipectl.dev/steps"
-
-// StepTask names a step and its DAG task in the compiled workflow.
-type StepTask struct {
-	// Step is the step's name in the pipeline.
-	Step string `json:"step"`
-	// Task is the name of its task in the DAG template "main".
-	Task string `json:"task"`
-}
-
-// stepTasks is the value of AnnotationSteps for p.
+// stepTasks is the value of wire.AnnotationSteps for p.
 func stepTasks(p *pipeline.Pipeline, tasks map[string]string) (string, error) {
-	st := make([]StepTask, 0, len(p.Steps))
+	st := make([]wire.StepTask, 0, len(p.Steps))
 	for _, s := range p.Steps {
-		st = append(st, StepTask{Step: s.Name, Task: tasks[s.Name]})
+		st = append(st, wire.StepTask{Step: s.Name, Task: tasks[s.Name]})
 	}
 	b, err := json.Marshal(st)
 	return string(b), err
 }
 
 // StepTasks returns the steps of a workflow and their tasks, in the
-// pipeline's order, from its AnnotationSteps. A workflow without the
+// pipeline's order, from its wire.AnnotationSteps. A workflow without the
 // annotation (not compiled by pipectl) has one step per task of its DAG
 // template "main", named after the task.
-func StepTasks(wf *wfv1.Workflow) ([]StepTask, error) {
-	if v, ok := wf.Annotations[AnnotationSteps]; ok {
-		var st []StepTask
+func StepTasks(wf *wfv1.Workflow) ([]wire.StepTask, error) {
+	if v, ok := wf.Annotations[wire.AnnotationSteps]; ok {
+		var st []wire.StepTask
 		if err := json.Unmarshal([]byte(v), &st); err != nil {
-			return nil, fmt.Errorf("workflow %s: annotation %s: %w", wf.Name, AnnotationSteps, err)
+			return nil, fmt.Errorf("workflow %s: annotation %s: %w", wf.Name, wire.AnnotationSteps, err)
 		}
 		return st, nil
 	}
-	var st []StepTask
+	var st []wire.StepTask
 	for _, t := range wf.Spec.Templates {
 		if t.Name == EntryTemplate && t.DAG != nil {
 			for _, task := range t.DAG.Tasks {
-				st = append(st, StepTask{Step: task.Name, Task: task.Name})
+				st = append(st, wire.StepTask{Step: task.Name, Task: task.Name})
 			}
 		}
 	}

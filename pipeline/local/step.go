@@ -2,20 +2,18 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
@@ -70,8 +68,8 @@ func (e *execution) fail(ctx context.Context, step string, code int, format stri
 }
 
 // execute runs one execution of a step (the step, or one iteration of a
-// loop step) named name, with values v, and records it: the cache, the
-// attempts, the log and the outputs.
+// loop step) named name, with values v, through the step executor, and
+// records it: the cache, the attempts, the log and the outputs.
 func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v plan.Values, inputSums map[string]string) {
 	start := e.r.now()
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
@@ -88,83 +86,71 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		fail(1, "%v", err)
 		return
 	}
-	var shape stepcache.Shape
-	if d := sp.Distributed; d != nil {
-		shape = stepcache.Shape{Nodes: d.Nodes, Procs: d.LocalProcsPerNode}
-	}
-	fp, err := stepcache.Fingerprint(ctx, inv, inputSums, shape)
-	if err != nil {
-		fail(1, "fingerprint: %v", err)
-		return
-	}
-	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
-	if !e.r.NoCache && sp.Cache {
-		if hit, ok := stepcache.Lookup(ctx, e.r.Store, fp); ok {
-			end := e.r.now()
-			code := 0
-			e.update(ctx, name, func(r *artifacts.StepRecord) {
-				r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = artifacts.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
-				r.Message = "outputs reused from run " + hit.Run
-			})
-			e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
-			if err := stepcache.Reuse(ctx, e.r.Store, e.run.ID, inv.Step, "", hit); err != nil {
-				e.r.statusf("warning: cannot write the outputs record of step %s: %v\n", name, err)
-			}
-			return
-		}
-	}
-
 	dir := e.workDir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail(1, "%v", err)
 		return
 	}
-	logFile, err := os.Create(filepath.Join(dir, "step.log"))
+	log, err := step.CreateLog(dir)
 	if err != nil {
 		fail(1, "%v", err)
 		return
 	}
+	defer log.Close()
+	log.Live = true
 	t := components.NewTail(logTail)
 	e.mu.Lock()
 	e.tails[name] = t
 	e.mu.Unlock()
 	var writers []*components.LineWriter
 	output := func(prefix string) io.Writer {
-		w := components.NewLineWriter(&e.logMu, prefix, t, logFile, e.r.Logs)
+		w := components.NewLineWriter(&e.logMu, prefix, t, log, e.r.Logs)
 		writers = append(writers, w)
 		return w
 	}
 	stepLog := output("[" + name + "] ")
-
-	stopCopy := copyLogWhileRunning(ctx, e.r.Store, e.run.ID, name, logFile.Name())
-	attempts, records, runErr := e.attempts(ctx, sp, inv, components.Workspace{Dir: dir}, output, stepLog)
-	stopCopy()
-	for _, w := range writers {
-		w.Flush()
+	job := &step.Job{
+		Run: e.run.ID, Name: name, Invocation: inv, InputSums: inputSums, Image: sp.Image,
+		Cache: stepcache.StepMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true,
+		Strategy: e.strategy(sp, dir, output, stepLog),
+		Retries:  sp.Retries, Timeout: time.Duration(sp.Timeout), RetryLog: stepLog,
+		Log: log,
+		Fingerprinted: func(fp string) {
+			e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
+		},
+		Warnf: func(format string, args ...any) { e.r.statusf("warning: "+format+"\n", args...) },
 	}
-	logFile.Close()
-	if err := uploadLog(context.WithoutCancel(ctx), e.r.Store, e.run.ID, name, logFile.Name()); err != nil {
-		e.r.statusf("warning: cannot store the log of step %s: %v\n", name, err)
+	if d := sp.Distributed; d != nil {
+		job.Shape = stepcache.Shape{Nodes: d.Nodes, Procs: d.LocalProcsPerNode}
 	}
-	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Attempts = attempts })
-	code := components.ExitCode(runErr)
-	var pe *components.PublishError
-	var mo *components.MissingOutputError
-	if errors.As(runErr, &pe) || errors.As(runErr, &mo) {
-		code = 0 // the program's: the step failed after it
+	job.Flush = func() {
+		for _, w := range writers {
+			w.Flush()
+		}
 	}
+	res, runErr := (&step.Executor{Store: e.r.Store}).Execute(ctx, job)
+	if res.Cached {
+		end, code := e.r.now(), 0
+		hit := res.Hit
+		e.update(ctx, name, func(r *artifacts.StepRecord) {
+			r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = artifacts.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
+			r.Message = "outputs reused from run " + hit.Run
+		})
+		e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
+		if runErr != nil {
+			e.r.statusf("warning: cannot write the outputs record of step %s: %v\n", name, runErr)
+		}
+		return
+	}
+	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Attempts = res.Attempts })
+	code := step.ProgramExitCode(runErr)
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:
-		e.update(ctx, name, func(r *artifacts.StepRecord) { r.Outputs = records })
+		e.update(ctx, name, func(r *artifacts.StepRecord) { r.Outputs = res.Outputs })
 		e.finish(ctx, name, artifacts.StatusSucceeded, &code, "")
 		if v.Iteration == nil {
 			e.r.statusf("%-12s succeeded in %s\n", name, took)
-		}
-		if sp.Cache {
-			if err := stepcache.Record(context.WithoutCancel(ctx), e.r.Store, fp, stepcache.Entry{Run: e.run.ID, Step: name, Outputs: records}); err != nil {
-				e.r.statusf("warning: cannot write the cache entry of step %s: %v\n", name, err)
-			}
 		}
 	case ctx.Err() != nil:
 		e.finish(ctx, name, artifacts.StatusCancelled, nil, "run cancelled")
@@ -174,98 +160,19 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	}
 }
 
-// attempts runs the step up to 1+retries times; a distributed step's gang
-// restarts happen within one attempt.
-func (e *execution) attempts(ctx context.Context, sp *plan.Step, inv *components.Invocation, ws components.Workspace, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
-	rt := &components.Runtime{Store: e.r.Store}
-	values, err := rt.Prepare(ctx, inv, ws)
-	if err != nil {
-		return 0, nil, err
-	}
-	env := inv.Environ(nil)
-	timeout := time.Duration(sp.Timeout)
-	total := 0
-	var lastErr error
-	for try := 0; try <= sp.Retries; try++ {
-		if try > 0 {
-			fmt.Fprintf(stepLog, "pipectl: attempt %d failed (%v); retrying (%d of %d)\n", try, lastErr, try, sp.Retries)
-		}
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if timeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, timeout)
-		}
-		n, records, err := e.attempt(actx, sp, inv, rt, ws, values, env, output, stepLog)
-		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
-		cancel()
-		total += n
-		if err == nil {
-			return total, records, nil
-		}
-		if ctx.Err() != nil {
-			return total, nil, ctx.Err()
-		}
-		if timedOut {
-			err = fmt.Errorf("timed out after %s: %w", timeout, &components.ExitError{Code: 124})
-		}
-		lastErr = err
-	}
-	return total, nil, lastErr
-}
-
-// attempt runs the step's program once and publishes its outputs: one
-// process, or the gang of a distributed step (with its own restarts). It
-// returns the number of gang attempts made.
-func (e *execution) attempt(ctx context.Context, sp *plan.Step, inv *components.Invocation, rt *components.Runtime, ws components.Workspace, values components.Values, env []string, output func(string) io.Writer, stepLog io.Writer) (int, []artifacts.OutputRecord, error) {
-	dir := inv.Component.RunDir()
+// strategy is how the step's program runs in the work directory dir: one
+// process, or the gang of a distributed step (with its own restarts).
+func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.Writer, stepLog io.Writer) step.Strategy {
 	d := sp.Distributed
 	if d == nil {
-		records, err := rt.RunOnce(ctx, inv, ws, values, components.ExecOptions{Dir: dir, Env: env, Stdout: stepLog, Stderr: stepLog, GracePeriod: e.r.GracePeriod})
-		return 1, records, err
+		p := step.NewProcess(e.r.Store, dir)
+		p.Env, p.Stdout, p.Stderr, p.GracePeriod = os.Environ(), stepLog, stepLog, e.r.GracePeriod
+		return p
 	}
-	argvFor := func(rank int) ([]string, []string, error) {
-		v, err := rt.ForRank(inv, ws, values, rank)
-		if err != nil {
-			return nil, nil, err
-		}
-		argv, err := inv.Component.Argv(v)
-		if err != nil {
-			return nil, nil, err
-		}
-		cenv, err := inv.Component.Environ(v)
-		return argv, cenv, err
-	}
-	procs := d.LocalProcsPerNode
-	// The component env is resolved for rank 0; per-rank output paths in
-	// env values would all name rank 0's, which only rank 0 publishes anyway.
-	_, cenv, err := argvFor(0)
-	if err != nil {
-		return 0, nil, err
-	}
-	outs := map[int]io.Writer{}
-	g := &gang.Gang{
-		Nodes: d.Nodes, ProcsPerNode: procs, MaxRestarts: d.MaxRestarts,
-		Dir: dir, GracePeriod: e.r.GracePeriod,
-		Argv: func(node, local int) ([]string, error) {
-			argv, _, err := argvFor(node*procs + max(local, 0))
-			return argv, err
-		},
-		Output: func(rank int) io.Writer {
-			if w, ok := outs[rank]; ok {
-				return w
-			}
-			outs[rank] = output(fmt.Sprintf("[%s rank %d] ", inv.Step, rank))
-			return outs[rank]
-		},
-		Logf: func(format string, args ...any) { fmt.Fprintf(stepLog, "pipectl: "+format+"\n", args...) },
-	}
-	g.Env = append(append([]string{}, env...), cenv...)
-	fmt.Fprintf(stepLog, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", d.Nodes*procs, d.Nodes, procs)
-	n, err := g.Run(ctx)
-	if err != nil {
-		return n, nil, err
-	}
-	records, err := rt.Publish(ctx, inv, ws)
-	return n, records, err
+	g := step.NewGang(e.r.Store, dir)
+	g.Nodes, g.ProcsPerNode, g.MaxRestarts = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts
+	g.Env, g.Output, g.Log, g.GracePeriod = os.Environ(), output, stepLog, e.r.GracePeriod
+	return g
 }
 
 // values are the run-time values of the step's plan: parameters, upstream
@@ -344,52 +251,4 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 		}
 	}
 	return artifacts.OutputRecord{}, false
-}
-
-// logCopyEvery is how often the log of a running step is copied to the
-// store, so that readers (pipectl ui, pipectl logs) see it grow.
-const logCopyEvery = 2 * time.Second
-
-// copyLogWhileRunning copies the log file at path to the store every
-// logCopyEvery while it grows, until the returned func is called; that func
-// returns once no copy is under way, so the final upload comes last.
-func copyLogWhileRunning(ctx context.Context, s artifacts.Store, run, step, path string) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(logCopyEvery)
-		defer tick.Stop()
-		var copied int64
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if st, err := os.Stat(path); err == nil && st.Size() != copied {
-				if uploadLog(ctx, s, run, step, path) == nil {
-					copied = st.Size()
-				}
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
-}
-
-func uploadLog(ctx context.Context, s artifacts.Store, run, step, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	// A running step's log grows while it is read: take what was there.
-	return s.Put(ctx, artifacts.LogKey(run, step), io.LimitReader(f, st.Size()), st.Size())
 }

@@ -253,3 +253,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// DefaultGPUResource is the extended resource GPUs are requested as.
+const DefaultGPUResource = "nvidia.com/gpu"

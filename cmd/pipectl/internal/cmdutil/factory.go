@@ -2,10 +2,13 @@ package cmdutil
 
 import (
 	"context"
+	"io"
 	"os"
 	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // Factory builds the dependencies commands share, lazily: a command that
@@ -23,7 +26,7 @@ type Factory struct {
 	// Kube are the cluster flags (see AddKubeFlags).
 	Kube KubeFlags
 	// KubeClientsFunc, when set, replaces Clients (tests: fake clientsets).
-	KubeClientsFunc func() (*KubeClients, error)
+	KubeClientsFunc func() (*argorun.Clients, error)
 
 	once  sync.Once
 	store artifacts.Store
@@ -58,4 +61,15 @@ func (f *Factory) Store(ctx context.Context) (artifacts.Store, error) {
 		f.store, f.err = artifacts.Open(ctx, f.Root(), f.StoreOptions)
 	})
 	return f.store, f.err
+}
+
+// Runs returns a reader of the run records in the store, which refreshes
+// running cluster runs through the factory's clients; warn receives the
+// notes about runs that could not be refreshed.
+func (f *Factory) Runs(ctx context.Context, warn io.Writer) (*runstore.Reader, error) {
+	store, err := f.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runstore.New(f.Clients, store, warn), nil
 }

@@ -7,8 +7,9 @@ import (
 	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 // KubeFlags are the cluster flags, with kubectl's meaning.
@@ -29,25 +30,17 @@ func AddKubeFlags(cmd *cobra.Command, f *Factory) {
 	fl.StringVarP(&f.Kube.Namespace, "namespace", "n", "", "the namespace (default: the context's, then \"default\")")
 }
 
-// KubeClients are the clients of one cluster and the namespace in effect.
-type KubeClients struct {
-	Config    *rest.Config
-	Kube      kubernetes.Interface
-	Workflows wfclientset.Interface
-	Namespace string
-}
-
-// kubeState is the lazily built KubeClients.
+// kubeState is the lazily built clients.
 type kubeState struct {
 	once    sync.Once
-	clients *KubeClients
+	clients *argorun.Clients
 	err     error
 }
 
 // Clients builds the cluster clients once, from the kubeconfig as kubectl
 // loads it. Commands that never call it never need a kubeconfig. Tests set
 // Factory.KubeClientsFunc instead.
-func (f *Factory) Clients() (*KubeClients, error) {
+func (f *Factory) Clients() (*argorun.Clients, error) {
 	if f.KubeClientsFunc != nil {
 		return f.KubeClientsFunc()
 	}
@@ -57,7 +50,7 @@ func (f *Factory) Clients() (*KubeClients, error) {
 	return f.kube.clients, f.kube.err
 }
 
-func loadClients(flags KubeFlags) (*KubeClients, error) {
+func loadClients(flags KubeFlags) (*argorun.Clients, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = flags.Kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: flags.Context}
@@ -79,5 +72,5 @@ func loadClients(flags KubeFlags) (*KubeClients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KubeClients{Config: cfg, Kube: kc, Workflows: wc, Namespace: ns}, nil
+	return &argorun.Clients{Config: cfg, Kube: kc, Workflows: wc, Namespace: ns}, nil
 }

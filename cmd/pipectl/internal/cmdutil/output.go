@@ -7,8 +7,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"pipectl.dev/pipectl/artifacts"
 	"sigs.k8s.io/yaml"
+
+	"pipectl.dev/pipectl/artifacts"
 )
 
 // Output formats for -o.

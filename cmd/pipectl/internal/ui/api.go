@@ -11,8 +11,7 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
-	artifactscmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	"pipectl.dev/pipectl/artifacts/runview"
 )
 
 // run reads the record the {run} of the URL names, or answers with an error.
@@ -66,11 +65,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // filterRuns returns the runs of the given pipeline and status (empty:
 // any), as `pipectl runs ls -o json` entries.
-func filterRuns(all []*artifacts.Run, pipeline, status string) []runs.Summary {
-	out := []runs.Summary{}
+func filterRuns(all []*artifacts.Run, pipeline, status string) []runview.Summary {
+	out := []runview.Summary{}
 	for _, r := range all {
 		if (pipeline == "" || r.Pipeline == pipeline) && (status == "" || strings.EqualFold(r.Status, status)) {
-			out = append(out, runs.Summarize(r))
+			out = append(out, runview.Summarize(r))
 		}
 	}
 	return out
@@ -97,7 +96,7 @@ func (s *server) apiRun(w http.ResponseWriter, r *http.Request) {
 // apiArtifacts is GET /api/runs/RUN/artifacts: `pipectl artifacts ls RUN -o json`.
 func (s *server) apiArtifacts(w http.ResponseWriter, r *http.Request) {
 	if rec, ok := s.run(w, r); ok {
-		writeJSON(w, artifactscmd.Entries(rec))
+		writeJSON(w, runview.Entries(rec))
 	}
 }
 

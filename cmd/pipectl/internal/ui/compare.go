@@ -10,15 +10,15 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	"pipectl.dev/pipectl/artifacts/runview"
 )
 
 // Comparison is GET /api/compare's answer: the runs, then one row per
 // param and per metric with each run's value (null where a run has none).
 type Comparison struct {
-	Runs    []runs.Summary `json:"runs"`
-	Params  []Row          `json:"params"`
-	Metrics []Row          `json:"metrics"`
+	Runs    []runview.Summary `json:"runs"`
+	Params  []Row             `json:"params"`
+	Metrics []Row             `json:"metrics"`
 }
 
 // Row is one param or metric across the compared runs.
@@ -112,10 +112,10 @@ func (s *server) runMetrics(ctx context.Context, rec *artifacts.Run) (map[[2]str
 // compareRuns lines up the params and metrics of recs (metrics[i] are those
 // of recs[i]), sorted by name.
 func compareRuns(recs []*artifacts.Run, metrics []map[[2]string]string) *Comparison {
-	c := &Comparison{Runs: []runs.Summary{}, Params: []Row{}, Metrics: []Row{}}
+	c := &Comparison{Runs: []runview.Summary{}, Params: []Row{}, Metrics: []Row{}}
 	params := map[string]bool{}
 	for _, r := range recs {
-		c.Runs = append(c.Runs, runs.Summarize(r))
+		c.Runs = append(c.Runs, runview.Summarize(r))
 		for k := range r.Params {
 			params[k] = true
 		}

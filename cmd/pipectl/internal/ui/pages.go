@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	"pipectl.dev/pipectl/artifacts/runview"
 )
 
 // templateFuncs are the functions the page templates use.
@@ -115,7 +115,7 @@ func (s *server) render(w http.ResponseWriter, name string, data any) {
 
 type runsView struct {
 	Root             string
-	Runs             []runs.Summary
+	Runs             []runview.Summary
 	All              int
 	Pipelines        []string
 	Statuses         []string

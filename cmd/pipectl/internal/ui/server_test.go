@@ -19,9 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
-	artifactscmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
+	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // storeRecords reads records straight from a store.
@@ -248,12 +247,12 @@ func TestAPIShapes(t *testing.T) {
 			t.Errorf("GET %s (-want +got):\n%s", path, diff)
 		}
 	}
-	check("/api/runs", []runs.Summary{runs.Summarize(rec)})
-	check("/api/runs?status=failed", []runs.Summary{})
-	check("/api/runs?pipeline=p&status=Succeeded", []runs.Summary{runs.Summarize(rec)})
+	check("/api/runs", []runview.Summary{runview.Summarize(rec)})
+	check("/api/runs?status=failed", []runview.Summary{})
+	check("/api/runs?pipeline=p&status=Succeeded", []runview.Summary{runview.Summarize(rec)})
 	check("/api/runs/r1", rec)
 	check("/api/runs/latest", rec)
-	check("/api/runs/r1/artifacts", artifactscmd.Entries(rec))
+	check("/api/runs/r1/artifacts", runview.Entries(rec))
 	w := get(h, "/api/runs/nope")
 	if w.Code != 404 || !strings.Contains(w.Body.String(), `"error":"no run \"nope\"`) {
 		t.Errorf("unknown run: %d %s", w.Code, w.Body)

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // NewCmdArtifacts returns `pipectl artifacts`.
@@ -67,34 +67,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	return cmd
 }
 
-// Entry is one element of `pipectl artifacts ls -o json`; its fields are stable.
-type Entry struct {
-	Step   string `json:"step"`
-	Output string `json:"output"`
-	Type   string `json:"type"`
-	URI    string `json:"uri"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	Cached bool   `json:"cached,omitempty"`
-}
-
-// Entries returns the `artifacts ls -o json` entries of r: its artifact
-// outputs (not its output parameters), step by step.
-func Entries(r *artifacts.Run) []Entry {
-	out := []Entry{}
-	for _, s := range r.Steps {
-		for _, o := range s.Outputs {
-			if o.URI == "" {
-				continue
-			}
-			out = append(out, Entry{Step: s.Name, Output: o.Name, Type: o.Type, URI: o.URI, Size: o.Size, SHA256: o.SHA256, Cached: s.Cached})
-		}
-	}
-	return out
-}
-
 func listRun(ctx context.Context, opts *ListOptions) error {
-	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -102,7 +76,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	out := Entries(r)
+	out := runview.Entries(r)
 	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "STEP\tOUTPUT\tTYPE\tSIZE\tSHA256\tURI")
 		for _, e := range out {
@@ -163,7 +137,7 @@ func Destination(dest, name string) string {
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -229,7 +203,7 @@ func NewCmdCat(f *cmdutil.Factory, runF func(*CatOptions) error) *cobra.Command 
 }
 
 func catRun(ctx context.Context, opts *CatOptions) error {
-	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
+	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 // `artifacts ls` on a cluster run that was detached and has since finished
@@ -28,8 +29,8 @@ func TestListRefreshesADetachedRun(t *testing.T) {
 		Nodes: wfv1.Nodes{"n1": {ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded, Outputs: &wfv1.Outputs{ExitCode: &exit}}},
 	}}
 	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: dir, Getenv: func(string) string { return "" },
-		KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-			return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
+		KubeClientsFunc: func() (*argorun.Clients, error) {
+			return &argorun.Clients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
 		}}
 	store, err := f.Store(ctx)
 	if err != nil {
@@ -52,11 +53,11 @@ func TestListRefreshesADetachedRun(t *testing.T) {
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var got []Entry
+	var got []runview.Entry
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	want := []Entry{{Step: "make", Output: "data", Type: "Dataset", URI: data.URI, Size: 3, SHA256: "ba7816bf"}}
+	want := []runview.Entry{{Step: "make", Output: "data", Type: "Dataset", URI: data.URI, Size: 3, SHA256: "ba7816bf"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("artifacts ls -o json (-want +got):\n%s", diff)
 	}

@@ -4,7 +4,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,16 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher/gang"
-	"pipectl.dev/pipectl/launcher/jobset"
-	"pipectl.dev/pipectl/launcher/rankenv"
-	"pipectl.dev/pipectl/pipeline"
-	"pipectl.dev/pipectl/pipeline/argo"
-	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // DefaultGracePeriod is the time the program gets between SIGTERM and
@@ -34,29 +29,11 @@ type Options struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 
-	Run       string
-	Component string
-	Step      string
-	Params    []string
-	Upstream  []string
-	// Iteration is the loop iteration to run (-1: the step does not loop).
-	Iteration int
-	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step of a
-	// compiled workflow the run's outcome (see argo.RunFields).
-	ArgoStatus, ArgoFailures, ArgoSteps string
-	WorkDir                             string
-	OutputParams                        string
-	GracePeriod                         time.Duration
-	Install                             string
-	// Gang runs the pod as one node of a distributed step's JobSet (set by
-	// pipectl launch): see gang.ExecNode.
-	Gang bool
-	// Argv replaces the component's command and args (after --).
-	Argv []string
-	// Image is the step's image: part of its cache fingerprint.
-	Image string
-	// Cache is what the step does with the step cache (stepcache.Mode).
-	Cache string
+	// Args are the wire: what the compiler (or the launcher, in rank pods)
+	// wrote, Argv what follows --.
+	wire.Args
+	GracePeriod time.Duration
+	Install     string
 	// KeepLog uploads the step's log to <run>/<step>/step.log when it ends
 	// (not with Gang: the launcher keeps the ranks' combined log).
 	KeepLog bool
@@ -110,23 +87,10 @@ step pod).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Run, "run", "", "the run id")
-	fl.StringVar(&opts.Component, "component", "", "the component: base64 JSON (from pipectl compile)")
-	fl.StringVar(&opts.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile)")
-	fl.StringArrayVar(&opts.Params, "param", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
-	fl.StringArrayVar(&opts.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
-	fl.IntVar(&opts.Iteration, "iteration", -1, "the loop iteration to run, 0-based (a loop step)")
-	fl.StringVar(&opts.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
-	fl.StringVar(&opts.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
-	fl.StringVar(&opts.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
-	fl.StringVar(&opts.WorkDir, "work", "", "work directory for inputs and outputs (default: a temporary directory, removed after)")
-	fl.StringVar(&opts.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
+	opts.AddFlags(fl, wire.Exec)
 	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
 	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
-	fl.StringVar(&opts.Image, "image", "", "the image the step runs in (part of its cache fingerprint)")
-	fl.StringVar(&opts.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, record this one), refresh (run, record), off")
 	fl.BoolVar(&opts.KeepLog, "keep-log", true, "upload the step's log (the program's stdout and stderr) to <run>/<step>/step.log when it ends")
-	fl.BoolVar(&opts.Gang, "gang", false, "run as one node of a distributed step (set by pipectl launch in rank pods; the rank env comes from the pod)")
 	return cmd
 }
 
@@ -134,39 +98,12 @@ func execRun(opts *Options) error {
 	if opts.Install != "" {
 		return install(opts)
 	}
-	comp, err := plan.DecodeComponent(opts.Component)
-	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
-	}
-	w, err := plan.DecodeWiring(opts.Step)
-	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
-	}
-	params, err := cmdutil.ValueFlags("--param", opts.Params)
-	if err != nil {
-		return err
-	}
-	upstream, err := cmdutil.ValueFlags("--upstream", opts.Upstream)
-	if err != nil {
-		return err
-	}
-	mode, err := stepcache.ParseMode(opts.Cache)
+	r, err := opts.Decode()
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
 	if opts.Gang {
-		mode = stepcache.ModeOff // the launcher looks the step up
-	}
-	v := plan.Values{Run: opts.Run, Params: params, Upstream: upstream}
-	stepName := w.Step
-	if opts.Iteration >= 0 {
-		v.Iteration = &opts.Iteration
-		stepName = pipeline.IterationName(w.Step, opts.Iteration)
-	}
-	if opts.ArgoSteps != "" {
-		if v.RunFields, err = argo.RunFields(opts.ArgoStatus, opts.ArgoFailures, opts.ArgoSteps); err != nil {
-			return cmdutil.FlagErrorf("%v", err)
-		}
+		r.Cache = stepcache.ModeOff // the launcher looks the step up
 	}
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
@@ -182,63 +119,50 @@ func execRun(opts *Options) error {
 		return err
 	}
 	defer cleanup()
-	req := components.ExecRequest{
-		WorkDir: work, OutputParams: opts.OutputParams,
-		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut,
-		GracePeriod: opts.GracePeriod,
+	stdout, stderr := opts.IO.Out, opts.IO.ErrOut
+	job := &step.Job{
+		Run: r.Values.Run, Name: r.Name, Image: r.Image, Cache: r.Cache, OutputParams: opts.OutputParams,
+		KeepCachedLog: true,
+		Cached: func(hit stepcache.Entry) {
+			fmt.Fprintf(stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", r.Name, hit.Step, hit.Run)
+		},
+		Warnf: func(format string, args ...any) { fmt.Fprintf(stderr, "pipectl exec: warning: "+format+"\n", args...) },
 	}
 	if opts.KeepLog && !opts.Gang {
-		kept, err := cmdutil.NewStepLog(work)
-		if err != nil {
+		if job.Log, err = step.NewLog(work); err != nil {
 			return err
 		}
-		defer kept.Close()
-		req.Stdout, req.Stderr = kept.Tee(req.Stdout), kept.Tee(req.Stderr)
-		defer func() {
-			// Uploaded whatever happened, with a context of its own: the
-			// run's may be cancelled.
-			if err := kept.Upload(context.Background(), store, artifacts.LogKey(opts.Run, stepName)); err != nil {
-				fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: keep the step's log: %v\n", err)
-			}
-		}()
+		defer job.Log.Close()
+		stdout, stderr = job.Log.Tee(stdout), job.Log.Tee(stderr)
 	}
-	var sums map[string]string
-	if v.Collected, err = stepcache.Collect(ctx, store, opts.Run, w); err == nil {
-		req.Invocation, sums, err = invocation(ctx, comp, w, opts.Argv, store, v)
+	req := components.ExecRequest{WorkDir: work, OutputParams: opts.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: opts.GracePeriod}
+	if opts.Gang {
+		job.Strategy = &step.Node{Runtime: &components.Runtime{Store: store}, Request: req, Getenv: opts.Factory.Getenv}
+	} else {
+		p := step.NewProcess(store, work)
+		p.Stdout, p.Stderr, p.GracePeriod, p.OutputParams, p.PodName = stdout, stderr, opts.GracePeriod, opts.OutputParams, req.PodName()
+		job.Strategy = p
+	}
+	var res step.Result
+	job.Invocation, job.InputSums, err = step.Invocation(ctx, store, r)
+	if err != nil && opts.Gang {
+		err = &gang.ConfigError{Err: err}
 	}
 	if err == nil {
-		stepcache.AddCollectedSums(sums, v.Collected)
+		job.Invocation.Component.Image = r.Image
+		res, err = (&step.Executor{Store: store}).Execute(ctx, job)
 	}
-	fp := ""
-	if err == nil && mode != stepcache.ModeOff {
-		req.Invocation.Component.Image = opts.Image
-		if fp, err = stepcache.Fingerprint(ctx, req.Invocation, sums, stepcache.Shape{}); err != nil {
-			err = fmt.Errorf("fingerprint: %w", err)
+	if res.Cached {
+		if err != nil {
+			return fmt.Errorf("step %s: %w", r.Name, err)
 		}
-	}
-	if err == nil && mode == stepcache.ModeOn {
-		if hit, ok := stepcache.Lookup(ctx, store, fp); ok {
-			if err := stepcache.Reuse(ctx, store, opts.Run, stepName, opts.OutputParams, hit); err != nil {
-				return fmt.Errorf("step %s: %w", stepName, err)
-			}
-			fmt.Fprintf(req.Stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", stepName, hit.Step, hit.Run)
-			return nil
-		}
-	}
-	var records []artifacts.OutputRecord
-	if err == nil || opts.Gang {
-		records, err = run(ctx, opts, &components.Runtime{Store: store}, req, err)
-	}
-	if err == nil && fp != "" {
-		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: opts.Run, Step: stepName, Outputs: records}); err != nil {
-			fmt.Fprintf(req.Stderr, "pipectl exec: warning: cannot write the cache entry of step %s: %v\n", stepName, err)
-		}
+		return nil
 	}
 	release()
-	if err := execError(stepName, stopper.Signal(), err); err != nil {
+	if err := cmdutil.StepError(ctx, r.Name, stopper.Signal(), err, ""); err != nil {
 		return err
 	}
-	cmdutil.PrintOutputs(req.Stderr, "pipectl exec", records)
+	cmdutil.PrintOutputs(stderr, "pipectl exec", res.Outputs)
 	return nil
 }
 
@@ -251,57 +175,6 @@ func workDir(dir string) (work string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	return work, func() { os.RemoveAll(work) }, nil
-}
-
-// run runs the invocation: as the step's only process, or with --gang as
-// one node of a distributed step, its place in the gang read from the rank
-// env. With --gang, a bad invocation (invErr) is a *gang.ConfigError.
-func run(ctx context.Context, opts *Options, rt *components.Runtime, req components.ExecRequest, invErr error) ([]artifacts.OutputRecord, error) {
-	if !opts.Gang {
-		return rt.Exec(ctx, req)
-	}
-	if invErr != nil {
-		return nil, &gang.ConfigError{Err: invErr}
-	}
-	getenv := opts.Factory.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	node, err := rankenv.NodeFromEnv(getenv)
-	if err != nil {
-		return nil, &gang.ConfigError{Err: err}
-	}
-	return gang.ExecNode(ctx, rt, req, node)
-}
-
-// execError maps how the step ended to the command's error and exit code:
-// 128+signal when stopped, jobset.ExitConfig for what no restart heals,
-// the program's exit code.
-func execError(step string, sig os.Signal, err error) error {
-	var ee *components.ExitError
-	var ce *gang.ConfigError
-	switch {
-	case sig != nil:
-		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v", step, sig)}
-	case errors.As(err, &ce):
-		return &cmdutil.ExitError{Code: jobset.ExitConfig, Err: fmt.Errorf("step %s: %w (no restart can heal this)", step, err)}
-	case errors.As(err, &ee):
-		return &cmdutil.ExitError{Code: ee.Code, Err: fmt.Errorf("step %s: the program failed: %w", step, err)}
-	case err != nil:
-		return fmt.Errorf("step %s: %w", step, err)
-	}
-	return nil
-}
-
-// invocation evaluates the step's plan with the run-time values
-// (stepcache.Invocation); argv, when set, replaces the component's command
-// and args. It returns the input artifacts' sha256 too.
-func invocation(ctx context.Context, comp *plan.Component, w *plan.Wiring, argv []string, store artifacts.Store, v plan.Values) (*components.Invocation, map[string]string, error) {
-	c, err := comp.Resolve(argv)
-	if err != nil {
-		return nil, nil, err
-	}
-	return stepcache.Invocation(ctx, store, c, w, v)
 }
 
 // install copies the running binary to opts.Install.

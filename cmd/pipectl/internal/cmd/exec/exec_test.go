@@ -23,6 +23,7 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // component returns the encoded wire form of a component running sh -c script.
@@ -301,8 +302,8 @@ steps:
 	outputs := map[string]map[string]string{} // task → output parameter → value
 	for _, task := range argoTasks(t, wf, runID) {
 		args := argoPodArgs(t, wf, runID, task, outputs)
-		if len(args) < 2 || args[0] != plan.Binary || args[1] != "exec" {
-			t.Fatalf("task %s runs %q, want %s exec", task.Name, args, plan.Binary)
+		if len(args) < 2 || args[0] != wire.Binary || args[1] != "exec" {
+			t.Fatalf("task %s runs %q, want %s exec", task.Name, args, wire.Binary)
 		}
 		args = localPaths(t, args)
 		_, stderr, err := runExec(t, root, nil, args[2:]...)

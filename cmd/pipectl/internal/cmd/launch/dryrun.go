@@ -8,10 +8,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // DryRunRun is the run id of a dry run without --run.
@@ -25,13 +25,14 @@ func dryRun(opts *Options) error {
 	if ns == "" {
 		ns = "default"
 	}
-	var p *objects
-	var err error
+	args := opts.Args
 	if opts.File != "" {
-		p, err = planned(opts, ns)
-	} else {
-		p, err = decode(opts.ExecFlags, opts.Argv, ns, nil)
+		var err error
+		if args, err = planned(opts); err != nil {
+			return err
+		}
 	}
+	p, err := decode(args, ns, nil)
 	if err != nil {
 		return err
 	}
@@ -42,82 +43,83 @@ func dryRun(opts *Options) error {
 	return printObjects(opts, objs)
 }
 
-// planned builds the objects of step opts.Step of pipeline opts.File from
-// its plan, for run opts.Run (DryRunRun without it). The values of upstream
-// output parameters are not known before the run: they show as
-// "<tasks.TASK.outputs.parameters.OUTPUT>".
-func planned(opts *Options, ns string) (*objects, error) {
-	sp, exec, err := planStep(opts)
+// planned returns the arguments the compiled launcher pod of step
+// opts.Step of pipeline opts.File would get, for run opts.Run (DryRunRun
+// without it). The values of upstream output parameters are not known
+// before the run: they show as "<tasks.TASK.outputs.parameters.OUTPUT>".
+func planned(opts *Options) (wire.Args, error) {
+	sp, args, err := planStep(opts)
 	if err != nil {
-		return nil, err
+		return args, err
 	}
 	ls, err := argo.Launch(sp, argo.Options{
 		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true, Namespace: opts.Factory.Kube.Namespace,
 	})
 	if err != nil {
-		return nil, err
+		return args, err
 	}
-	return build(ls, sp.Component, sp.Wiring, exec, ns, nil)
+	args.Distributed, err = plan.Encode(ls)
+	return args, err
 }
 
 // planStep loads the pipeline and returns the plan of the distributed step
-// opts.Step and the exec flags its ranks would get.
-func planStep(opts *Options) (*plan.Step, jobset.ExecArgs, error) {
-	var exec jobset.ExecArgs
-	overrides, err := pipeline.ParseOverrides(opts.Values)
+// opts.Step and the arguments of its launcher but --distributed, with the
+// parameters opts.Params (-p name=value) as pipectl run takes them.
+func planStep(opts *Options) (*plan.Step, wire.Args, error) {
+	var args wire.Args
+	overrides, err := pipeline.ParseOverrides(opts.Params)
 	if err != nil {
-		return nil, exec, cmdutil.FlagErrorf("%v", err)
+		return nil, args, cmdutil.FlagErrorf("%v", err)
 	}
 	pl, err := pipeline.Load(opts.File)
 	if err != nil {
-		return nil, exec, err
+		return nil, args, err
 	}
 	if pl.Step(opts.Step) == nil {
 		var names []string
 		for _, s := range pl.Steps {
 			names = append(names, s.Name)
 		}
-		return nil, exec, cmdutil.FlagErrorf("--step %s: pipeline %s has no such step (steps: %s)", opts.Step, pl.Metadata.Name, strings.Join(names, ", "))
+		return nil, args, cmdutil.FlagErrorf("--step %s: pipeline %s has no such step (steps: %s)", opts.Step, pl.Metadata.Name, strings.Join(names, ", "))
 	}
 	sp, err := plan.Build(pl, opts.Step)
 	if err != nil {
-		return nil, exec, fmt.Errorf("step %s: %w", opts.Step, err)
+		return nil, args, fmt.Errorf("step %s: %w", opts.Step, err)
 	}
 	if sp.Distributed == nil {
-		return nil, exec, fmt.Errorf("step %s is not distributed: it runs as one pod, not through pipectl launch", opts.Step)
+		return nil, args, fmt.Errorf("step %s is not distributed: it runs as one pod, not through pipectl launch", opts.Step)
 	}
-	if sp.Loop != nil && opts.Iteration < 0 {
-		return nil, exec, cmdutil.FlagErrorf("--step %s loops: each iteration has a JobSet of its own; give --iteration I (0-based)", opts.Step)
+	if sp.Loop != nil && opts.Iteration == "" {
+		return nil, args, cmdutil.FlagErrorf("--step %s loops: each iteration has a JobSet of its own; give --iteration I (0-based)", opts.Step)
 	}
-	if sp.Loop == nil && opts.Iteration >= 0 {
-		return nil, exec, cmdutil.FlagErrorf("--iteration: step %s does not loop", opts.Step)
+	if sp.Loop == nil && opts.Iteration != "" {
+		return nil, args, cmdutil.FlagErrorf("--iteration: step %s does not loop", opts.Step)
 	}
 	values, err := pl.ResolveParams(overrides)
 	if err != nil {
-		return nil, exec, err
+		return nil, args, err
 	}
-	exec = jobset.ExecArgs{Run: opts.Run, Params: map[string]string{}, Upstream: map[string]string{}}
-	if opts.Iteration >= 0 {
-		exec.Iteration = &opts.Iteration
+	args = wire.Args{Run: opts.Run, Iteration: opts.Iteration, Cache: opts.Cache}
+	if args.Run == "" {
+		args.Run = DryRunRun
 	}
-	if exec.Run == "" {
-		exec.Run = DryRunRun
+	if args.Component, err = plan.Encode(sp.Component); err != nil {
+		return nil, args, err
 	}
-	if exec.Component, err = plan.Encode(sp.Component); err != nil {
-		return nil, exec, err
+	if args.Step, err = plan.Encode(sp.Wiring); err != nil {
+		return nil, args, err
 	}
-	if exec.Step, err = plan.Encode(sp.Wiring); err != nil {
-		return nil, exec, err
-	}
+	params, upstream := map[string]string{}, map[string]string{}
 	for _, name := range sp.Wiring.ParamNames() {
-		exec.Params[name] = values[name]
+		params[name] = values[name]
 	}
 	tasks := argo.TaskNames(pl)
 	for _, in := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[in]
-		exec.Upstream[in] = "<tasks." + tasks[ref.Step] + ".outputs.parameters." + ref.Output + ">"
+		upstream[in] = "<tasks." + tasks[ref.Step] + ".outputs.parameters." + ref.Output + ">"
 	}
-	return sp, exec, nil
+	args.Params, args.Upstream = wire.Values(params), wire.Values(upstream)
+	return sp, args, nil
 }
 
 // clean returns the object as a map without status and empty timestamps.

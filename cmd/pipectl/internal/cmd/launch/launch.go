@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -24,62 +23,27 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
-	"pipectl.dev/pipectl/pipeline"
-	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
-
-// ExecFlags are the flags `pipectl launch` shares with `pipectl exec`, and
-// --distributed.
-type ExecFlags struct {
-	Run          string
-	Component    string
-	Step         string
-	Params       []string
-	Upstream     []string
-	WorkDir      string
-	OutputParams string
-	Distributed  string
-	Cache        string
-	// Iteration is the loop iteration to run (-1: the step does not loop).
-	Iteration int
-	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step the run's
-	// outcome (see argo.RunFields).
-	ArgoStatus, ArgoFailures, ArgoSteps string
-}
-
-func addExecFlags(fl *pflag.FlagSet, e *ExecFlags) {
-	fl.StringVar(&e.Run, "run", "", "the run id")
-	fl.StringVar(&e.Component, "component", "", "the component: base64 JSON (from pipectl compile)")
-	fl.StringVar(&e.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile); with --dry-run -f, the step's name")
-	fl.StringArrayVar(&e.Params, "param", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
-	fl.StringArrayVar(&e.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
-	fl.StringVar(&e.WorkDir, "work", "", "work directory (unused by the launcher; accepted as exec takes it)")
-	fl.StringVar(&e.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
-	fl.StringVar(&e.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
-	fl.IntVar(&e.Iteration, "iteration", -1, "the loop iteration to run, 0-based (a loop step): its JobSet, outputs and cache entry are STEP[i]'s")
-	fl.StringVar(&e.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
-	fl.StringVar(&e.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
-	fl.StringVar(&e.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
-	fl.StringVar(&e.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, creating no JobSet; record this one), refresh (run, record), off")
-}
 
 // Options are the inputs of `pipectl launch`.
 type Options struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 
-	ExecFlags
-	// Argv replaces the component's command and args (after --).
-	Argv []string
+	// Args are the wire: what the compiler wrote into the launcher pod,
+	// Argv what follows --. With --dry-run -f, Params are the pipeline's
+	// parameters (-p name=value) and Step the step's name.
+	wire.Args
 
 	// Keep leaves the JobSet after it ended.
 	Keep bool
 
 	DryRun bool
 	File   string
-	Values []string
 	Output string
 	Image  string
 
@@ -134,9 +98,6 @@ Timings for benchmarks are logged on stderr as
 					return cmdutil.FlagErrorf("--dry-run -f needs --step STEP (the step's name)")
 				}
 			} else {
-				if len(opts.Values) > 0 {
-					return cmdutil.FlagErrorf("-p goes with --dry-run -f PIPELINE (a launcher pod gets --param)")
-				}
 				if err := cmdutil.RequireFlags("or --dry-run -f PIPELINE --step STEP", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step, "--distributed", opts.Distributed); err != nil {
 					return err
 				}
@@ -148,95 +109,54 @@ Timings for benchmarks are logged on stderr as
 		},
 	}
 	fl := cmd.Flags()
-	addExecFlags(fl, &opts.ExecFlags)
+	opts.AddFlags(fl, wire.Launch)
 	cmdutil.AddKubeFlags(cmd, f)
 	fl.BoolVar(&opts.Keep, "keep", false, "leave the JobSet in place after it ended (debugging)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the objects it would create and exit")
 	fl.StringVarP(&opts.File, "file", "f", "", "with --dry-run: the pipeline file")
-	fl.StringArrayVarP(&opts.Values, "param-value", "p", nil, "with --dry-run -f: a pipeline parameter: -p name=value (repeatable)")
 	fl.StringVarP(&opts.Output, "output", "o", cmdutil.FormatYAML, "with --dry-run: json or yaml")
 	fl.StringVar(&opts.Image, "image", "pipectl:"+f.Version, "with --dry-run -f: the pipectl image (as pipectl compile --image)")
 	return cmd
 }
 
-// objects are what the launcher creates for a step, from its plan, and
-// what it needs after.
+// objects are what the launcher creates for a step, from its request,
+// and what it needs after.
 type objects struct {
-	launch *plan.Launch
-	// step is the step's name in the run record: STEP[i] for a loop iteration.
-	step     string
-	comp     *components.Component
-	wiring   *plan.Wiring
-	values   plan.Values
+	req      *wire.Request
 	outputs  []components.IO
 	jobset   *jobsetv1alpha2.JobSet
 	podGroup *unstructured.Unstructured
 }
 
-// build makes the objects of a step: its JobSet (and PodGroup) from the
-// launch plan, each rank running `pipectl exec --gang` with exec.
-func build(ls *plan.Launch, comp *plan.Component, w *plan.Wiring, exec jobset.ExecArgs, namespace string, owner *jobset.Owner) (*objects, error) {
-	step := w.Step
-	v := plan.Values{Run: exec.Run, Params: exec.Params, Upstream: exec.Upstream, Iteration: exec.Iteration}
-	if exec.Iteration != nil {
-		step = pipeline.IterationName(w.Step, *exec.Iteration)
+// decode decodes the launcher's arguments and builds the objects of its
+// step: its JobSet (and PodGroup) from the launch plan, each rank running
+// `pipectl exec --gang` with the launcher's arguments, values decoded and
+// encoded again for the rank pods.
+func decode(a wire.Args, namespace string, owner *jobset.Owner) (*objects, error) {
+	if a.Distributed == "" {
+		return nil, cmdutil.FlagErrorf("--distributed: the launch spec is missing")
 	}
-	if exec.ArgoSteps != "" {
-		var err error
-		if v.RunFields, err = argo.RunFields(exec.ArgoStatus, exec.ArgoFailures, exec.ArgoSteps); err != nil {
-			return nil, cmdutil.FlagErrorf("%v", err)
-		}
+	r, err := a.Decode()
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("%v", err)
 	}
-	c, err := comp.Resolve(exec.Argv)
+	c, err := r.Component.Resolve(r.Argv)
 	if err != nil {
 		return nil, cmdutil.FlagErrorf("--component: %v", err)
 	}
+	rank := wire.Args{
+		Run: a.Run, Step: a.Step, Component: a.Component, Iteration: a.Iteration,
+		Params: wire.Values(r.Values.Params), Upstream: wire.Values(r.Values.Upstream),
+		ArgoStatus: a.ArgoStatus, ArgoFailures: a.ArgoFailures, ArgoSteps: a.ArgoSteps, Argv: a.Argv,
+	}
 	o := jobset.BuildOptions{
 		Namespace: namespace,
-		Step:      step,
-		Exec:      exec,
+		Step:      r.Name,
+		Exec:      rank,
 		Command:   append(append([]string{}, c.Command...), c.Args...),
 		Owner:     owner,
 	}
-	return &objects{
-		launch: ls, step: step, outputs: c.Outputs,
-		comp: c, wiring: w, values: v,
-		jobset:   jobset.BuildJobSet(ls, o),
-		podGroup: jobset.BuildPodGroup(ls, o),
-	}, nil
-}
-
-// decode decodes the exec flags and builds the objects.
-func decode(e ExecFlags, argv []string, namespace string, owner *jobset.Owner) (*objects, error) {
-	comp, err := plan.DecodeComponent(e.Component)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("%v", err)
-	}
-	w, err := plan.DecodeWiring(e.Step)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("%v", err)
-	}
-	ls, err := plan.DecodeLaunch(e.Distributed)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("%v", err)
-	}
-	params, err := cmdutil.ValueFlags("--param", e.Params)
-	if err != nil {
-		return nil, err
-	}
-	upstream, err := cmdutil.ValueFlags("--upstream", e.Upstream)
-	if err != nil {
-		return nil, err
-	}
-	exec := jobset.ExecArgs{
-		Run: e.Run, Component: e.Component, Step: e.Step,
-		Params: params, Upstream: upstream, Argv: argv,
-		ArgoStatus: e.ArgoStatus, ArgoFailures: e.ArgoFailures, ArgoSteps: e.ArgoSteps,
-	}
-	if e.Iteration >= 0 {
-		exec.Iteration = &e.Iteration
-	}
-	return build(ls, comp, w, exec, namespace, owner)
+	return &objects{req: r, outputs: c.Outputs, jobset: jobset.BuildJobSet(r.Launch, o), podGroup: jobset.BuildPodGroup(r.Launch, o)}, nil
 }
 
 func (o *Options) getenv(name string) string {
@@ -254,10 +174,11 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	ls, run, name := p.req.Launch, p.req.Values.Run, p.req.Name
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, nil)
 	defer release()
-	if d := time.Duration(p.launch.Timeout); d > 0 {
+	if d := time.Duration(ls.Timeout); d > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
 		defer stop()
@@ -266,96 +187,70 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	run, step := opts.Run, p.step
 	// The launcher's log (its ranks' lines) is the step's: kept at
-	// <run>/<step>/step.log whatever happens, with a context of its own.
-	kept, err := cmdutil.NewStepLog("")
+	// <run>/<step>/step.log whatever happens.
+	log, err := step.NewLog("")
 	if err != nil {
 		return err
 	}
-	defer kept.Close()
+	defer log.Close()
 	ios := *opts.IO
-	ios.Out, ios.ErrOut = kept.Tee(ios.Out), kept.Tee(ios.ErrOut)
+	ios.Out, ios.ErrOut = log.Tee(ios.Out), log.Tee(ios.ErrOut)
 	opts.IO = &ios
-	defer func() {
-		if err := kept.Upload(context.Background(), store, artifacts.LogKey(run, step)); err != nil {
-			fmt.Fprintf(ios.ErrOut, "pipectl launch: keep the step's log: %v\n", err)
+	job := &step.Job{
+		Run: run, Name: name, Cache: p.req.Cache, OutputParams: opts.OutputParams,
+		Shape: stepcache.Shape{Nodes: ls.Nodes, Procs: ls.ProcsPerNode},
+		Log:   log, KeepCachedLog: true,
+		Cached: func(hit stepcache.Entry) {
+			fmt.Fprintf(ios.ErrOut, "pipectl launch: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", name, hit.Step, hit.Run)
+			cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", hit.Outputs)
+		},
+		Warnf: func(format string, args ...any) {
+			fmt.Fprintf(ios.ErrOut, "pipectl launch: warning: "+format+"\n", args...)
+		},
+	}
+	if job.Cache != stepcache.ModeOff {
+		// Fingerprinted as `pipectl exec` does, with the rank pods' image.
+		p.req.Image = ls.Image
+		if job.Invocation, job.InputSums, err = step.Invocation(ctx, store, p.req); err != nil {
+			return fmt.Errorf("step %s: %w", name, err)
 		}
-	}()
-	fp, cached, err := lookup(ctx, opts, store, p)
-	if err != nil || cached {
-		return err
 	}
-	// A record left by an earlier attempt must not stand for this one's.
-	if err := store.Delete(ctx, artifacts.OutputsKey(run, step)); err != nil {
-		return fmt.Errorf("clear the step's outputs record: %w", err)
-	}
-	l := &launcher.Launcher{
-		Clients: cs, Logs: opts.Logs,
-		Out: opts.IO.Out, ErrOut: opts.IO.ErrOut,
-		StartupTimeout: startupTimeout(p.launch), Keep: opts.Keep,
-		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
-	}
-	nodes, procs := max(p.launch.Nodes, 1), max(p.launch.ProcsPerNode, 1)
-	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", step, run, nodes, procs)
-	res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
-	if terminalAt := timings(opts.IO.ErrOut, res, err); !terminalAt.IsZero() {
+	var terminalAt time.Time
+	job.Strategy = step.StrategyFunc(func(ctx context.Context, _ *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+		// A record left by an earlier attempt must not stand for this one's.
+		if err := store.Delete(ctx, artifacts.OutputsKey(run, name)); err != nil {
+			return nil, 0, fmt.Errorf("clear the step's outputs record: %w", err)
+		}
+		l := &launcher.Launcher{
+			Clients: cs, Logs: opts.Logs,
+			Out: ios.Out, ErrOut: ios.ErrOut,
+			StartupTimeout: startupTimeout(ls), Keep: opts.Keep,
+			RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
+		}
+		nodes, procs := max(ls.Nodes, 1), max(ls.ProcsPerNode, 1)
+		fmt.Fprintf(ios.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", name, run, nodes, procs)
+		res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
+		terminalAt = timings(ios.ErrOut, res, err)
+		if err != nil {
+			return nil, 1, err
+		}
+		records, err := launcher.CollectOutputs(ctx, store, run, name, p.outputs, opts.OutputParams)
+		if err == nil {
+			cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", records)
+		}
+		return records, 1, err
+	})
+	res, err := (&step.Executor{Store: store}).Execute(ctx, job)
+	if !terminalAt.IsZero() {
 		defer func() {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
+			fmt.Fprintf(ios.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
 		}()
 	}
-	if err := launchError(ctx, step, stopper.Signal(), err); err != nil {
-		return err
+	if res.Cached && err != nil {
+		return fmt.Errorf("step %s: %w", name, err)
 	}
-	records, err := launcher.CollectOutputs(ctx, store, run, step, p.outputs, opts.OutputParams)
-	if err != nil {
-		return err
-	}
-	if fp != "" {
-		if err := stepcache.Record(context.WithoutCancel(ctx), store, fp, stepcache.Entry{Run: run, Step: step, Outputs: records}); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: warning: cannot write the cache entry of step %s: %v\n", step, err)
-		}
-	}
-	cmdutil.PrintOutputs(opts.IO.ErrOut, "pipectl launch", records)
-	return nil
-}
-
-// lookup fingerprints the step as `pipectl exec` does, with the rank pods'
-// image and the gang shape, unless --cache is off; with --cache on and a
-// hit it reuses the earlier outputs (stepcache.Reuse) and reports cached:
-// no JobSet is created. fp is "" when the step records no cache entry.
-func lookup(ctx context.Context, opts *Options, store artifacts.Store, p *objects) (fp string, cached bool, err error) {
-	mode, err := stepcache.ParseMode(opts.Cache)
-	if err != nil || mode == stepcache.ModeOff {
-		return "", false, err
-	}
-	v := p.values
-	if v.Collected, err = stepcache.Collect(ctx, store, opts.Run, p.wiring); err != nil {
-		return "", false, fmt.Errorf("step %s: %w", p.step, err)
-	}
-	inv, sums, err := stepcache.Invocation(ctx, store, p.comp, p.wiring, v)
-	if err != nil {
-		return "", false, fmt.Errorf("step %s: %w", p.step, err)
-	}
-	stepcache.AddCollectedSums(sums, v.Collected)
-	inv.Component.Image = p.launch.Image
-	fp, err = stepcache.Fingerprint(ctx, inv, sums, stepcache.Shape{Nodes: p.launch.Nodes, Procs: p.launch.ProcsPerNode})
-	if err != nil {
-		return "", false, fmt.Errorf("step %s: fingerprint: %w", p.step, err)
-	}
-	if mode != stepcache.ModeOn {
-		return fp, false, nil
-	}
-	hit, ok := stepcache.Lookup(ctx, store, fp)
-	if !ok {
-		return fp, false, nil
-	}
-	if err := stepcache.Reuse(ctx, store, opts.Run, p.step, opts.OutputParams, hit); err != nil {
-		return "", false, fmt.Errorf("step %s: %w", p.step, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", p.step, hit.Step, hit.Run)
-	cmdutil.PrintOutputs(opts.IO.ErrOut, "pipectl launch", hit.Outputs)
-	return fp, true, nil
+	return cmdutil.StepError(ctx, name, stopper.Signal(), err, "; its JobSet was deleted")
 }
 
 // target decodes the flags and connects to the cluster: the namespace is
@@ -368,14 +263,14 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 	}
 	ns := opts.Factory.Kube.Namespace
 	if ns == "" {
-		ns = opts.getenv(argo.EnvPodNS)
+		ns = opts.getenv(wire.EnvPodNS)
 	}
 	var owner *jobset.Owner
-	if name, uid := opts.getenv(argo.EnvPodName), opts.getenv(argo.EnvPodUID); name != "" && uid != "" {
+	if name, uid := opts.getenv(wire.EnvPodName), opts.getenv(wire.EnvPodUID); name != "" && uid != "" {
 		owner = &jobset.Owner{Name: name, UID: uid}
 	}
 	// Decode everything before touching the cluster: a bad flag fails fast.
-	if _, err := decode(opts.ExecFlags, opts.Argv, ns, owner); err != nil {
+	if _, err := decode(opts.Args, ns, owner); err != nil {
 		return launcher.Clients{}, nil, err
 	}
 	cs, kubeNS, err := clients()
@@ -388,7 +283,7 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	p, err := decode(opts.ExecFlags, opts.Argv, ns, owner)
+	p, err := decode(opts.Args, ns, owner)
 	return cs, p, err
 }
 
@@ -406,28 +301,6 @@ func timings(w io.Writer, res *launcher.Result, err error) time.Time {
 		fmt.Fprintf(w, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
 	}
 	return res.Terminal
-}
-
-// launchError maps how the launcher ended to the command's error and exit
-// code: 128+signal when stopped, 124 on the step's timeout, the failed
-// rank's exit code.
-func launchError(ctx context.Context, step string, sig os.Signal, err error) error {
-	var fe *launcher.FailedError
-	switch {
-	case sig != nil:
-		return &cmdutil.ExitError{Code: cmdutil.SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v; its JobSet was deleted", step, sig)}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &cmdutil.ExitError{Code: 124, Err: fmt.Errorf("step %s: %v; its JobSet was deleted", step, context.Cause(ctx))}
-	case errors.As(err, &fe):
-		code := int(fe.ExitCode)
-		if code <= 0 || code > 255 {
-			code = cmdutil.ExitError1
-		}
-		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("step %s: %w", step, err)}
-	case err != nil:
-		return fmt.Errorf("step %s: %w", step, err)
-	}
-	return nil
 }
 
 // startupTimeout is the plan's, or without a gang scheduler the default.

@@ -28,6 +28,7 @@ import (
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 const example = "../../../../../examples/attrition/pipeline.yaml"
@@ -67,7 +68,7 @@ func TestDryRunExample(t *testing.T) {
 	if js.Kind != "JobSet" || js.Name != "attrition-x1-train" || js.Namespace != "ml" {
 		t.Errorf("JobSet %s %s/%s", js.Kind, js.Namespace, js.Name)
 	}
-	if js.Labels[plan.LabelPipeline] != "attrition" || js.Labels[plan.LabelStep] != "train" || js.Labels[plan.LabelRun] != "attrition-x1" {
+	if js.Labels[wire.LabelPipeline] != "attrition" || js.Labels[wire.LabelStep] != "train" || js.Labels[wire.LabelRun] != "attrition-x1" {
 		t.Errorf("labels %v", js.Labels)
 	}
 	rj := js.Spec.ReplicatedJobs[0]
@@ -201,7 +202,7 @@ func (c *cluster) finish(t *testing.T, publish func()) {
 // train step gets.
 func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
 	t.Helper()
-	opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "train", Iteration: -1}, File: example, Image: "pipectl:test"}
+	opts := &Options{Factory: f, Args: wire.Args{Run: run, Step: "train"}, File: example, Image: "pipectl:test"}
 	sp, e, err := planStep(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -215,8 +216,8 @@ func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
 		t.Fatal(err)
 	}
 	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml"}
-	for k, v := range e.Params {
-		args = append(args, "--param="+k+"="+v)
+	for _, p := range e.Params {
+		args = append(args, "--param="+p)
 	}
 	return args
 }
@@ -389,7 +390,7 @@ func TestDryRunLoopIteration(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
 		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
 	}
-	if js.Name != "sweep-x1-trial-2" || js.Labels[plan.LabelStep] != "trial" || js.Labels[plan.LabelIteration] != "2" {
+	if js.Name != "sweep-x1-trial-2" || js.Labels[wire.LabelStep] != "trial" || js.Labels[wire.LabelIteration] != "2" {
 		t.Errorf("JobSet %s labels %v, want sweep-x1-trial-2 labelled step trial iteration 2", js.Name, js.Labels)
 	}
 	args := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Args
@@ -419,7 +420,7 @@ func TestLaunchLoopIteration(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := func(run string, iteration int, lrs string) []string {
-		opts := &Options{Factory: f, ExecFlags: ExecFlags{Run: run, Step: "trial", Iteration: iteration}, File: sweep, Image: "pipectl:test"}
+		opts := &Options{Factory: f, Args: wire.Args{Run: run, Step: "trial", Iteration: strconv.Itoa(iteration)}, File: sweep, Image: "pipectl:test"}
 		sp, e, err := planStep(opts)
 		if err != nil {
 			t.Fatal(err)
@@ -432,11 +433,12 @@ func TestLaunchLoopIteration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Params["lrs"] = lrs
+		e.Params = slices.DeleteFunc(e.Params, func(p string) bool { return strings.HasPrefix(p, "lrs=") })
+		e.Params = append(e.Params, wire.Value("lrs", lrs))
 		out := []string{"--run=" + run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml",
 			"--iteration=" + strconv.Itoa(iteration), "--cache=on", "--output-params=" + t.TempDir()}
-		for k, v := range e.Params {
-			out = append(out, "--param="+k+"="+v)
+		for _, p := range e.Params {
+			out = append(out, "--param="+p)
 		}
 		return out
 	}

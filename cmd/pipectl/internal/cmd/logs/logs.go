@@ -10,7 +10,6 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // Options are the inputs of `pipectl logs`.
@@ -45,7 +44,7 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 }
 
 func logsRun(ctx context.Context, opts *Options) error {
-	runs, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

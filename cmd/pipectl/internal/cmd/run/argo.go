@@ -16,11 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // ArgoOptions are the flags of `pipectl run --on argo`.
@@ -267,7 +267,7 @@ func Summary(w io.Writer, rec *artifacts.Run) {
 // interruptedRun handles Ctrl-C: stop the workflow when told to (or when
 // the user says so on a terminal), else leave it running and say how to
 // follow it again.
-func interruptedRun(opts *Options, kc *cmdutil.KubeClients, store artifacts.Store, rec *artifacts.Run, followed *argorun.Follower, sigs <-chan os.Signal) error {
+func interruptedRun(opts *Options, kc *argorun.Clients, store artifacts.Store, rec *artifacts.Run, followed *argorun.Follower, sigs <-chan os.Signal) error {
 	ios := opts.IO
 	name := followed.Name
 	stop := opts.Argo.StopOnExit

@@ -19,6 +19,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 const twoSteps = `apiVersion: pipectl.dev/v1alpha1
@@ -45,7 +46,7 @@ steps:
 
 // fakeCluster is a fake API whose "controller" is the test: it names
 // created workflows like the API server does for generateName.
-func fakeCluster(t *testing.T) (*cmdutil.KubeClients, *wffake.Clientset, *kubefake.Clientset) {
+func fakeCluster(t *testing.T) (*argorun.Clients, *wffake.Clientset, *kubefake.Clientset) {
 	t.Helper()
 	wc := wffake.NewSimpleClientset()
 	wc.PrependReactor("create", "workflows", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -57,7 +58,7 @@ func fakeCluster(t *testing.T) (*cmdutil.KubeClients, *wffake.Clientset, *kubefa
 		return false, nil, nil
 	})
 	kc := kubefake.NewSimpleClientset()
-	return &cmdutil.KubeClients{Kube: kc, Workflows: wc, Namespace: "ml"}, wc, kc
+	return &argorun.Clients{Kube: kc, Workflows: wc, Namespace: "ml"}, wc, kc
 }
 
 func node(wf, task, id string, phase wfv1.NodePhase, exit string, msg string) wfv1.NodeStatus {
@@ -118,7 +119,7 @@ func progress(t *testing.T, wc *wffake.Clientset, kc *kubefake.Clientset, final 
 	}
 }
 
-func argoOpts(t *testing.T, kcs *cmdutil.KubeClients) (*Options, string, *strings.Builder, *strings.Builder) {
+func argoOpts(t *testing.T, kcs *argorun.Clients) (*Options, string, *strings.Builder, *strings.Builder) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pipeline.yaml")
 	if err := os.WriteFile(file, []byte(twoSteps), 0o644); err != nil {
@@ -126,7 +127,7 @@ func argoOpts(t *testing.T, kcs *cmdutil.KubeClients) (*Options, string, *string
 	}
 	ios, _, _, _ := cmdutil.Test()
 	store := filepath.Join(dir, "store")
-	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: store, KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return kcs, nil }}
+	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: store, KubeClientsFunc: func() (*argorun.Clients, error) { return kcs, nil }}
 	var o, e strings.Builder
 	ios.Out, ios.ErrOut = &o, &e
 	return &Options{IO: ios, Factory: f, File: file, On: "argo", Argo: ArgoOptions{Image: "pipectl:test", AllowNonS3: true, Poll: 20 * time.Millisecond}}, store, &o, &e

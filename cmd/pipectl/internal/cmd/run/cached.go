@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"

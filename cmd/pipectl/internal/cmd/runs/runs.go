@@ -9,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 )
 
 // NewCmdRuns returns `pipectl runs`.
@@ -54,23 +53,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	return cmd
 }
 
-// Summary is one entry of `pipectl runs ls -o json`; its fields are stable.
-type Summary struct {
-	ID       string     `json:"id"`
-	Pipeline string     `json:"pipeline"`
-	Status   string     `json:"status"`
-	Started  time.Time  `json:"started"`
-	Finished *time.Time `json:"finished"`
-	On       string     `json:"on,omitempty"`
-}
-
-// Summarize returns the `runs ls -o json` entry of r.
-func Summarize(r *artifacts.Run) Summary {
-	return Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On}
-}
-
 func listRun(ctx context.Context, opts *ListOptions) error {
-	reader, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	reader, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -78,9 +62,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	out := make([]Summary, 0, len(runs))
+	out := make([]runview.Summary, 0, len(runs))
 	for _, r := range runs {
-		out = append(out, Summarize(r))
+		out = append(out, runview.Summarize(r))
 	}
 	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
 		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", reader.Store().Root())
@@ -134,7 +118,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	reader, err := runstore.Open(ctx, opts.Factory, opts.IO.ErrOut)
+	reader, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
+	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // The UI reads cluster runs as `pipectl runs` does: a record still Running
@@ -33,12 +33,12 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 	}
 	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Namespace: "ml"}, Status: wfv1.WorkflowStatus{
 		Phase: wfv1.WorkflowFailed, FinishedAt: metav1.NewTime(time.Unix(9, 0))}}
-	f := &cmdutil.Factory{ArtifactsRoot: dir, KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
+	f := &cmdutil.Factory{ArtifactsRoot: dir, KubeClientsFunc: func() (*argorun.Clients, error) {
+		return &argorun.Clients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
 	}}
 	var warn strings.Builder
 	note := &sameOnce{w: &warn}
-	r := runstore.New(f, store, note)
+	r := runstore.New(f.Clients, store, note)
 	got, err := r.Get(ctx, "wf-1")
 	if err != nil || got.Status != artifacts.StatusFailed {
 		t.Fatalf("Get = %+v, %v; want the workflow's Failed", got, err)
@@ -53,7 +53,7 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
-	r = runstore.New(&cmdutil.Factory{ArtifactsRoot: dir, KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return nil, errNoCluster }}, store, note)
+	r = runstore.New(func() (*argorun.Clients, error) { return nil, errNoCluster }, store, note)
 	for range 5 {
 		if got, err := r.Get(ctx, "wf-2"); err != nil || got.Status != artifacts.StatusRunning {
 			t.Fatalf("Get without a cluster = %+v, %v", got, err)

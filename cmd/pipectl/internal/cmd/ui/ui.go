@@ -19,10 +19,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/runstore"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
+	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // EnvToken is the environment variable that gives the access token.
@@ -104,9 +104,9 @@ func uiRun(ctx context.Context, opts *Options) error {
 	warn := &sameOnce{w: opts.IO.ErrOut}
 	h, err := ui.New(ui.Options{
 		Store:   store,
-		Records: runstore.New(opts.Factory, store, warn),
+		Records: runstore.New(opts.Factory.Clients, store, warn),
 		LiveLog: func(ctx context.Context, rec *artifacts.Run, step string) ([]byte, bool, error) {
-			return argorun.PodLog(ctx, opts.Factory, rec, step, liveLogLimit)
+			return argorun.PodLog(ctx, opts.Factory.Clients, rec, step, liveLogLimit)
 		},
 		Token: token,
 		Log:   slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
 
@@ -43,9 +42,9 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 		Nodes: wfv1.Nodes{"n1": {ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded,
 			Outputs: &wfv1.Outputs{ExitCode: &exit, Parameters: []wfv1.Parameter{{Name: "rows", Value: wfv1.AnyStringPtr("3")}}}}},
 	}}
-	f := &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"}, nil
-	}}
+	f := func() (*Clients, error) {
+		return &Clients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"}, nil
+	}
 	got, err := Refresh(ctx, f, store, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +67,7 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	}
 
 	// No cluster: the record as stored, and why.
-	f = &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) { return nil, errors.New("no kubeconfig") }}
+	f = func() (*Clients, error) { return nil, errors.New("no kubeconfig") }
 	if got, err := Refresh(ctx, f, store, rec); got != rec || err == nil {
 		t.Errorf("Refresh without a cluster = %p, %v; want the record unchanged and an error", got, err)
 	}

@@ -13,10 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
-	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // On is the run record's "on" of cluster runs.
@@ -41,7 +40,7 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 // (attached to, with no record in the store): its steps are those the
 // workflow's step annotation names (argo.StepTasks).
 func RecordFromWorkflow(wf *wfv1.Workflow) (*artifacts.Run, error) {
-	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[plan.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
+	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[wire.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
 	for _, p := range wf.Spec.Arguments.Parameters {
 		if p.Value != nil {
 			rec.Params[p.Name] = p.Value.String()
@@ -129,13 +128,13 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 // namespace the record names, and writes the record back once the workflow
 // ended. When the cluster cannot tell (no kubeconfig, unreachable, no such
 // workflow) it returns rec unchanged and why.
-func Refresh(ctx context.Context, f *cmdutil.Factory, store artifacts.Store, rec *artifacts.Run) (*artifacts.Run, error) {
+func Refresh(ctx context.Context, connect Connect, store artifacts.Store, rec *artifacts.Run) (*artifacts.Run, error) {
 	if rec.On != On || rec.Status != artifacts.StatusRunning {
 		return rec, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	_, _, wf, err := findWorkflow(ctx, f, rec)
+	_, _, wf, err := findWorkflow(ctx, connect, rec)
 	if err != nil {
 		return rec, err
 	}
@@ -157,8 +156,8 @@ const refreshTimeout = 5 * time.Second
 
 // findWorkflow returns the clients, the namespace and the workflow of
 // cluster run rec: in the namespace its record names, else the kubeconfig's.
-func findWorkflow(ctx context.Context, f *cmdutil.Factory, rec *artifacts.Run) (*cmdutil.KubeClients, string, *wfv1.Workflow, error) {
-	kc, err := f.Clients()
+func findWorkflow(ctx context.Context, connect Connect, rec *artifacts.Run) (*Clients, string, *wfv1.Workflow, error) {
+	kc, err := connect()
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 func statusNode(id, task string, typ wfv1.NodeType, phase wfv1.NodePhase, start int, exit string) wfv1.NodeStatus {
@@ -42,7 +43,7 @@ func TestUpdateRecord(t *testing.T) {
 	retry.Children = []string{"a1", "a2"}
 	wf := &wfv1.Workflow{
 		ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Annotations: map[string]string{
-			argo.AnnotationSteps: `[{"step":"make","task":"make"},{"step":"1st","task":"step-1st"},{"step":"never","task":"never"}]`}},
+			wire.AnnotationSteps: `[{"step":"make","task":"make"},{"step":"1st","task":"step-1st"},{"step":"never","task":"never"}]`}},
 		Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, StartedAt: metav1.NewTime(time.Unix(5, 0)), FinishedAt: metav1.NewTime(time.Unix(40, 0)),
 			Message: "child failed",
 			Nodes: wfv1.Nodes{
@@ -108,7 +109,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]argo.StepTask{{Step: "1a", Task: "step-1a-2"}, {Step: "step-1a", Task: "step-1a"}}, tasks); diff != "" {
+	if diff := cmp.Diff([]wire.StepTask{{Step: "1a", Task: "step-1a-2"}, {Step: "step-1a", Task: "step-1a"}}, tasks); diff != "" {
 		t.Fatalf("StepTasks (-want +got):\n%s", diff)
 	}
 	wf.Status = wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{

@@ -23,7 +23,6 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
@@ -73,7 +72,7 @@ func TestFollowReplaysEndedStepsFirst(t *testing.T) {
 	}
 	var logs strings.Builder
 	f := &Follower{
-		Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
+		Clients: &Clients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
 		Name:    name, Steps: []string{"a", "b", "c", "d"}, Logs: &logs, Status: io.Discard, Poll: time.Millisecond,
 	}
 	f.init()
@@ -145,7 +144,7 @@ steps:
 	for _, tty := range []bool{false, true} {
 		var status, logs strings.Builder
 		f := &Follower{
-			Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
+			Clients: &Clients{Kube: kubefake.NewSimpleClientset(pods...), Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"},
 			Name:    wf.Name, Steps: []string{"trial"}, Logs: &logs, Status: &status, TTY: tty, Poll: time.Millisecond,
 		}
 		f.init()
@@ -198,7 +197,7 @@ func TestFollowWaitsForTheAPIServer(t *testing.T) {
 				return false, nil, nil
 			})
 			f := &Follower{
-				Clients: &cmdutil.KubeClients{Kube: kubefake.NewSimpleClientset(), Workflows: wfs, Namespace: "ml"},
+				Clients: &Clients{Kube: kubefake.NewSimpleClientset(), Workflows: wfs, Namespace: "ml"},
 				Name:    "wf-1", Logs: io.Discard, Status: io.Discard, Poll: time.Millisecond, Outage: tt.outage,
 			}
 			got, err := f.Follow(t.Context())

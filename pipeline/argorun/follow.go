@@ -21,7 +21,6 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
 // Argo's pod label and annotation, and the container running the step.
@@ -52,7 +51,7 @@ var ErrDeleted = errors.New("the workflow was deleted")
 // (or a live table on a terminal) to Status, every step pod's main
 // container log to Logs, each line prefixed "[step] ".
 type Follower struct {
-	Clients *cmdutil.KubeClients
+	Clients *Clients
 	Name    string
 	// Steps are the pipeline's steps, in order.
 	Steps  []string
@@ -489,7 +488,7 @@ func (f *Follower) StoreLogs(ctx context.Context, store artifacts.Store) error {
 
 // Stop asks Argo to stop the workflow (spec.shutdown: Stop): running pods
 // are stopped, exit handlers still run.
-func Stop(ctx context.Context, kc *cmdutil.KubeClients, name string) error {
+func Stop(ctx context.Context, kc *Clients, name string) error {
 	patch := []byte(`{"spec":{"shutdown":"Stop"}}`)
 	_, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Patch(ctx, name, "application/merge-patch+json", patch, metav1.PatchOptions{})
 	return err

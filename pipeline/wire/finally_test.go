@@ -1,4 +1,4 @@
-package argo
+package wire
 
 import (
 	"encoding/base64"

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
 // PodLog returns the log so far of step's pod in the workflow of the
@@ -20,13 +19,13 @@ import (
 // follower) stores it. ok is false when there is nothing to read: a run
 // not on the cluster, a step without a pod, or a pod whose container has
 // not started.
-func PodLog(ctx context.Context, f *cmdutil.Factory, rec *artifacts.Run, step string, limit int64) (log []byte, ok bool, err error) {
+func PodLog(ctx context.Context, connect Connect, rec *artifacts.Run, step string, limit int64) (log []byte, ok bool, err error) {
 	if rec.On != On {
 		return nil, false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	kc, ns, wf, err := findWorkflow(ctx, f, rec)
+	kc, ns, wf, err := findWorkflow(ctx, connect, rec)
 	if err != nil {
 		return nil, false, err
 	}

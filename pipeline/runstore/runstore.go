@@ -9,8 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 // Latest names the newest run wherever a run id is expected.
@@ -19,28 +18,20 @@ const Latest = "latest"
 // Reader reads run records from one store, refreshing running cluster runs.
 // It is safe for concurrent use.
 type Reader struct {
-	f     *cmdutil.Factory
-	store artifacts.Store
-	warn  io.Writer
+	connect argorun.Connect
+	store   artifacts.Store
+	warn    io.Writer
 }
 
-// New returns a Reader of store's records; f gives the cluster clients
-// (only built when a running cluster run is read) and warn receives the
-// notes about runs that could not be refreshed (nil: discarded).
-func New(f *cmdutil.Factory, store artifacts.Store, warn io.Writer) *Reader {
+// New returns a Reader of store's records; connect gives the cluster
+// clients (only asked for when a running cluster run is read) and warn
+// receives the notes about runs that could not be refreshed (nil:
+// discarded).
+func New(connect argorun.Connect, store artifacts.Store, warn io.Writer) *Reader {
 	if warn == nil {
 		warn = io.Discard
 	}
-	return &Reader{f: f, store: store, warn: warn}
-}
-
-// Open returns a Reader of the factory's store.
-func Open(ctx context.Context, f *cmdutil.Factory, warn io.Writer) (*Reader, error) {
-	store, err := f.Store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return New(f, store, warn), nil
+	return &Reader{connect: connect, store: store, warn: warn}
 }
 
 // Store returns the store the records are read from.
@@ -54,7 +45,7 @@ func (r *Reader) Get(ctx context.Context, id string) (*artifacts.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err = argorun.Refresh(ctx, r.f, r.store, rec)
+	rec, err = argorun.Refresh(ctx, r.connect, r.store, rec)
 	warnStale(r.warn, err)
 	return rec, nil
 }
@@ -72,7 +63,7 @@ func (r *Reader) List(ctx context.Context) ([]*artifacts.Run, error) {
 	g.SetLimit(8)
 	for i, run := range runs {
 		g.Go(func() error {
-			out[i], errs[i] = argorun.Refresh(ctx, r.f, r.store, run)
+			out[i], errs[i] = argorun.Refresh(ctx, r.connect, r.store, run)
 			return nil
 		})
 	}

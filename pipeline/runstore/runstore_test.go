@@ -14,8 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/argorun"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 func running(id, ns string, started int64) *artifacts.Run {
@@ -40,9 +39,9 @@ func testReader(t *testing.T, runs []*artifacts.Run, wfs ...*wfv1.Workflow) (*Re
 	for i, wf := range wfs {
 		objs[i] = wf
 	}
-	f := &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-		return &cmdutil.KubeClients{Workflows: wffake.NewSimpleClientset(objs...), Namespace: "default"}, nil
-	}}
+	f := func() (*argorun.Clients, error) {
+		return &argorun.Clients{Workflows: wffake.NewSimpleClientset(objs...), Namespace: "default"}, nil
+	}
 	warn := &strings.Builder{}
 	return New(f, store, warn), warn
 }

@@ -10,7 +10,6 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
 // PodLog reads the log of a step whose pod's container started; a step
@@ -37,9 +36,9 @@ func TestPodLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := &cmdutil.Factory{KubeClientsFunc: func() (*cmdutil.KubeClients, error) {
-		return &cmdutil.KubeClients{Kube: pods, Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
-	}}
+	f := func() (*Clients, error) {
+		return &Clients{Kube: pods, Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
+	}
 	onArgo := &artifacts.Run{ID: name, On: On, Namespace: "ml", Status: artifacts.StatusRunning}
 	for _, tc := range []struct {
 		desc   string

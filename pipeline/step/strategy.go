@@ -1,0 +1,184 @@
+package step
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/gang"
+	"pipectl.dev/pipectl/launcher/rankenv"
+)
+
+// prepared fetches an invocation's inputs into its workspace once, for
+// every attempt of a step.
+type prepared struct {
+	rt     *components.Runtime
+	ws     components.Workspace
+	done   bool
+	values components.Values
+}
+
+func (p *prepared) prepare(ctx context.Context, inv *components.Invocation) (components.Values, error) {
+	if !p.done {
+		v, err := p.rt.Prepare(ctx, inv, p.ws)
+		if err != nil {
+			return v, err
+		}
+		p.values, p.done = v, true
+	}
+	return p.values, nil
+}
+
+// Process runs a step's program as one child process in the component's
+// run directory: a local step, or a step pod's program.
+type Process struct {
+	prepared
+	// Env is the base environment (the process's when nil).
+	Env []string
+	// Stdout and Stderr receive the program's output.
+	Stdout, Stderr io.Writer
+	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
+	GracePeriod time.Duration
+	// OutputParams, when set, is where the output parameters are written
+	// for Argo.
+	OutputParams string
+	// PodName, when set, is {{pod.name}} (in a pod; locally it is RUN-STEP).
+	PodName string
+}
+
+// NewProcess returns a Process whose invocation's inputs and outputs are in
+// the workspace directory work.
+func NewProcess(store artifacts.Store, work string) *Process {
+	return &Process{prepared: prepared{rt: &components.Runtime{Store: store}, ws: components.Workspace{Dir: work}}}
+}
+
+// Run runs the program once and publishes its outputs.
+func (p *Process) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+	if p.PodName != "" {
+		inv.Pod = p.PodName
+	}
+	values, err := p.prepare(ctx, inv)
+	if err != nil {
+		return nil, 0, err
+	}
+	records, err := p.rt.RunOnce(ctx, inv, p.ws, values, components.ExecOptions{
+		Dir: inv.Component.RunDir(), Env: inv.Environ(p.Env), Stdout: p.Stdout, Stderr: p.Stderr, GracePeriod: p.GracePeriod,
+	})
+	if err != nil {
+		return nil, 1, err
+	}
+	if p.OutputParams != "" {
+		if err := components.WriteOutputParams(p.OutputParams, records); err != nil {
+			return records, 1, err
+		}
+	}
+	return records, 1, nil
+}
+
+// Gang runs a distributed step's ranks as processes on this machine
+// (package gang), restarting the whole gang up to MaxRestarts times, and
+// publishes rank 0's outputs.
+type Gang struct {
+	prepared
+	// Nodes, ProcsPerNode and MaxRestarts shape the gang.
+	Nodes, ProcsPerNode, MaxRestarts int
+	// Env is the base environment (the process's when nil).
+	Env []string
+	// Output returns the writer of the lines of a rank, prefixed.
+	Output func(prefix string) io.Writer
+	// Log receives the gang's own lines ("pipectl: …").
+	Log io.Writer
+	// GracePeriod is the time between SIGTERM and SIGKILL when the gang stops.
+	GracePeriod time.Duration
+}
+
+// NewGang returns a Gang whose invocation's inputs and outputs are in the
+// workspace directory work.
+func NewGang(store artifacts.Store, work string) *Gang {
+	return &Gang{prepared: prepared{rt: &components.Runtime{Store: store}, ws: components.Workspace{Dir: work}}}
+}
+
+// Run runs the gang until it succeeds or runs out of restarts, then
+// publishes rank 0's outputs.
+func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+	values, err := g.prepare(ctx, inv)
+	if err != nil {
+		return nil, 0, err
+	}
+	env := inv.Environ(g.Env)
+	argvFor := func(rank int) ([]string, []string, error) {
+		v, err := g.rt.ForRank(inv, g.ws, values, rank)
+		if err != nil {
+			return nil, nil, err
+		}
+		argv, err := inv.Component.Argv(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		cenv, err := inv.Component.Environ(v)
+		return argv, cenv, err
+	}
+	procs := g.ProcsPerNode
+	// The component env is resolved for rank 0; per-rank output paths in
+	// env values would all name rank 0's, which only rank 0 publishes anyway.
+	_, cenv, err := argvFor(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	outs := map[int]io.Writer{}
+	gg := &gang.Gang{
+		Nodes: g.Nodes, ProcsPerNode: procs, MaxRestarts: g.MaxRestarts,
+		Dir: inv.Component.RunDir(), GracePeriod: g.GracePeriod,
+		Argv: func(node, local int) ([]string, error) {
+			argv, _, err := argvFor(node*procs + max(local, 0))
+			return argv, err
+		},
+		Output: func(rank int) io.Writer {
+			if w, ok := outs[rank]; ok {
+				return w
+			}
+			outs[rank] = g.Output(fmt.Sprintf("[%s rank %d] ", inv.Step, rank))
+			return outs[rank]
+		},
+		Logf: func(format string, args ...any) { fmt.Fprintf(g.Log, "pipectl: "+format+"\n", args...) },
+	}
+	gg.Env = append(append([]string{}, env...), cenv...)
+	fmt.Fprintf(g.Log, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", g.Nodes*procs, g.Nodes, procs)
+	n, err := gg.Run(ctx)
+	if err != nil {
+		return nil, n, err
+	}
+	records, err := g.rt.Publish(ctx, inv, g.ws)
+	return records, n, err
+}
+
+// Node runs one node of a distributed step in its rank pod (gang.ExecNode),
+// its place in the gang read from the pod's rank env; node 0 publishes.
+// Errors no restart can heal are *gang.ConfigError.
+type Node struct {
+	Runtime *components.Runtime
+	// Request is the pod's exec request; its Invocation is set by Run.
+	Request components.ExecRequest
+	// Getenv reads the rank env (os.Getenv when nil).
+	Getenv func(string) string
+}
+
+// Run runs the node's rank processes.
+func (n *Node) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+	getenv := n.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	node, err := rankenv.NodeFromEnv(getenv)
+	if err != nil {
+		return nil, 0, &gang.ConfigError{Err: err}
+	}
+	req := n.Request
+	req.Invocation = inv
+	records, err := gang.ExecNode(ctx, n.Runtime, req, node)
+	return records, 1, err
+}

@@ -1,0 +1,233 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/stepcache"
+)
+
+// Args are the arguments of `pipectl exec` and `pipectl launch` as they
+// stand in a pod: the compiler writes them into step and launcher pods
+// (with Argo's {{…}} placeholders in place of values known only at run
+// time), the launcher into rank pods, and both commands read them back
+// with AddFlags and Decode. Every field is the flag's text.
+type Args struct {
+	// Gang runs the pod as one node of a distributed step (--gang; rank pods).
+	Gang bool
+	// Run is the run id (--run).
+	Run string
+	// WorkDir holds the inputs and outputs (--work).
+	WorkDir string
+	// OutputParams is where output parameters are written for Argo (--output-params).
+	OutputParams string
+	// Step is the step's wiring, plan.Encode of a plan.Wiring (--step).
+	Step string
+	// Params and Upstream are NAME=VALUE: pipeline parameters (--param)
+	// and upstream output parameters feeding inputs (--upstream), each
+	// value in components.EncodeValue's encoding (see Value).
+	Params, Upstream []string
+	// Cache is the step cache's mode, a stepcache.Mode (--cache).
+	Cache string
+	// Iteration is a loop iteration's index, 0-based (--iteration).
+	Iteration string
+	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step the run's
+	// outcome (--argo-status, --argo-failures, --argo-steps; see RunFields).
+	ArgoStatus, ArgoFailures, ArgoSteps string
+	// Image is the step's image, part of its fingerprint (--image; step pods).
+	Image string
+	// Component is plan.Encode of the step's plan.Component (--component).
+	Component string
+	// Distributed is plan.Encode of a plan.Launch (--distributed; launcher pods).
+	Distributed string
+	// Argv, when set, replaces the component's command and args (after --).
+	Argv []string
+}
+
+// Command says which command's flags AddFlags declares.
+type Command int
+
+const (
+	// Exec is `pipectl exec`: every flag but --distributed.
+	Exec Command = iota
+	// Launch is `pipectl launch`: every flag but --gang and --image.
+	Launch
+)
+
+// Value is a NAME=VALUE flag value with value in the wire's encoding, so
+// that Kubernetes expands no $(VAR) in it.
+func Value(name, value string) string { return name + "=" + components.EncodeValue(value) }
+
+// Values are the NAME=VALUE flag values of m, sorted by name (see Value).
+func Values(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, Value(k, m[k]))
+	}
+	return out
+}
+
+// AddFlags declares the flags of Args on fl for cmd (Argv comes after --
+// and is the command's to take).
+func (a *Args) AddFlags(fl *pflag.FlagSet, cmd Command) {
+	if cmd == Exec {
+		fl.BoolVar(&a.Gang, "gang", false, "run as one node of a distributed step (set by pipectl launch in rank pods; the rank env comes from the pod)")
+	}
+	fl.StringVar(&a.Run, "run", "", "the run id")
+	fl.StringVar(&a.WorkDir, "work", "", "work directory for inputs and outputs (default: a temporary directory, removed after)")
+	fl.StringVar(&a.OutputParams, "output-params", "", "write output parameters to DIR/<name>")
+	fl.StringVar(&a.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile)")
+	fl.StringArrayVarP(&a.Params, "param", "p", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&a.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
+	fl.StringVar(&a.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, record this one), refresh (run, record), off")
+	fl.StringVar(&a.Iteration, "iteration", "", "the loop iteration to run, 0-based (a loop step): its outputs and cache entry are STEP[i]'s")
+	fl.StringVar(&a.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
+	fl.StringVar(&a.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
+	fl.StringVar(&a.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
+	if cmd == Exec {
+		fl.StringVar(&a.Image, "image", "", "the image the step runs in (part of its cache fingerprint)")
+	}
+	fl.StringVar(&a.Component, "component", "", "the component: base64 JSON (from pipectl compile)")
+	if cmd == Launch {
+		fl.StringVar(&a.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
+	}
+}
+
+// Flags are the arguments of a container running `pipectl exec` or
+// `pipectl launch` with a: the flags that are set, in a fixed order, then
+// -- and Argv. Kubernetes expands $(VAR) in container arguments and reads
+// $$ as $, so every $ is doubled (values in Value's encoding hold none).
+func (a Args) Flags() []string {
+	var out []string
+	add := func(name, v string) {
+		if v != "" {
+			out = append(out, "--"+name+"="+dollars(v))
+		}
+	}
+	if a.Gang {
+		out = append(out, "--gang")
+	}
+	add("run", a.Run)
+	add("work", a.WorkDir)
+	add("output-params", a.OutputParams)
+	add("step", a.Step)
+	for _, p := range a.Params {
+		add("param", p)
+	}
+	for _, u := range a.Upstream {
+		add("upstream", u)
+	}
+	add("cache", a.Cache)
+	add("iteration", a.Iteration)
+	add("argo-status", a.ArgoStatus)
+	add("argo-failures", a.ArgoFailures)
+	add("argo-steps", a.ArgoSteps)
+	add("image", a.Image)
+	add("component", a.Component)
+	add("distributed", a.Distributed)
+	if len(a.Argv) > 0 {
+		out = append(out, "--")
+		for _, arg := range a.Argv {
+			out = append(out, dollars(arg))
+		}
+	}
+	return out
+}
+
+func dollars(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// Request is what Args ask for, decoded: one step (or one iteration of a
+// loop step) of a run.
+type Request struct {
+	// Component and Wiring are the step's plan.
+	Component *plan.Component
+	Wiring    *plan.Wiring
+	// Launch is the launch plan of a distributed step (with --distributed).
+	Launch *plan.Launch
+	// Values are the run-time values: the run, parameters, upstream output
+	// parameters, the iteration and a finally step's run fields.
+	Values plan.Values
+	// Name is the step's name in the run record: STEP, or STEP[i] for an
+	// iteration.
+	Name string
+	// Cache is the step cache's mode.
+	Cache stepcache.Mode
+	// Image is the step's image (exec's --image).
+	Image string
+	// Argv, when set, replaces the component's command and args.
+	Argv []string
+}
+
+// Decode checks and decodes a, every problem named by its flag.
+func (a Args) Decode() (*Request, error) {
+	var errs []error
+	r := &Request{Values: plan.Values{Run: a.Run}, Image: a.Image, Argv: a.Argv}
+	var err error
+	if r.Component, err = plan.DecodeComponent(a.Component); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Wiring, err = plan.DecodeWiring(a.Step); err != nil {
+		errs = append(errs, err)
+	}
+	if a.Distributed != "" {
+		if r.Launch, err = plan.DecodeLaunch(a.Distributed); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.Values.Params, err = values("--param", a.Params); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Values.Upstream, err = values("--upstream", a.Upstream); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Cache, err = stepcache.ParseMode(a.Cache); err != nil {
+		errs = append(errs, fmt.Errorf("--cache: %v", err))
+	}
+	if a.Iteration != "" {
+		i, err := strconv.Atoi(a.Iteration)
+		if err != nil || i < 0 {
+			errs = append(errs, fmt.Errorf("--iteration %q: expected a 0-based index", a.Iteration))
+		}
+		r.Values.Iteration = &i
+	}
+	if a.ArgoSteps != "" {
+		if r.Values.RunFields, err = RunFields(a.ArgoStatus, a.ArgoFailures, a.ArgoSteps); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r.Name = r.Wiring.Step
+	if i := r.Values.Iteration; i != nil {
+		r.Name = pipeline.IterationName(r.Wiring.Step, *i)
+	}
+	return r, nil
+}
+
+// values reads repeated NAME=VALUE flags (named flag in messages) whose
+// values are in Value's encoding, decoding each.
+func values(flag string, flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, raw, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%s %q: expected NAME=VALUE", flag, f)
+		}
+		v, err := components.DecodeValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", flag, name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,92 @@
+package wire
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"pipectl.dev/pipectl/components"
+)
+
+// Paths inside every pod that runs pipectl: compiled step pods and the rank
+// pods of a distributed step. An init container copies the pipectl binary
+// from the pipectl image into an emptyDir, which the main container mounts.
+const (
+	// Binary is where the pipectl binary is, in the pipectl image and, once
+	// the init container copied it, in every step and rank container.
+	Binary = "/pipectl/pipectl"
+	// VolumeName is the emptyDir shared by the init and main containers.
+	VolumeName = "pipectl"
+	// MountPath is where step and rank containers mount the volume.
+	MountPath = "/pipectl"
+	// InstallPath is where the init container mounts the volume.
+	InstallPath = "/pipectl-install"
+	// WorkDir is exec's work directory (inputs and outputs) in a pod.
+	WorkDir = MountPath + "/work"
+	// ShmVolumeName is the memory-backed emptyDir mounted at ShmPath in
+	// rank pods (the container runtime's default /dev/shm of 64 MiB makes
+	// DataLoader workers and NCCL fail).
+	ShmVolumeName = "dshm"
+	ShmPath       = "/dev/shm"
+	// OutputParamsDir is where a step pod's exec writes output parameters
+	// for Argo.
+	OutputParamsDir = MountPath + "/outputs"
+	// LauncherMountPath is where a launcher pod mounts the volume; its
+	// launcher writes output parameters to LauncherOutputParamsDir.
+	LauncherMountPath       = "/var/run/pipectl"
+	LauncherWorkDir         = LauncherMountPath + "/work"
+	LauncherOutputParamsDir = LauncherMountPath + "/outputs"
+	// InitContainerName names the init container that installs pipectl.
+	InitContainerName = "pipectl"
+)
+
+// Environment variables of step, launcher and rank containers filled in
+// from the pod (the downward API); without POD_NAME the host name stands
+// in, which Kubernetes sets to the pod's name.
+const (
+	EnvPodName = components.EnvPodName
+	EnvPodUID  = "POD_UID"
+	EnvPodNS   = "POD_NAMESPACE"
+)
+
+// AnnotationSteps is the annotation of a compiled workflow that maps the
+// pipeline's steps to their DAG tasks, in the pipeline's order: a JSON
+// array of StepTask. A reader of the workflow's status finds a step's
+// nodes through it, never by guessing the task's name; a finally step gets
+// it as --argo-steps (see RunFields).
+const AnnotationSteps = "pipectl.dev/steps"
+
+// StepTask names a step and its DAG task in the compiled workflow.
+type StepTask struct {
+	// Step is the step's name in the pipeline.
+	Step string `json:"step"`
+	// Task is the name of its task in the DAG template "main".
+	Task string `json:"task"`
+}
+
+// InitContainer is the init container of every step and rank pod: it
+// copies pipectl from the pipectl image into the shared volume.
+func InitContainer(pipectlImage string) corev1.Container {
+	return corev1.Container{
+		Name:         InitContainerName,
+		Image:        pipectlImage,
+		Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
+		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
+	}
+}
+
+// FieldEnv is a variable holding a field of the pod (the downward API).
+func FieldEnv(name, path string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+}
+
+// Label keys set on the Kubernetes objects of a run.
+const (
+	// LabelPipeline is the pipeline's metadata.name.
+	LabelPipeline = "pipectl.dev/pipeline"
+	// LabelRun is the run id.
+	LabelRun = "pipectl.dev/run"
+	// LabelStep is the step's name.
+	LabelStep = "pipectl.dev/step"
+	// LabelIteration is a loop iteration's index (0-based), with LabelStep
+	// the loop step's name.
+	LabelIteration = "pipectl.dev/iteration"
+)

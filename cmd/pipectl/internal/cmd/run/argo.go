@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func argoRun(opts *Options) error {
 		}
 		if !opts.NoCache {
 			// Every step known and cached before it runs: no workflow.
-			rec, err := cachedRun(ctx, store, p, params, opts.File, kc.Namespace)
+			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace)
 			if err != nil {
 				return err
 			}
@@ -88,11 +89,7 @@ func argoRun(opts *Options) error {
 				return finish(opts, rec)
 			}
 		}
-		endpoint := opts.Argo.PodS3Endpoint
-		if endpoint == "" {
-			endpoint = f.StoreOptions.S3.Endpoint
-		}
-		compiled, err := argo.Compile(p, argo.Options{
+		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, argo.Options{
 			Image:                  opts.Argo.Image,
 			Artifacts:              f.Root(),
 			AllowNonS3:             opts.Argo.AllowNonS3,
@@ -100,21 +97,13 @@ func argoRun(opts *Options) error {
 			ServiceAccount:         opts.Argo.ServiceAccount,
 			LauncherServiceAccount: opts.Argo.LauncherServiceAccount,
 			S3Secret:               opts.Argo.S3Secret,
-			S3Endpoint:             endpoint,
+			S3Endpoint:             cmp.Or(opts.Argo.PodS3Endpoint, f.StoreOptions.S3.Endpoint),
 			S3Region:               f.StoreOptions.S3.Region,
 			NoCache:                opts.NoCache,
 			Params:                 overrides,
 		})
 		if err != nil {
-			return fmt.Errorf("compile %s: %w", opts.File, err)
-		}
-		wf, err = kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Create(ctx, compiled, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("submit %s: %w", opts.File, err)
-		}
-		rec = argorun.NewRecord(p, wf, params, opts.File, time.Now())
-		if err := artifacts.WriteRun(ctx, store, rec); err != nil {
-			return fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
+			return err
 		}
 		fmt.Fprintf(ios.ErrOut, "Submitted workflow %s in namespace %s (artifacts %s)\n", wf.Name, kc.Namespace, store.URI(wf.Name))
 	} else {
@@ -182,30 +171,13 @@ func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name strin
 		default:
 		}
 		if errors.Is(ferr, argorun.ErrDeleted) {
-			// Nobody can complete the record later: it ends here, with what was seen.
-			if wf != nil {
-				_ = argorun.Record(bg, store, rec, wf)
-			}
-			now := time.Now()
-			rec.Status, rec.Finished, rec.Message = artifacts.StatusCancelled, &now, "the workflow was deleted"
-			for i := range rec.Steps {
-				if s := &rec.Steps[i]; s.Status == artifacts.StatusRunning || s.Status == artifacts.StatusPending {
-					s.Status = artifacts.StatusCancelled
-				}
-			}
-			if err := artifacts.WriteRun(bg, store, rec); err != nil {
+			if err := argorun.Deleted(bg, store, rec, wf); err != nil {
 				fmt.Fprintf(ios.ErrOut, "Warning: run record: %v\n", err)
 			}
 		}
 		return ferr
 	}
-	if err := fl.StoreLogs(bg, store); err != nil {
-		fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err)
-	}
-	if err := argorun.Record(bg, store, rec, wf); err != nil {
-		return err
-	}
-	if err := artifacts.WriteRun(bg, store, rec); err != nil {
+	if err := argorun.Complete(bg, store, rec, wf, fl, warn(ios)); err != nil {
 		return err
 	}
 	return finish(opts, rec)
@@ -302,13 +274,7 @@ func interruptedRun(opts *Options, kc *argorun.Clients, store artifacts.Store, r
 		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("workflow %s asked to stop: %w", name, err)}
 	}
 	// The logs streamed until Ctrl-C: the launcher step's (its ranks') is kept nowhere else.
-	if err := followed.StoreLogs(context.Background(), store); err != nil {
-		fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err)
-	}
-	if err := argorun.Record(context.Background(), store, rec, wf); err != nil {
-		return err
-	}
-	if err := artifacts.WriteRun(context.Background(), store, rec); err != nil {
+	if err := argorun.Complete(context.Background(), store, rec, wf, followed, warn(ios)); err != nil {
 		return err
 	}
 	return finish(opts, rec)
@@ -321,4 +287,9 @@ func program() string {
 		return os.Args[0]
 	}
 	return "pipectl"
+}
+
+// warn prints a warning that does not fail the run.
+func warn(ios *cmdutil.IOStreams) func(error) {
+	return func(err error) { fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err) }
 }

@@ -1,4 +1,4 @@
-package run
+package argorun
 
 import (
 	"context"
@@ -53,13 +53,17 @@ func (w *writeLog) Create(ctx context.Context, key string, r io.Reader, size int
 	return w.Store.Create(ctx, key, strings.NewReader(string(b)), int64(len(b)))
 }
 
-// cachedStore runs twoSteps locally into a new store, so that each of its
+// cachedStore runs testdata/two-steps.yaml locally into a new store, so that each of its
 // steps has a cache entry a cluster run can use before it starts.
 func cachedStore(t *testing.T) (artifacts.Store, *pipeline.Pipeline, map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(file, []byte(twoSteps), 0o644); err != nil {
+	twoSteps, err := os.ReadFile(filepath.Join("testdata", "two-steps.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, twoSteps, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p, err := pipeline.Load(file)
@@ -89,7 +93,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	ctx := context.Background()
 	store, p, params, first := cachedStore(t)
 	w := &writeLog{Store: store}
-	rec, err := cachedRun(ctx, w, p, params, "pipeline.yaml", "ml")
+	rec, err := CachedRun(ctx, w, p, params, "pipeline.yaml", "ml")
 	if err != nil || rec == nil {
 		t.Fatalf("cachedRun = %v, %v; want every step cached", rec, err)
 	}
@@ -113,7 +117,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	}
 
 	w = &writeLog{Store: store}
-	rec, err = cachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml")
+	rec, err = CachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml")
 	if err == nil || !strings.Contains(err.Error(), "step count") || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("cachedRun with count's outputs record failing = %v, %v; want an error naming step count", rec, err)
 	}

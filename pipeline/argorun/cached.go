@@ -1,4 +1,4 @@
-package run
+package argorun
 
 import (
 	"context"
@@ -9,18 +9,17 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/pipeline"
-	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
-// cachedRun is the run of p on the cluster when every step is cached and
+// CachedRun is the run of p on the cluster when every step is cached and
 // known before it runs (stepcache.ResolveAll): its record, every step
 // reused, written to the store with each step's outputs record; no
 // workflow is submitted and no pod starts. It returns nil when some step
 // must run.
-func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
+func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)
@@ -37,7 +36,7 @@ func cachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 			return nil, err
 		}
 		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-			Source: source, On: argorun.On, Namespace: namespace, Params: params}
+			Source: source, On: On, Namespace: namespace, Params: params}
 		for _, s := range p.Steps {
 			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps()})
 		}

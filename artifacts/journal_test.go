@@ -2,6 +2,9 @@ package artifacts
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,5 +123,50 @@ func TestReadRunRunnerDied(t *testing.T) {
 				t.Errorf("ListRuns: %v, %v; want the status ReadRun gives", runs, err)
 			}
 		})
+	}
+}
+
+// TestReadRunUnreadableJournalEntry: a journal entry that lists but cannot
+// be read (a dangling link) makes ReadRun fail with a CorruptError after a
+// few reads, and ListRuns leave that run out, instead of reading it again
+// for ever at a full core.
+func TestReadRunUnreadableJournalEntry(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{ID: "r1", Status: StatusRunning, Runner: ThisRunner(), Steps: []StepRecord{{Name: "a", Status: StatusRunning}}}
+	if err := WriteRun(ctx, s, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.Dir(), "r1", "journal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(s.Dir(), "nowhere"), filepath.Join(s.Dir(), "r1", "journal", "0000000001.json")); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		runs []*Run
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := ReadRun(ctx, s, "r1")
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			done <- result{err: fmt.Errorf("ReadRun: %v, want a CorruptError", err)}
+			return
+		}
+		runs, err := ListRuns(ctx, s, io.Discard)
+		done <- result{runs, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil || len(res.runs) != 0 {
+			t.Errorf("ListRuns: %v, %v; want no run and no error", res.runs, res.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ReadRun still reading after a minute")
 	}
 }

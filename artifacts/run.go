@@ -208,7 +208,7 @@ func ListRuns(ctx context.Context, s Store, warn io.Writer) ([]*Run, error) {
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue
-		case errors.As(err, &ce):
+		case errors.As(err, &ce) || errors.Is(err, ErrNotRegular):
 			if warn != nil {
 				fmt.Fprintf(warn, "warning: skipping run %s: %v\n", strings.TrimSuffix(d.Key, "/"), err)
 			}

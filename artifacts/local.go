@@ -279,10 +279,21 @@ func (l *Local) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// isTemp reports whether name is one of Put's temporary files (or one of
-// the longer names earlier versions gave them).
+// isTemp reports whether name is one of the temporary files pipectl's
+// writers make (see tempName): ".tmp-" and 16 lower-case hex digits,
+// exactly. A user's file such as ".draft.tmp-2024" or ".weights.tmp-part1"
+// is not one: it is listed, and gc never removes it.
 func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, tempPrefix)
+	hex, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok || len(hex) != 2*tempRandBytes {
+		return false
+	}
+	for _, c := range hex {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ctxReader stops a copy when its context is cancelled.

@@ -43,7 +43,7 @@ import (
 // inputs and outputs), and its steps are the graph's tasks.
 func (v *validator) kfpGraph(i int, c *components.Component, path string) *components.Component {
 	g := c.Graph
-	if path != "" && v.recursive(i, path) {
+	if (path != "" && v.recursive(i, path)) || v.tooDeep(i, path) {
 		return nil
 	}
 	syn := &graphSynth{g: g, fields: map[string]string{}, stepOf: map[string]string{}}

@@ -31,6 +31,20 @@ func isPipeline(root *yaml.Node) bool {
 	return ok && n.Kind == yaml.ScalarNode && n.Value == "Pipeline"
 }
 
+// isComponentFile reports whether a file's root is that of a pipeline or
+// component file: apiVersion pipectl.dev/v1alpha1, or a KFP component (an
+// implementation and no apiVersion).
+func isComponentFile(root *yaml.Node) bool {
+	if root == nil || root.Kind != yaml.MappingNode {
+		return false
+	}
+	if n, _, ok := yamlfile.Lookup(root, "apiVersion"); ok {
+		return n.Kind == yaml.ScalarNode && n.Value == components.APIVersion
+	}
+	_, _, ok := yamlfile.Lookup(root, "implementation")
+	return ok
+}
+
 // NestedSep joins a step that uses a pipeline and a step of that pipeline
 // into the name of the expanded step: OUTER.INNER (step names never hold it).
 const NestedSep = "."

@@ -97,8 +97,12 @@ func describeMode(m fs.FileMode) string {
 // (255 bytes) can still be written through one.
 const tempPrefix = ".tmp-"
 
+// tempRandBytes is the number of random bytes, hex-encoded, that follow
+// tempPrefix in a temporary name.
+const tempRandBytes = 8
+
 func tempName(dir string) string {
-	var b [8]byte
+	var b [tempRandBytes]byte
 	_, _ = rand.Read(b[:])
 	return filepath.Join(dir, tempPrefix+hex.EncodeToString(b[:]))
 }

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,8 +53,8 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 			}
 			did = append(did, fmt.Sprintf("run %s: recorded as Failed (runner died)", r.ID))
 		}
-		if l, ok := s.(*Local); ok {
-			n, err := l.removeTemp(r.ID)
+		if l, ok := s.(*Local); ok && r.Message == MessageRunnerDied {
+			n, err := l.removeTemp(r.ID, listedKeys(s, r))
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -84,9 +86,10 @@ func storedRunning(ctx context.Context, s Store, id string) bool {
 	return GetJSON(ctx, s, RunKey(id), &stored) == nil && stored.Status == StatusRunning
 }
 
-// removeOrphans removes the top-level directories of the store that hold
-// nothing but temporary files last written before cutoff: what a runner
-// killed while it created a run record leaves.
+// removeOrphans removes the top-level directories of the store, named as
+// a local run is, that hold nothing but pipectl's temporary files last
+// written before cutoff: what a runner killed while it created a run
+// record leaves.
 func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
 	tops, err := os.ReadDir(l.dir)
 	if err != nil {
@@ -95,7 +98,7 @@ func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
 	var did []string
 	var errs []error
 	for _, top := range tops {
-		if !top.IsDir() || isTemp(top.Name()) || top.Name()[0] == '.' {
+		if !top.IsDir() || top.Name()[0] == '.' || !runIDShape.MatchString(top.Name()) {
 			continue
 		}
 		dir := filepath.Join(l.dir, top.Name())
@@ -123,9 +126,31 @@ func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
 	return did, errors.Join(errs...)
 }
 
-// removeTemp removes Put's temporary files below prefix: the partial
-// uploads of a writer that died.
-func (l *Local) removeTemp(prefix string) (int, error) {
+// listedKeys returns the keys of the outputs run r's record lists: what
+// gc never touches, whatever the names of the files below them.
+func listedKeys(s Store, r *Run) []string {
+	var keys []string
+	for _, st := range r.Steps {
+		for _, o := range st.Outputs {
+			if o.URI == "" {
+				continue
+			}
+			if k, err := SplitURI(s, o.URI); err == nil {
+				keys = append(keys, strings.TrimSuffix(k, "/"))
+			}
+		}
+	}
+	return keys
+}
+
+// runIDShape matches the id of a local run (see local.NewRunID): a
+// directory of the store that gc may remove whole must be named like one.
+var runIDShape = regexp.MustCompile(`-[0-9]{8}-[0-9]{6}-[a-z2-7]{8}$`)
+
+// removeTemp removes the temporary files of pipectl's writers (see
+// isTemp) below prefix, the partial uploads of a runner that died, except
+// below the keys in keep (outputs its record lists).
+func (l *Local) removeTemp(prefix string, keep []string) (int, error) {
 	root, err := l.path(prefix)
 	if err != nil {
 		return 0, err
@@ -138,7 +163,17 @@ func (l *Local) removeTemp(prefix string) (int, error) {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && isTemp(d.Name()) {
+		rel, _ := filepath.Rel(l.dir, p)
+		key := filepath.ToSlash(rel)
+		for _, k := range keep {
+			if key == k || strings.HasPrefix(key, k+"/") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+		}
+		if d.Type().IsRegular() && isTemp(d.Name()) {
 			if err := os.Remove(p); err != nil {
 				return err
 			}

@@ -2,9 +2,13 @@ package artifacts
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +125,56 @@ func TestReadRunRunnerDied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadRunUnreadableJournalEntry: a journal entry that lists but cannot
+// be read (a file that vanished, a link) makes ReadRun fail with a CorruptError after a
+// few reads, and ListRuns leave that run out, instead of reading it again
+// for ever at a full core.
+func TestReadRunUnreadableJournalEntry(t *testing.T) {
+	ctx := context.Background()
+	l, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ghostEntry{l}
+	r := &Run{ID: "r1", Status: StatusRunning, Runner: ThisRunner(), Steps: []StepRecord{{Name: "a", Status: StatusRunning}}}
+	if err := WriteRun(ctx, s, r); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		runs []*Run
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := ReadRun(ctx, s, "r1")
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			done <- result{err: fmt.Errorf("ReadRun: %v, want a CorruptError", err)}
+			return
+		}
+		runs, err := ListRuns(ctx, s, io.Discard)
+		done <- result{runs, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil || len(res.runs) != 0 {
+			t.Errorf("ListRuns: %v, %v; want no run and no error", res.runs, res.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ReadRun still reading after a minute")
+	}
+}
+
+// ghostEntry is a store whose listing of a journal holds an entry that
+// cannot be read.
+type ghostEntry struct{ *Local }
+
+func (g ghostEntry) List(ctx context.Context, prefix string, recursive bool) ([]ObjectInfo, error) {
+	objs, err := g.Local.List(ctx, prefix, recursive)
+	if strings.HasSuffix(prefix, "/journal/") {
+		objs = append(objs, ObjectInfo{Key: prefix + "0000000001.json"})
+	}
+	return objs, err
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Local is a Store kept in a directory of the local file system.
@@ -94,40 +95,108 @@ func (l *Local) write(ctx context.Context, key string, r io.Reader, size int64, 
 	return os.Rename(tmp.Name(), p)
 }
 
-// Get implements Store.
+// Get implements Store. It opens only a regular file: a symbolic link
+// anywhere below the store's directory, a named pipe or a device fails
+// with ErrNotRegular, so a link planted in the store never serves a file
+// from outside it and a FIFO never blocks the reader.
 func (l *Local) Get(_ context.Context, key string) (io.ReadCloser, error) {
 	p, err := l.path(key)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
+	if err := l.noLinks(key, p); err != nil {
+		return nil, err
 	}
-	if err == nil {
-		if st, serr := f.Stat(); serr == nil && st.IsDir() {
-			f.Close()
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
 		}
+		if st, lerr := os.Lstat(p); lerr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			return nil, &NotRegularError{URI: l.URI(key), Mode: st.Mode()}
+		}
+		return nil, err
 	}
-	return f, err
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{URI: l.URI(key), Mode: st.Mode()}
+	}
+	return f, nil
 }
 
-// Stat implements Store.
+// Stat implements Store. Like Get, it describes only a regular file.
 func (l *Local) Stat(_ context.Context, key string) (ObjectInfo, error) {
 	p, err := l.path(key)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	st, err := os.Stat(p)
+	if err := l.noLinks(key, p); err != nil {
+		return ObjectInfo{}, err
+	}
+	st, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.IsDir()) {
 		return ObjectInfo{}, fmt.Errorf("%s: %w", l.URI(key), ErrNotFound)
 	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	if !st.Mode().IsRegular() {
+		return ObjectInfo{}, &NotRegularError{URI: l.URI(key), Mode: st.Mode()}
+	}
 	return ObjectInfo{Key: key, Size: st.Size(), Modified: st.ModTime()}, nil
 }
+
+// noLinks fails with a NotRegularError when a directory on the way from
+// the store's directory to p (the path of key) is a symbolic link. The
+// store's own directory may be reached through links: it is what the user
+// named.
+func (l *Local) noLinks(key, p string) error {
+	rel, err := filepath.Rel(l.dir, filepath.Dir(p))
+	if err != nil || rel == "." {
+		return nil
+	}
+	dir := l.dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		dir = filepath.Join(dir, part)
+		st, err := os.Lstat(dir)
+		if err != nil {
+			return nil // the open that follows says what is missing
+		}
+		if !st.IsDir() {
+			return &NotRegularError{URI: l.URI(key), Mode: st.Mode(), Parent: true}
+		}
+	}
+	return nil
+}
+
+// NotRegularError reports an object of a local store that is not a regular
+// file: a symbolic link (Get never follows one, it could lead anywhere), a
+// named pipe, a device, a socket. Parent is set when a directory on the
+// way to it is the link.
+type NotRegularError struct {
+	URI    string
+	Mode   fs.FileMode
+	Parent bool
+}
+
+func (e *NotRegularError) Error() string {
+	if e.Parent {
+		return fmt.Sprintf("%s: a directory on its path is %s: the store reads only regular files in its own directories", e.URI, describeMode(e.Mode))
+	}
+	return fmt.Sprintf("%s is %s: the store reads only regular files in its own directories", e.URI, describeMode(e.Mode))
+}
+
+// Is makes errors.Is(err, ErrNotRegular) hold.
+func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // List implements Store.
 func (l *Local) List(_ context.Context, prefix string, recursive bool) ([]ObjectInfo, error) {
@@ -159,6 +228,9 @@ func (l *Local) List(_ context.Context, prefix string, recursive bool) ([]Object
 				out = append(out, ObjectInfo{Key: key + "/", Dir: true})
 				continue
 			}
+			if !e.Type().IsRegular() {
+				continue // a link, a FIFO: not an object (see Get)
+			}
 			if info, err := e.Info(); err == nil {
 				out = append(out, ObjectInfo{Key: key, Size: info.Size(), Modified: info.ModTime()})
 			}
@@ -181,7 +253,7 @@ func (l *Local) List(_ context.Context, prefix string, recursive bool) ([]Object
 			}
 			return nil
 		}
-		if !strings.HasPrefix(key, prefix) || isTemp(d.Name()) {
+		if !strings.HasPrefix(key, prefix) || isTemp(d.Name()) || !d.Type().IsRegular() {
 			return nil
 		}
 		info, err := d.Info()
@@ -207,10 +279,21 @@ func (l *Local) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// isTemp reports whether name is one of Put's temporary files (or one of
-// the longer names earlier versions gave them).
+// isTemp reports whether name is one of the temporary files pipectl's
+// writers make (see tempName): ".tmp-" and 16 lower-case hex digits,
+// exactly. A user's file such as ".draft.tmp-2024" or ".weights.tmp-part1"
+// is not one: it is listed, and gc never removes it.
 func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, tempPrefix)
+	hex, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok || len(hex) != 2*tempRandBytes {
+		return false
+	}
+	for _, c := range hex {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ctxReader stops a copy when its context is cancelled.

@@ -139,13 +139,27 @@ func CreateRun(ctx context.Context, s Store, r *Run) error {
 	return s.Create(ctx, RunKey(r.ID), bytes.NewReader(b), int64(len(b)))
 }
 
+// readRunAttempts bounds how often ReadRun reads a record again because
+// its journal changed while it read: a runner compacts its journal once, at
+// the end of the run, so a second read normally finds the run ended.
+const readRunAttempts = 5
+
 // ReadRun reads the record of run id: while the run runs, with the entries
 // of its journal applied; a run whose runner died shows as Failed.
 func ReadRun(ctx context.Context, s Store, id string) (*Run, error) {
 	if id == "" || strings.ContainsAny(id, "/\\") || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("invalid run id %q", id)
 	}
-	for {
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if attempt > readRunAttempts {
+			// A journal entry that lists but cannot be read (a dangling
+			// link, a file removed by hand) is not a compaction: reading
+			// again would find it again, for ever.
+			return nil, &CorruptError{URI: s.URI(RunKey(id)), Err: fmt.Errorf("its journal changed under %d reads in a row (an entry is listed but cannot be read)", readRunAttempts)}
+		}
 		var r Run
 		if err := GetJSON(ctx, s, RunKey(id), &r); err != nil {
 			if errors.Is(err, ErrNotFound) {
@@ -194,7 +208,7 @@ func ListRuns(ctx context.Context, s Store, warn io.Writer) ([]*Run, error) {
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue
-		case errors.As(err, &ce):
+		case errors.As(err, &ce) || errors.Is(err, ErrNotRegular):
 			if warn != nil {
 				fmt.Fprintf(warn, "warning: skipping run %s: %v\n", strings.TrimSuffix(d.Key, "/"), err)
 			}

@@ -10,6 +10,10 @@ import (
 // ErrNotFound is returned (wrapped) when an object does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrNotRegular is returned (wrapped, see NotRegularError) when a local
+// store's object is a symbolic link, a named pipe or another special file.
+var ErrNotRegular = errors.New("not a regular file")
+
 // Store is a flat object store addressed by slash-separated keys below a root.
 // Implementations are safe for concurrent use.
 type Store interface {

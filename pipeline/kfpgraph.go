@@ -43,10 +43,10 @@ import (
 // inputs and outputs), and its steps are the graph's tasks.
 func (v *validator) kfpGraph(i int, c *components.Component, path string) *components.Component {
 	g := c.Graph
-	if path != "" && v.recursive(i, path) {
+	if (path != "" && v.recursive(i, path)) || v.tooDeep(i, path) {
 		return nil
 	}
-	syn := &graphSynth{g: g, fields: map[string]string{}, stepOf: map[string]string{}}
+	syn := &graphSynth{g: g, fields: map[string]string{}, stepOf: map[string]string{}, root: refRoot(g.File.Path, v.chain[0].abs)}
 	root, err := syn.pipeline(c)
 	if err != nil {
 		v.errs = append(v.errs, err)
@@ -104,6 +104,8 @@ type graphSynth struct {
 	// the pipeline's checks report why).
 	comps map[string]*components.Component
 	errs  []error
+	// root is the directory componentRefs must stay in (see refRoot).
+	root string
 }
 
 func (s *graphSynth) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -447,20 +449,29 @@ func (s *graphSynth) componentRef(ref *yaml.Node, field string) *yaml.Node {
 			return nil
 		}
 		if !strings.Contains(u.Value, "://") {
-			return scalar(filepath.FromSlash(p), ref) // relative to the graph's file, as a step's component path
+			rel := filepath.FromSlash(p)
+			if !within(s.root, filepath.Join(absPath(dir), rel)) {
+				s.errorf(u, field+".url", "%s leaves %s: a componentRef names a file inside the repository checkout that holds the graph (or the pipeline's folder outside a checkout)", u.Value, s.root)
+				return nil
+			}
+			return scalar(rel, ref) // relative to the graph's file, as a step's component path
 		}
-		if found := findInCheckout(dir, p); found != "" {
+		if found := findInCheckout(dir, p, s.root); found != "" {
 			return scalar(found, ref)
 		}
-		s.errorf(u, field+".url", "cannot resolve %s offline: no directory above %s holds %s (pipectl reads the component from the repository checkout the graph's file is in; put the file there, or give the component inline as componentRef.spec)", u.Value, dir, p)
+		s.errorf(u, field+".url", "cannot resolve %s offline: no directory from %s up to %s holds %s (pipectl reads the component from the repository checkout the graph's file is in; put the file there, or give the component inline as componentRef.spec)", u.Value, dir, s.root, p)
 		return nil
 	}
 	if name := lookup(ref, "name"); name != nil {
+		if name.Value == "" || strings.HasPrefix(name.Value, "/") || filepath.IsAbs(name.Value) {
+			s.errorf(name, field+".name", "expected a component name (a path in the repository checkout, such as sample/add), got %q", name.Value)
+			return nil
+		}
 		p := name.Value + "/component.yaml"
-		if found := findInCheckout(dir, p); found != "" {
+		if found := findInCheckout(dir, p, s.root); found != "" {
 			return scalar(found, ref)
 		}
-		s.errorf(name, field+".name", "cannot resolve component %q offline: no directory above %s holds %s", name.Value, dir, p)
+		s.errorf(name, field+".name", "cannot resolve component %q offline: no directory from %s up to %s holds %s", name.Value, dir, s.root, p)
 		return nil
 	}
 	s.errorf(ref, field, "cannot resolve a componentRef with only a digest or tag offline (give url, name or spec)")
@@ -471,7 +482,7 @@ func (s *graphSynth) componentRef(ref *yaml.Node, field string) *yaml.Node {
 // a relative path, PATH for a GitHub file url.
 func repoPath(ref string) (string, error) {
 	if !strings.Contains(ref, "://") {
-		if ref == "" || filepath.IsAbs(ref) {
+		if ref == "" || filepath.IsAbs(ref) || strings.HasPrefix(ref, "/") {
 			return "", fmt.Errorf("expected a url or a path relative to the graph's file, got %q", ref)
 		}
 		return ref, nil
@@ -480,24 +491,75 @@ func repoPath(ref string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("invalid url %q: %v", ref, err)
 	}
+	// u.Path is unescaped: %2e%2e is "..".
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	var p string
 	switch {
 	case u.Host == "raw.githubusercontent.com" && len(parts) > 3:
-		return strings.Join(parts[3:], "/"), nil
+		p = strings.Join(parts[3:], "/")
 	case u.Host == "github.com" && len(parts) > 4 && (parts[2] == "raw" || parts[2] == "blob"):
-		return strings.Join(parts[4:], "/"), nil
+		p = strings.Join(parts[4:], "/")
+	default:
+		return "", fmt.Errorf("cannot resolve %s offline: expected a GitHub file url (https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH), a path relative to the graph's file, componentRef.name or componentRef.spec", ref)
 	}
-	return "", fmt.Errorf("cannot resolve %s offline: expected a GitHub file url (https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH), a path relative to the graph's file, componentRef.name or componentRef.spec", ref)
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." || seg == "" || strings.Contains(seg, "\\") {
+			return "", fmt.Errorf("cannot resolve %s offline: its path %q has an empty, . or .. segment (expected a file's path in the repository)", ref, p)
+		}
+	}
+	return p, nil
 }
 
-// findInCheckout returns DIR/p for the nearest directory DIR at or above
-// dir where that is a regular file, or "".
-func findInCheckout(dir, p string) string {
+// refRoot is the directory a graph's componentRefs must stay in: the git
+// work tree that holds the graph's file (the nearest directory above it
+// with a .git), or, outside any, the folder of the pipeline being loaded
+// (pipeline, absolute) when it holds the graph's file, else the graph's
+// file's own folder.
+func refRoot(graphFile, pipeline string) string {
+	dir := filepath.Dir(absPath(graphFile))
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if pdir := filepath.Dir(pipeline); within(pdir, dir) {
+		return pdir
+	}
+	return dir
+}
+
+// within reports whether path is root or below it, once both are cleaned
+// and, where they exist, their symbolic links resolved.
+func within(root, path string) bool {
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// findInCheckout returns DIR/p for the nearest directory DIR from dir up
+// to root where that is a regular file inside root, or "".
+func findInCheckout(dir, p, root string) string {
 	d := absPath(dir)
+	if !within(root, d) {
+		return ""
+	}
 	for {
 		cand := filepath.Join(d, filepath.FromSlash(p))
-		if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() && within(root, cand) {
 			return cand
+		}
+		if filepath.Clean(d) == filepath.Clean(root) {
+			return ""
 		}
 		up := filepath.Dir(d)
 		if up == d {

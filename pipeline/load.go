@@ -255,6 +255,13 @@ func (v *validator) component(i int) *components.Component {
 			v.loaded[path] = nil
 			return nil
 		}
+		if !isComponentFile(f.Root) {
+			// Say nothing of what the file holds: it may be any file the
+			// path reaches (../../etc/shadow), not the user's to quote.
+			v.atValue(v.sp(i, "component"), "%s is not a pipeline or component file (expected apiVersion %s with kind Pipeline or Component, or a KFP component with an implementation)", path, components.APIVersion)
+			v.loaded[path] = nil
+			return nil
+		}
 		if isPipeline(f.Root) {
 			return v.subPipeline(i, f, path)
 		}

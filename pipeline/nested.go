@@ -31,15 +31,67 @@ func isPipeline(root *yaml.Node) bool {
 	return ok && n.Kind == yaml.ScalarNode && n.Value == "Pipeline"
 }
 
+// isComponentFile reports whether a file's root is that of a pipeline or
+// component file: apiVersion pipectl.dev/v1alpha1, or a KFP component (an
+// implementation and no apiVersion).
+func isComponentFile(root *yaml.Node) bool {
+	if root == nil || root.Kind != yaml.MappingNode {
+		return false
+	}
+	if n, _, ok := yamlfile.Lookup(root, "apiVersion"); ok {
+		return n.Kind == yaml.ScalarNode && n.Value == components.APIVersion
+	}
+	_, _, ok := yamlfile.Lookup(root, "implementation")
+	return ok
+}
+
 // NestedSep joins a step that uses a pipeline and a step of that pipeline
 // into the name of the expanded step: OUTER.INNER (step names never hold it).
 const NestedSep = "."
+
+// MaxNestingDepth bounds how deep pipelines (and KFP graphs) use each
+// other as step components: the outermost file counts as 1.
+const MaxNestingDepth = 32
+
+// MaxNestedSteps bounds the steps that nested pipelines add to one
+// pipeline when they are expanded. Pipelines that each use the next one
+// twice double at every level: without a bound 25 levels are 33 million
+// steps and memory until the kernel kills the process. A pipeline's own
+// steps are not counted.
+const MaxNestedSteps = 10000
+
+// tooDeep reports (at steps[i].component) whether using the pipeline at
+// path (a KFP graph's file, or "" when inline) would nest more than
+// MaxNestingDepth deep.
+func (v *validator) tooDeep(i int, path string) bool {
+	if len(v.chain) < MaxNestingDepth {
+		return false
+	}
+	name := path
+	if name == "" {
+		name = "an inline graph"
+	}
+	v.atValue(v.sp(i, "component"), "pipelines nested more than %d deep: %s uses %s (expected at most %d levels of pipelines used as step components)", MaxNestingDepth, v.chainNames(), name, MaxNestingDepth)
+	if path != "" {
+		v.loaded[path] = nil
+	}
+	return true
+}
+
+// chainNames is the chain of pipeline files being loaded, "A uses B uses C".
+func (v *validator) chainNames() string {
+	names := make([]string, len(v.chain))
+	for k, l := range v.chain {
+		names[k] = l.path
+	}
+	return strings.Join(names, " uses ")
+}
 
 // subPipeline loads the pipeline file f that steps[i] uses as its component
 // and returns the component it is to the step: its params as inputs, its
 // outputs as outputs.
 func (v *validator) subPipeline(i int, f *yamlfile.File, path string) *components.Component {
-	if v.recursive(i, path) {
+	if v.recursive(i, path) || v.tooDeep(i, path) {
 		return nil
 	}
 	sub, err := decode(f, v.chain)
@@ -161,6 +213,17 @@ func (v *validator) expand() {
 	pl := v.p
 	if len(v.subs) == 0 {
 		return
+	}
+	nested := 0
+	for i := range pl.Steps {
+		sub := v.subs[i]
+		if sub == nil {
+			continue
+		}
+		if nested += len(sub.Steps); nested > MaxNestedSteps {
+			v.atValue(v.sp(i, "component"), "nested pipelines expand to more than %d steps: %s uses %s (%d steps) and the steps before this one add %d (expected at most %d steps from nested pipelines; a pipeline that uses the next one twice doubles at every level)", MaxNestedSteps, v.chainNames(), sub.Source, len(sub.Steps), nested-len(sub.Steps), MaxNestedSteps)
+			return
+		}
 	}
 	outer := &rewriter{subs: map[string]*Pipeline{}}
 	for i, sub := range v.subs {

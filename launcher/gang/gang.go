@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"pipectl.dev/pipectl/components"
@@ -238,12 +237,10 @@ func (g *Gang) grace() time.Duration {
 	return components.DefaultGracePeriod
 }
 
-// FreePort returns a TCP port free on loopback right now.
+// FreePort returns a TCP port, free on every interface right now, for a
+// local gang's rendezvous (see rendezvousPort): outside the kernel's
+// ephemeral range, so no outgoing connection is given it between this
+// check and rank 0's bind seconds later (after importing torch).
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return rendezvousPort(ephemeralRange())
 }

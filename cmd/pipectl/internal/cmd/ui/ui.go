@@ -120,7 +120,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	}
 	base, stop := context.WithCancel(ctx)
 	defer stop()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
+	srv, ln := ui.NewServer(h, ln, 0, base)
 	addr := "http://" + ln.Addr().String() + "/"
 	switch {
 	case made:

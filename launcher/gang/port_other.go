@@ -1,6 +1,6 @@
 //go:build !linux
 
-package launcher
+package gang
 
 // ephemeralRange is the range of ports for outgoing connections: the
 // IANA range macOS and the BSDs use.

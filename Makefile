@@ -48,8 +48,20 @@ sweep: build
 	./$(BIN) artifacts cat latest/evaluate/metrics
 
 ## test: every test: unit and CLI tests with real PyTorch and MinIO, then the e2e suite on a
-## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl)
-test: unit e2e
+## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl).
+## The e2e components build in the background (niced, so the unit tests come first and the
+## builds take the cores they leave idle) while unit runs; their output is printed after
+## unit's, and a failed build fails make test as a failed test does.
+test:
+	@tlog=$$(mktemp) && trap 'rm -f "$$tlog"' EXIT && \
+	echo "make test: building the e2e components (make e2e-tools) in the background; their output follows unit's" && \
+	{ nice -n 10 $(MAKE) --no-print-directory e2e-tools >"$$tlog" 2>&1 & } && tools=$$! && \
+	{ $(MAKE) --no-print-directory unit; unit=$$?; } && \
+	{ wait $$tools; built=$$?; } && \
+	echo "--- make e2e-tools (built while unit ran):" && cat "$$tlog" && \
+	if [ $$unit -ne 0 ]; then echo "make test: unit failed"; exit 1; fi && \
+	if [ $$built -ne 0 ]; then echo "make test: make e2e-tools failed"; exit 1; fi && \
+	$(MAKE) --no-print-directory e2e
 
 ## unit: the product module's tests (installs python3-torch and, for the UI's browser test, chromium when missing),
 ## after a short pass of each fuzz target
@@ -94,13 +106,16 @@ define fuzz-each
 	done
 endef
 
-## vet: go vet, a gofmt check and the cross-builds (pipectl runs on Linux and macOS)
+## vet: go vet, a gofmt check, a build of every package and the cross-builds: pipectl (linked)
+## for each of PLATFORMS (it runs on Linux and macOS); the test helpers and benchmark programs
+## of ./... (the UI's headless-browser driver among them) are built for this machine only
 vet:
 	$(GO) vet ./...
 	cd test/e2e && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
-	@for p in $(PLATFORMS); do echo "go build ./... for $$p"; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... || exit 1; done
+	$(GO) build ./...
+	@for p in $(PLATFORMS); do echo "go build -o /dev/null ./cmd/pipectl for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/pipectl || exit 1; done
 
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,
 ## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), the local

@@ -76,29 +76,33 @@ steps:
 	if p.Status.Phase != corev1.PodSucceeded {
 		t.Fatalf("step pod %s, want Succeeded across the MinIO restart; log:\n%s", p.Status.Phase, logs)
 	}
-	base := "e2e/" + l.bucket + "/" + runsPrefix + "/" + run + "/big/"
+	base := runsPrefix + "/" + run + "/big/"
 	var meta struct {
 		Size   int64  `json:"size"`
 		SHA256 string `json:"sha256"`
 	}
-	if err := json.Unmarshal([]byte(l.mcRun(ctx, "cat", base+"blob.meta.json")), &meta); err != nil {
+	if err := json.Unmarshal([]byte(l.s3Cat(ctx, base+"blob.meta.json")), &meta); err != nil {
 		t.Fatal(err)
 	}
-	cat := l.mcCmd(ctx, "cat", base+"blob")
 	h := sha256.New()
-	var stderr bytes.Buffer
-	cat.Stdout, cat.Stderr = h, &stderr
-	if err := cat.Run(); err != nil {
-		t.Fatalf("mc cat %sblob: %v\n%s", base, err, stderr.String())
+	if err := l.s3Read(ctx, base+"blob", h); err != nil {
+		t.Fatal(err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); meta.Size != size || got != meta.SHA256 {
 		t.Errorf("blob: metadata says %d bytes sha256 %s; the object's sha256 is %s (want %d bytes)", meta.Size, meta.SHA256, got, size)
 	}
-	if rec := l.mcRun(ctx, "cat", base+"outputs.json"); !strings.Contains(rec, `"sha256": "`+meta.SHA256+`"`) {
+	if rec := l.s3Cat(ctx, base+"outputs.json"); !strings.Contains(rec, `"sha256": "`+meta.SHA256+`"`) {
 		t.Errorf("outputs.json does not record the blob's sha256 %s:\n%s", meta.SHA256, rec)
 	}
-	if left := l.mcRun(ctx, "ls", "--incomplete", "--recursive", "e2e/"+l.bucket); strings.TrimSpace(left) != "" {
-		t.Errorf("incomplete uploads left:\n%s", left)
+	var left []string
+	for u := range l.s3.ListIncompleteUploads(ctx, l.bucket, "", true) {
+		if u.Err != nil {
+			t.Fatalf("list incomplete uploads of %s: %v", l.bucket, u.Err)
+		}
+		left = append(left, u.Key+" "+u.UploadID)
+	}
+	if len(left) > 0 {
+		t.Errorf("incomplete uploads left:\n%s", strings.Join(left, "\n"))
 	}
 }
 

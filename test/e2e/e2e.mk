@@ -7,7 +7,7 @@
 #   make e2e-tools  only build the components
 
 E2E_DIR   ?= test/e2e
-E2E_TOOLS ?= etcd kube-apiserver kube-controller-manager kube-scheduler jobset minio nodeagent argo-workflow-controller argoexec kueue scheduler-plugins
+E2E_TOOLS ?= minio kube argo-workflow-controller etcd jobset argoexec kueue nodeagent
 E2E_FLAGS ?= -count=1 -p 1 -timeout 60m
 
 .PHONY: e2e e2e-up e2e-down e2e-tools

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +49,7 @@ type lab struct {
 	ns     string
 	bucket string
 	js     jobsetclient.Interface
-	mc     []string // the mc command with its alias set up
+	s3     *minio.Client // the test bed's MinIO
 	dir    string
 }
 
@@ -66,37 +67,62 @@ func newLab(tb testing.TB, c *testbed.Cluster, ns string, ctx context.Context) *
 	if err := c.PrepareNamespace(ctx, ns, images.repoRoot, l.bucket); err != nil {
 		tb.Fatal(err)
 	}
-	tools, err := testbed.FindToolsDir()
-	if err != nil {
+	if l.s3, err = c.S3(); err != nil {
 		tb.Fatal(err)
 	}
-	bins, err := testbed.Build(ctx, tools, io.Discard, "mc")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	l.mc = []string{bins["mc"], "--config-dir", filepath.Join(l.dir, "mc")}
 	return l
 }
 
-func (l *lab) mcRun(ctx context.Context, args ...string) string {
+// s3Cat returns the object key of the lab's bucket.
+func (l *lab) s3Cat(ctx context.Context, key string) string {
 	l.tb.Helper()
-	out, err := l.mcTry(ctx, args...)
-	if err != nil {
-		l.tb.Fatalf("mc %s: %v\n%s", strings.Join(args, " "), err, out)
+	var b bytes.Buffer
+	if err := l.s3Read(ctx, key, &b); err != nil {
+		l.tb.Fatal(err)
 	}
-	return out
+	return b.String()
 }
 
-func (l *lab) mcTry(ctx context.Context, args ...string) (string, error) {
-	out, err := l.mcCmd(ctx, args...).CombinedOutput()
-	return string(out), err
+// s3Read copies the object key of the lab's bucket to w.
+func (l *lab) s3Read(ctx context.Context, key string, w io.Writer) error {
+	obj, err := l.s3.GetObject(ctx, l.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return fmt.Errorf("get s3://%s/%s: %w", l.bucket, key, err)
+	}
+	defer obj.Close()
+	if _, err := io.Copy(w, obj); err != nil {
+		return fmt.Errorf("read s3://%s/%s: %w", l.bucket, key, err)
+	}
+	return nil
 }
 
-// mcCmd is the mc command with args, alias e2e naming the test bed's MinIO.
-func (l *lab) mcCmd(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, l.mc[0], append(append(append([]string{}, l.mc[1:]...), "--quiet"), args...)...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_e2e=http://%s:%s@%s", testbed.MinIOAccessKey, testbed.MinIOSecretKey, l.c.MinIOEndpoint))
-	return cmd
+// s3Stat fails the test unless the object key of the lab's bucket exists.
+func (l *lab) s3Stat(ctx context.Context, key string) {
+	l.tb.Helper()
+	if _, err := l.s3.StatObject(ctx, l.bucket, key, minio.StatObjectOptions{}); err != nil {
+		l.tb.Fatalf("stat s3://%s/%s: %v", l.bucket, key, err)
+	}
+}
+
+// s3CopyPrefix copies every object of the lab's bucket below prefix from to the same
+// key below prefix to (server-side copies).
+func (l *lab) s3CopyPrefix(ctx context.Context, from, to string) {
+	l.tb.Helper()
+	n := 0
+	for obj := range l.s3.ListObjects(ctx, l.bucket, minio.ListObjectsOptions{Prefix: from, Recursive: true}) {
+		if obj.Err != nil {
+			l.tb.Fatalf("list s3://%s/%s: %v", l.bucket, from, obj.Err)
+		}
+		dst := to + strings.TrimPrefix(obj.Key, from)
+		if _, err := l.s3.CopyObject(ctx, minio.CopyDestOptions{Bucket: l.bucket, Object: dst},
+			minio.CopySrcOptions{Bucket: l.bucket, Object: obj.Key}); err != nil {
+			l.tb.Fatalf("copy s3://%s/%s to %s: %v", l.bucket, obj.Key, dst, err)
+		}
+		n++
+	}
+	if n == 0 {
+		l.tb.Fatalf("copy s3://%s/%s: no objects", l.bucket, from)
+	}
 }
 
 func mustYAML(tb testing.TB, doc string, into any) {
@@ -376,14 +402,14 @@ func (l *lab) preprocess(ctx context.Context, wf *workflow, run string, params m
 	if p.Status.Phase != corev1.PodSucceeded {
 		l.tb.Fatalf("preprocess pod %s: %s\n%s", p.Name, p.Status.Phase, logs)
 	}
-	l.mcRun(ctx, "stat", "e2e/"+l.bucket+"/"+runsPrefix+"/"+run+"/preprocess/train.meta.json")
+	l.s3Stat(ctx, runsPrefix+"/"+run+"/preprocess/train.meta.json")
 }
 
 // copyRun copies one step's outputs of run from to run to (a train step's input).
 func (l *lab) copyStep(ctx context.Context, from, to, step string) {
 	l.tb.Helper()
-	base := "e2e/" + l.bucket + "/" + runsPrefix + "/"
-	l.mcRun(ctx, "cp", "--recursive", base+from+"/"+step+"/", base+to+"/"+step+"/")
+	base := runsPrefix + "/"
+	l.s3CopyPrefix(ctx, base+from+"/"+step+"/", base+to+"/"+step+"/")
 }
 
 // exampleParams make the example small: a short preprocess, one epoch.
@@ -520,11 +546,11 @@ func TestLauncherTrainsExample(t *testing.T) {
 		}
 	}
 	// Rank 0 published the model and the outputs record to the real MinIO.
-	meta := a.mcRun(ctx, "cat", "e2e/"+a.bucket+"/"+runsPrefix+"/train-ok/train/model.meta.json")
+	meta := a.s3Cat(ctx, runsPrefix+"/train-ok/train/model.meta.json")
 	if !strings.Contains(meta, `"sha256"`) {
 		t.Errorf("model.meta.json = %s", meta)
 	}
-	if rec := a.mcRun(ctx, "cat", "e2e/"+a.bucket+"/"+runsPrefix+"/train-ok/train/outputs.json"); !strings.Contains(rec, `"type": "Model"`) {
+	if rec := a.s3Cat(ctx, runsPrefix+"/train-ok/train/outputs.json"); !strings.Contains(rec, `"type": "Model"`) {
 		t.Errorf("outputs.json = %s", rec)
 	}
 	tm := timings(t, logs)

@@ -13,14 +13,15 @@ import (
 
 // Tool names as test/e2e/tools knows them.
 const (
-	ToolEtcd                  = "etcd"
-	ToolKubeAPIServer         = "kube-apiserver"
-	ToolKubeControllerManager = "kube-controller-manager"
-	ToolKubeScheduler         = "kube-scheduler"
-	ToolJobSet                = "jobset"
-	ToolMinIO                 = "minio"
-	ToolNodeAgent             = "nodeagent"
-	ToolKubectl               = "kubectl"
+	ToolEtcd = "etcd"
+	// ToolKube is kube-apiserver, kube-controller-manager and kube-scheduler (with
+	// scheduler-plugins' Coscheduling plugin) in one binary: its first argument names
+	// the component (tools/kube/main.go).
+	ToolKube      = "kube"
+	ToolJobSet    = "jobset"
+	ToolMinIO     = "minio"
+	ToolNodeAgent = "nodeagent"
+	ToolKubectl   = "kubectl"
 )
 
 // ArgoModule is the pinned Argo Workflows module whose CRDs (manifests/base/crds/full)

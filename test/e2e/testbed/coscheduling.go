@@ -8,18 +8,15 @@ import (
 	"time"
 )
 
-// ToolSchedulerPlugins is the scheduler of sigs.k8s.io/scheduler-plugins, started on
-// demand by StartCoscheduling.
-const ToolSchedulerPlugins = "scheduler-plugins"
-
 // CoschedulingSchedulerName is the schedulerName of the coscheduling scheduler: the
 // name pipectl's launcher gives the pods of a coscheduling gang.
 const CoschedulingSchedulerName = "scheduler-plugins-scheduler"
 
-// StartCoscheduling starts, once, a second scheduler built from the module
-// tools/scheduler-plugins pins, with scheduler-plugins' Coscheduling plugin as the
-// profile CoschedulingSchedulerName, and installs the PodGroup CRD. Pods that name
-// that scheduler and a PodGroup are bound all together or not at all.
+// StartCoscheduling starts, once, a second scheduler process (the kube tool's
+// kube-scheduler, which registers scheduler-plugins' Coscheduling plugin, from the
+// modules tools/kube pins) with that plugin as the profile CoschedulingSchedulerName,
+// and installs the PodGroup CRD. Pods that name that scheduler and a PodGroup are
+// bound all together or not at all.
 func (c *Cluster) StartCoscheduling(ctx context.Context) error {
 	c.cosched.once.Do(func() { c.cosched.err = c.startCoscheduling(ctx) })
 	return c.cosched.err
@@ -27,7 +24,7 @@ func (c *Cluster) StartCoscheduling(ctx context.Context) error {
 
 func (c *Cluster) startCoscheduling(ctx context.Context) error {
 	began := time.Now()
-	t, err := c.prepareTool(ctx, ToolSchedulerPlugins, "sigs.k8s.io/scheduler-plugins", 1)
+	t, err := c.prepareTool(ctx, ToolKube, "sigs.k8s.io/scheduler-plugins", 1)
 	if err != nil {
 		return err
 	}
@@ -62,7 +59,7 @@ profiles:
 		return err
 	}
 	c.say("starting the coscheduling scheduler")
-	sched, err := startComponent(c.Logs, "coscheduling", t.bin, []string{
+	sched, err := startComponent(c.Logs, "coscheduling", t.bin, []string{"kube-scheduler",
 		"--config=" + config,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports[0]),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,8 +127,8 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image,
 // PrepareNamespace readies namespace ns for `pipectl run --on argo`: creates it when
 // missing and waits until pods can run in it, applies examples/manifests/step-rbac.yaml
 // and launcher-rbac.yaml of repoRoot (their ServiceAccounts, Roles, RoleBindings), creates
-// the Secret S3Secret with the MinIO credentials and the MinIO bucket (with the mc tool,
-// built by tools/build.sh). What already exists is kept, so it may run again.
+// the Secret S3Secret with the MinIO credentials and the MinIO bucket. What already
+// exists is kept, so it may run again.
 func (c *Cluster) PrepareNamespace(ctx context.Context, ns, repoRoot, bucket string) error {
 	_, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -148,26 +149,29 @@ func (c *Cluster) PrepareNamespace(ctx context.Context, ns, repoRoot, bucket str
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create secret %s/%s: %w", ns, S3Secret, err)
 	}
-	return c.MakeBucket(ctx, repoRoot, bucket)
+	return c.MakeBucket(ctx, bucket)
 }
 
-// MakeBucket creates a bucket in the test bed's MinIO (mc mb --ignore-existing).
-func (c *Cluster) MakeBucket(ctx context.Context, repoRoot, bucket string) error {
-	bins, err := Build(ctx, filepath.Join(repoRoot, "test", "e2e", "tools"), io.Discard, "mc")
+// S3 is a client of the test bed's MinIO as its root user (minio-go, the library
+// pipectl's S3 store uses), for tests that look at the store directly.
+func (c *Cluster) S3() (*minio.Client, error) {
+	return minio.New(c.MinIOEndpoint, &minio.Options{Creds: credentials.NewStaticV4(MinIOAccessKey, MinIOSecretKey, "")})
+}
+
+// MakeBucket creates a bucket in the test bed's MinIO; one that exists is kept.
+func (c *Cluster) MakeBucket(ctx context.Context, bucket string) error {
+	s3, err := c.S3()
 	if err != nil {
 		return err
 	}
-	cfg, err := os.MkdirTemp("", "pipectl-mc-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(cfg)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	mc := exec.CommandContext(ctx, bins["mc"], "--config-dir", cfg, "--quiet", "mb", "--ignore-existing", "testbed/"+bucket)
-	mc.Env = append(os.Environ(), fmt.Sprintf("MC_HOST_testbed=http://%s:%s@%s", MinIOAccessKey, MinIOSecretKey, c.MinIOEndpoint))
-	if out, err := mc.CombinedOutput(); err != nil {
-		return fmt.Errorf("mc mb %s: %v\n%s", bucket, err, out)
+	if err := s3.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		var resp minio.ErrorResponse
+		if errors.As(err, &resp) && resp.Code == "BucketAlreadyOwnedByYou" {
+			return nil
+		}
+		return fmt.Errorf("make bucket %s: %w", bucket, err)
 	}
 	return nil
 }

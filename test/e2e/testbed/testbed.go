@@ -165,7 +165,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	began := time.Now()
-	tools := []string{ToolEtcd, ToolKubeAPIServer, ToolKubeControllerManager, ToolKubeScheduler, ToolJobSet, ToolMinIO, ToolNodeAgent,
+	tools := []string{ToolEtcd, ToolKube, ToolJobSet, ToolMinIO, ToolNodeAgent,
 		ToolArgoController, ToolArgoExec}
 	if opts.Kubectl {
 		tools = append(tools, ToolKubectl)
@@ -296,7 +296,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 
 	// API server.
 	say("starting kube-apiserver")
-	apiserver, err := start("kube-apiserver", bins[ToolKubeAPIServer], []string{
+	apiserver, err := start("kube-apiserver", bins[ToolKube], []string{"kube-apiserver",
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
 		"--cert-dir=" + filepath.Join(opts.Dir, "pki", "apiserver-certs"),
@@ -331,7 +331,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	// reads the API's resources at start and again only every 30 s, and until it knows
 	// JobSets their foreground deletion and owner-reference collection wait.
 	startKCM := func() (*component, error) {
-		return start("kube-controller-manager", bins[ToolKubeControllerManager], []string{
+		return start("kube-controller-manager", bins[ToolKube], []string{"kube-controller-manager",
 			"--kubeconfig=" + c.Kubeconfig,
 			"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 			"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", kcmPort),
@@ -345,7 +345,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			"--v=1",
 		}, env)
 	}
-	sched, err := start("kube-scheduler", bins[ToolKubeScheduler], []string{
+	sched, err := start("kube-scheduler", bins[ToolKube], []string{"kube-scheduler",
 		"--kubeconfig=" + c.Kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", schedPort),

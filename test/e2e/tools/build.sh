@@ -10,39 +10,86 @@
 # adds linker flags (e.g. the version a binary reports).
 # Binaries are cached under ${PIPECTL_CACHE:-~/.cache/pipectl}/bin, keyed by a hash of the
 # folder's files, so a second build of the same versions costs nothing.
+#
+# Missing tools are built PIPECTL_BUILD_JOBS (default 2) at a time: one tool's module
+# downloads and single-threaded link then overlap another's compiling. Each build's
+# output is printed as a block when it ends, with its wall time; the paths are printed
+# in the order asked, and build.sh fails if any build failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${PIPECTL_CACHE:-$HOME/.cache/pipectl}/bin
+jobs=${PIPECTL_BUILD_JOBS:-2}
 mkdir -p "$cache"
-for name in "$@"; do
-  dir=$here/$name
-  [ -f "$dir/PACKAGE" ] || { echo "build.sh: no tool $name (want $dir/PACKAGE)" >&2; exit 2; }
-  moddir=$dir
+
+# out NAME: the cached binary's path for the tool's current files.
+out() {
+  local name=$1 dir=$here/$1 moddir=$here/$1
+  [ -f "$dir/PACKAGE" ] || { echo "build.sh: no tool $name (want $dir/PACKAGE)" >&2; return 2; }
   [ -f "$dir/MODULE" ] && moddir=$here/$(cat "$dir/MODULE")
-  [ -f "$moddir/go.mod" ] || { echo "build.sh: tool $name has no go.mod (looked in $moddir)" >&2; exit 2; }
+  [ -f "$moddir/go.mod" ] || { echo "build.sh: tool $name has no go.mod (looked in $moddir)" >&2; return 2; }
+  local key
   key=$( (cd "$dir" && find . -type f ! -name '*.tmp' | LC_ALL=C sort | xargs sha256sum
           [ "$moddir" = "$dir" ] || (cd "$moddir" && find . -type f ! -name '*.tmp' | LC_ALL=C sort | xargs sha256sum)) |
         sha256sum | cut -c1-16)
-  out=$cache/$name-$key
+  echo "$cache/$name-$key"
+}
+
+# build NAME OUT: builds the tool into OUT unless it is there.
+build() {
+  local name=$1 out=$2 dir=$here/$1 moddir=$here/$1
+  [ -f "$dir/MODULE" ] && moddir=$here/$(cat "$dir/MODULE")
+  # Test processes running at once may all ask for the same tool: one builds it,
+  # the others wait for the lock and then find it built.
+  exec 9>"$out.lock"
+  flock 9
   if [ ! -x "$out" ]; then
-    # Test processes running at once may all ask for the same tool: one builds it,
-    # the others wait for the lock and then find it built.
-    exec 9>"$out.lock"
-    flock 9
-    if [ ! -x "$out" ]; then
-      echo "build.sh: building $name (cached as $out)" >&2
-      tmp="$out.tmp.$$"
-      if [ -x "$dir/prepare" ]; then
-        (cd "$dir" && OUT="$tmp" ./prepare) >&2
-      else
-        pkg=$(cat "$dir/PACKAGE")
-        ldflags="-s -w"
-        [ -f "$dir/LDFLAGS" ] && ldflags="$ldflags $(cat "$dir/LDFLAGS")"
-        (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="$ldflags" -o "$tmp" "$pkg") >&2
-      fi
-      mv "$tmp" "$out"
+    echo "build.sh: building $name (cached as $out)"
+    local tmp="$out.tmp.$$.$name" began=$SECONDS
+    if [ -x "$dir/prepare" ]; then
+      (cd "$dir" && OUT="$tmp" ./prepare)
+    else
+      local pkg ldflags="-s -w"
+      pkg=$(cat "$dir/PACKAGE")
+      [ -f "$dir/LDFLAGS" ] && ldflags="$ldflags $(cat "$dir/LDFLAGS")"
+      (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -ldflags="$ldflags" -o "$tmp" "$pkg")
     fi
-    exec 9>&-
+    mv "$tmp" "$out"
+    echo "build.sh: built $name in $((SECONDS - began)) s (load $(cut -d' ' -f1-3 /proc/loadavg))"
   fi
-  echo "$out"
+  exec 9>&-
+}
+
+outs=()
+for name in "$@"; do
+  outs+=("$(out "$name")")
 done
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+# finish: waits for one build and prints its output as a block.
+declare -A running=()
+failed=0
+finish() {
+  local pid
+  wait -n -p pid "${!running[@]}" && rc=0 || rc=$?
+  local name=${running[$pid]}
+  unset "running[$pid]"
+  cat "$logs/$name" >&2
+  if [ "$rc" -ne 0 ]; then
+    echo "build.sh: building $name failed (exit $rc)" >&2
+    failed=1
+  fi
+}
+i=0
+for name in "$@"; do
+  o=${outs[$i]}
+  i=$((i + 1))
+  [ -x "$o" ] && continue
+  [ -e "$logs/$name" ] && continue # named twice
+  while [ "${#running[@]}" -ge "$jobs" ]; do finish; done
+  build "$name" "$o" >"$logs/$name" 2>&1 &
+  running[$!]=$name
+done
+while [ "${#running[@]}" -gt 0 ]; do finish; done
+[ "$failed" -eq 0 ] || exit 1
+printf '%s\n' "${outs[@]}"

@@ -69,7 +69,7 @@ func (t Text) Eval(v Values) (string, error) {
 		case p.Run != "":
 			s, ok := v.RunFields[p.Run]
 			if !ok {
-				return "", fmt.Errorf("no value for {{run.%s}} (want --run-field %s=VALUE)", p.Run, p.Run)
+				return "", fmt.Errorf("no value for {{run.%s}}: a finally step has it from the local run, or in a pod from --argo-status, --argo-failures and --argo-steps", p.Run)
 			}
 			b.WriteString(s)
 		default:

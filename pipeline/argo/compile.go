@@ -504,6 +504,34 @@ func (c *compiler) launch(sp *plan.Step) *plan.Launch {
 	}
 }
 
+// LauncherArgs are the arguments, but --distributed, of the launcher pod
+// of distributed step sp of p in run `run` (iteration: a loop iteration's
+// index, or "") with the pipeline's parameter values: what the compiled
+// workflow's pod gets once Argo filled in its placeholders. Upstream
+// output parameters, known only as the run runs, stand as
+// "<tasks.TASK.outputs.parameters.OUTPUT>".
+func LauncherArgs(p *pipeline.Pipeline, sp *plan.Step, run, iteration string, values map[string]string) (wire.Args, error) {
+	args := wire.Args{Run: run, Iteration: iteration}
+	var err error
+	if args.Component, err = plan.Encode(sp.Component); err != nil {
+		return args, err
+	}
+	if args.Step, err = plan.Encode(sp.Wiring); err != nil {
+		return args, err
+	}
+	params, upstream := map[string]string{}, map[string]string{}
+	for _, name := range sp.Wiring.ParamNames() {
+		params[name] = values[name]
+	}
+	tasks := TaskNames(p)
+	for _, in := range sp.Wiring.UpstreamInputs() {
+		ref := sp.Wiring.Upstream[in]
+		upstream[in] = "<tasks." + tasks[ref.Step] + ".outputs.parameters." + ref.Output + ">"
+	}
+	args.Params, args.Upstream = wire.Values(params), wire.Values(upstream)
+	return args, nil
+}
+
 // execArgs are the arguments exec (and launch) get from every template:
 // the run, the work and output directories, the step, the parameters and
 // the upstream output parameters.

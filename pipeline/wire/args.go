@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,7 +37,7 @@ type Args struct {
 	// and upstream output parameters feeding inputs (--upstream), each
 	// value in components.EncodeValue's encoding (see Value).
 	Params, Upstream []string
-	// Cache is the step cache's mode, a stepcache.Mode (--cache).
+	// Cache is the step cache's mode, a stepcache.Mode (--cache; "" is off).
 	Cache string
 	// Iteration is a loop iteration's index, 0-based (--iteration).
 	Iteration string
@@ -189,7 +190,7 @@ func (a Args) Decode() (*Request, error) {
 	if r.Values.Upstream, err = values("--upstream", a.Upstream); err != nil {
 		errs = append(errs, err)
 	}
-	if r.Cache, err = stepcache.ParseMode(a.Cache); err != nil {
+	if r.Cache, err = stepcache.ParseMode(cmp.Or(a.Cache, string(stepcache.ModeOff))); err != nil {
 		errs = append(errs, fmt.Errorf("--cache: %v", err))
 	}
 	if a.Iteration != "" {

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"sync"
 
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+
 	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
@@ -73,4 +77,23 @@ func loadClients(flags KubeFlags) (*argorun.Clients, error) {
 		return nil, err
 	}
 	return &argorun.Clients{Config: cfg, Kube: kc, Workflows: wc, Namespace: ns}, nil
+}
+
+// LauncherClients adds the JobSet and dynamic clients to the Factory's, which
+// are built the kubectl way (--kubeconfig, $KUBECONFIG, ~/.kube/config, or
+// the pod's in-cluster config; --context).
+func (f *Factory) LauncherClients() (launcher.Clients, string, error) {
+	kc, err := f.Clients()
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	js, err := jobsetclient.NewForConfig(kc.Config)
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	dyn, err := dynamic.NewForConfig(kc.Config)
+	if err != nil {
+		return launcher.Clients{}, "", err
+	}
+	return launcher.Clients{Kube: kc.Kube, JobSets: js, Dynamic: dyn}, kc.Namespace, nil
 }

@@ -99,27 +99,12 @@ func planStep(opts *Options) (*plan.Step, wire.Args, error) {
 	if err != nil {
 		return nil, args, err
 	}
-	args = wire.Args{Run: opts.Run, Iteration: opts.Iteration, Cache: opts.Cache}
-	if args.Run == "" {
-		args.Run = DryRunRun
+	run := opts.Run
+	if run == "" {
+		run = DryRunRun
 	}
-	if args.Component, err = plan.Encode(sp.Component); err != nil {
-		return nil, args, err
-	}
-	if args.Step, err = plan.Encode(sp.Wiring); err != nil {
-		return nil, args, err
-	}
-	params, upstream := map[string]string{}, map[string]string{}
-	for _, name := range sp.Wiring.ParamNames() {
-		params[name] = values[name]
-	}
-	tasks := argo.TaskNames(pl)
-	for _, in := range sp.Wiring.UpstreamInputs() {
-		ref := sp.Wiring.Upstream[in]
-		upstream[in] = "<tasks." + tasks[ref.Step] + ".outputs.parameters." + ref.Output + ">"
-	}
-	args.Params, args.Upstream = wire.Values(params), wire.Values(upstream)
-	return sp, args, nil
+	args, err = argo.LauncherArgs(pl, sp, run, opts.Iteration, values)
+	return sp, args, err
 }
 
 // clean returns the object as a map without status and empty timestamps.

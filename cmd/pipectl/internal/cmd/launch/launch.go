@@ -6,24 +6,19 @@ package launch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
-	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -216,35 +211,20 @@ func launchRun(opts *Options) error {
 			return fmt.Errorf("step %s: %w", name, err)
 		}
 	}
-	var terminalAt time.Time
-	job.Strategy = step.StrategyFunc(func(ctx context.Context, _ *components.Invocation) ([]artifacts.OutputRecord, int, error) {
-		// A record left by an earlier attempt must not stand for this one's.
-		if err := store.Delete(ctx, artifacts.OutputsKey(run, name)); err != nil {
-			return nil, 0, fmt.Errorf("clear the step's outputs record: %w", err)
-		}
-		l := &launcher.Launcher{
-			Clients: cs, Logs: opts.Logs,
-			Out: ios.Out, ErrOut: ios.ErrOut,
-			StartupTimeout: startupTimeout(ls), Keep: opts.Keep,
+	js := &launcher.Step{
+		Launcher: &launcher.Launcher{
+			Clients: cs, Logs: opts.Logs, Out: ios.Out, ErrOut: ios.ErrOut, Keep: opts.Keep,
 			RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
-		}
-		nodes, procs := max(ls.Nodes, 1), max(ls.ProcsPerNode, 1)
-		fmt.Fprintf(ios.ErrOut, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", name, run, nodes, procs)
-		res, err := l.Run(ctx, p.jobset, p.podGroup, nodes, procs)
-		terminalAt = timings(ios.ErrOut, res, err)
-		if err != nil {
-			return nil, 1, err
-		}
-		records, err := launcher.CollectOutputs(ctx, store, run, name, p.outputs, opts.OutputParams)
-		if err == nil {
-			cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", records)
-		}
-		return records, 1, err
-	})
+		},
+		Store: store, RunID: run, Name: name, Launch: ls, JobSet: p.jobset, PodGroup: p.podGroup,
+		Outputs: p.outputs, OutputParams: opts.OutputParams, Log: ios.ErrOut,
+		Done: func(records []artifacts.OutputRecord) { cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", records) },
+	}
+	job.Strategy = js
 	res, err := (&step.Executor{Store: store}).Execute(ctx, job)
-	if !terminalAt.IsZero() {
+	if !js.TerminalAt.IsZero() {
 		defer func() {
-			fmt.Fprintf(ios.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(terminalAt))
+			fmt.Fprintf(ios.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(js.TerminalAt))
 		}()
 	}
 	if res.Cached && err != nil {
@@ -259,7 +239,7 @@ func launchRun(opts *Options) error {
 func target(opts *Options) (launcher.Clients, *objects, error) {
 	clients := opts.Clients
 	if clients == nil {
-		clients = func() (launcher.Clients, string, error) { return kubeClients(opts.Factory) }
+		clients = func() (launcher.Clients, string, error) { return opts.Factory.LauncherClients() }
 	}
 	ns := opts.Factory.Kube.Namespace
 	if ns == "" {
@@ -285,51 +265,4 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 	}
 	p, err := decode(opts.Args, ns, owner)
 	return cs, p, err
-}
-
-// timings prints the launch-to-pods-created timing of a run and returns
-// when the launcher saw the JobSet terminal (zero if it did not).
-func timings(w io.Writer, res *launcher.Result, err error) time.Time {
-	var fe *launcher.FailedError
-	if res == nil && errors.As(err, &fe) {
-		res = &fe.Result
-	}
-	if res == nil {
-		return time.Time{}
-	}
-	if res.PodsCreated > 0 {
-		fmt.Fprintf(w, "pipectl launch: timing launch-to-pods-created=%s\n", res.PodsCreated)
-	}
-	return res.Terminal
-}
-
-// startupTimeout is the plan's, or without a gang scheduler the default.
-func startupTimeout(ls *plan.Launch) time.Duration {
-	if ls.StartupTimeout > 0 {
-		return time.Duration(ls.StartupTimeout)
-	}
-	if g := ls.Gang; g != nil && (g.KueueQueue != "" || g.PodGroupScheduler != "") {
-		// The gang scheduler admits all ranks or none; queueing may be long.
-		return 0
-	}
-	return launcher.DefaultStartupTimeout
-}
-
-// kubeClients adds the JobSet and dynamic clients to the Factory's, which
-// are built the kubectl way (--kubeconfig, $KUBECONFIG, ~/.kube/config, or
-// the pod's in-cluster config; --context).
-func kubeClients(f *cmdutil.Factory) (launcher.Clients, string, error) {
-	kc, err := f.Clients()
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	js, err := jobsetclient.NewForConfig(kc.Config)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	dyn, err := dynamic.NewForConfig(kc.Config)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	return launcher.Clients{Kube: kc.Kube, JobSets: js, Dynamic: dyn}, kc.Namespace, nil
 }

@@ -148,7 +148,8 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 	return res, err
 }
 
-// attempts runs the strategy up to 1+j.Retries times.
+// attempts runs the strategy up to 1+j.Retries times; a failure before the
+// program started is not retried.
 func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputRecord, int, error) {
 	total := 0
 	var lastErr error
@@ -169,6 +170,11 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputReco
 		}
 		if ctx.Err() != nil {
 			return nil, total, ctx.Err()
+		}
+		if n == 0 && !timedOut {
+			// The program never started (its inputs could not be fetched,
+			// its argv not built): another attempt would fail the same way.
+			return nil, total, err
 		}
 		if timedOut {
 			err = fmt.Errorf("timed out after %s: %w", j.Timeout, &components.ExitError{Code: 124})

@@ -101,6 +101,16 @@ func TestExecuteRetries(t *testing.T) {
 	if _, err := (&Executor{Store: store}).Execute(context.Background(), j); components.ExitCode(err) != 3 || p.runs != 2 {
 		t.Errorf("Execute out of retries = %v after %d runs; want exit code 3 after 2", err, p.runs)
 	}
+	// A program that could not start (its inputs not fetched) is not retried.
+	calls := 0
+	j.Strategy = StrategyFunc(func(context.Context, *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+		calls++
+		return nil, 0, errors.New("fetch input data: no such object")
+	})
+	j.Retries = 3
+	if _, err := (&Executor{Store: store}).Execute(context.Background(), j); err == nil || calls != 1 {
+		t.Errorf("Execute of a program that never started = %v after %d calls; want its error after 1", err, calls)
+	}
 }
 
 // TestExecuteTimeout: an attempt that outlives the timeout fails with exit

@@ -4,6 +4,8 @@
 package runview
 
 import (
+	"fmt"
+	"io"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -48,4 +50,38 @@ func Entries(r *artifacts.Run) []Entry {
 		}
 	}
 	return out
+}
+
+// WriteSummary writes a run's outcome as `pipectl run --on argo` ends with
+// it: each step's status and outputs.
+func WriteSummary(w io.Writer, rec *artifacts.Run) {
+	dur := ""
+	if rec.Finished != nil {
+		dur = " in " + rec.Finished.Sub(rec.Started).Round(100*time.Millisecond).String()
+	}
+	fmt.Fprintf(w, "Run %s %s%s\n", rec.ID, rec.Status, dur)
+	if rec.Message != "" && rec.Status != artifacts.StatusSucceeded {
+		fmt.Fprintf(w, "  %s\n", rec.Message)
+	}
+	for _, s := range rec.Steps {
+		exit := ""
+		if s.ExitCode != nil {
+			exit = fmt.Sprintf(" (exit %d)", *s.ExitCode)
+		}
+		cached := ""
+		if s.Cached {
+			cached = " (cached from " + s.CachedFrom + ")"
+		}
+		fmt.Fprintf(w, "  %s %s%s%s\n", s.Name, s.Status, exit, cached)
+		if s.Status == artifacts.StatusFailed && s.Message != "" {
+			fmt.Fprintf(w, "      %s\n", s.Message)
+		}
+		for _, o := range s.Outputs {
+			if o.Value != nil {
+				fmt.Fprintf(w, "      %s = %s\n", o.Name, *o.Value)
+			} else {
+				fmt.Fprintf(w, "      %s → %s (%d bytes)\n", o.Name, o.URI, o.Size)
+			}
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
@@ -192,7 +192,7 @@ func finish(opts *Options, rec *artifacts.Run) error {
 			return err
 		}
 	}
-	Summary(ios.ErrOut, rec)
+	runview.WriteSummary(ios.ErrOut, rec)
 	switch rec.Status {
 	case artifacts.StatusSucceeded:
 		return nil
@@ -200,39 +200,6 @@ func finish(opts *Options, rec *artifacts.Run) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
 	default:
 		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}
-	}
-}
-
-// Summary prints a run's outcome: each step's status and outputs.
-func Summary(w io.Writer, rec *artifacts.Run) {
-	dur := ""
-	if rec.Finished != nil {
-		dur = " in " + rec.Finished.Sub(rec.Started).Round(100*time.Millisecond).String()
-	}
-	fmt.Fprintf(w, "Run %s %s%s\n", rec.ID, rec.Status, dur)
-	if rec.Message != "" && rec.Status != artifacts.StatusSucceeded {
-		fmt.Fprintf(w, "  %s\n", rec.Message)
-	}
-	for _, s := range rec.Steps {
-		exit := ""
-		if s.ExitCode != nil {
-			exit = fmt.Sprintf(" (exit %d)", *s.ExitCode)
-		}
-		cached := ""
-		if s.Cached {
-			cached = " (cached from " + s.CachedFrom + ")"
-		}
-		fmt.Fprintf(w, "  %s %s%s%s\n", s.Name, s.Status, exit, cached)
-		if s.Status == artifacts.StatusFailed && s.Message != "" {
-			fmt.Fprintf(w, "      %s\n", s.Message)
-		}
-		for _, o := range s.Outputs {
-			if o.Value != nil {
-				fmt.Fprintf(w, "      %s = %s\n", o.Name, *o.Value)
-			} else {
-				fmt.Fprintf(w, "      %s → %s (%d bytes)\n", o.Name, o.URI, o.Size)
-			}
-		}
 	}
 }
 

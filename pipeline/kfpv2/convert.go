@@ -1,0 +1,817 @@
+package kfpv2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// topKeys are the keys of a KFP v2 pipeline file's first document.
+var topKeys = []string{"components", "deploymentSpec", "pipelineInfo", "root", "schemaVersion", "sdkVersion", "defaultPipelineRoot"}
+
+// Is reports whether data's first YAML document is a KFP v2 pipeline: a
+// mapping without apiVersion that has pipelineInfo, root, deploymentSpec
+// or schemaVersion.
+func Is(data []byte) bool {
+	var doc struct {
+		APIVersion     any `yaml:"apiVersion"`
+		PipelineInfo   any `yaml:"pipelineInfo"`
+		Root           any `yaml:"root"`
+		DeploymentSpec any `yaml:"deploymentSpec"`
+		SchemaVersion  any `yaml:"schemaVersion"`
+	}
+	if yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc) != nil {
+		return false
+	}
+	return doc.APIVersion == nil && (doc.PipelineInfo != nil || doc.Root != nil || doc.DeploymentSpec != nil || doc.SchemaVersion != nil)
+}
+
+// File is a parsed KFP v2 pipeline file.
+type File struct {
+	*yamlfile.File
+	// Platform is the second document (platforms: ...), or nil.
+	Platform *yaml.Node
+}
+
+// Parse parses data as a KFP v2 pipeline file named path: one document,
+// or two when the second holds the platform specs.
+func Parse(path string, data []byte) (*File, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(path, err)
+		}
+		n := &doc
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			n = n.Content[0]
+		}
+		if n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			continue
+		}
+		docs = append(docs, n)
+	}
+	if len(docs) == 0 || docs[0].Kind != yaml.MappingNode {
+		return nil, &yamlfile.Error{File: path, Line: 1, Column: 1, Msg: "expected a KFP pipeline: a mapping with pipelineInfo, root, components and deploymentSpec"}
+	}
+	f := &File{File: &yamlfile.File{Path: path, Root: docs[0]}}
+	if len(docs) > 1 {
+		p := docs[1]
+		if _, _, ok := yamlfile.Lookup(p, "platforms"); !ok || p.Kind != yaml.MappingNode || len(p.Content) != 2 {
+			return nil, &yamlfile.Error{File: path, Line: p.Line, Column: p.Column, Msg: "a second YAML document: expected KFP's platform specs (platforms: ...)"}
+		}
+		f.Platform = p
+	}
+	if len(docs) > 2 {
+		return nil, &yamlfile.Error{File: path, Line: docs[2].Line, Column: docs[2].Column, Msg: "a third YAML document: a KFP pipeline file holds the pipeline and optionally its platform specs"}
+	}
+	return f, nil
+}
+
+var lineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func syntaxError(path string, err error) error {
+	msg := err.Error()
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		var line int
+		fmt.Sscan(m[1], &line)
+		return &yamlfile.Error{File: path, Line: line, Column: 1, Msg: m[2]}
+	}
+	return &yamlfile.Error{File: path, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// Result is a KFP v2 pipeline as a pipectl pipeline.
+type Result struct {
+	// Root is the pipeline's YAML: every node carries the line and column
+	// of the KFP file's node it comes from.
+	Root *yaml.Node
+	// fields are the KFP field paths of the KFP file's nodes, by position.
+	fields map[[2]int]string
+}
+
+// Field returns the KFP field path of the node at line and column of the
+// KFP file, when the pipeline has a node from there.
+func (r *Result) Field(line, col int) (string, bool) {
+	f, ok := r.fields[[2]int{line, col}]
+	return f, ok
+}
+
+// Convert writes the KFP v2 pipeline of f as a pipectl pipeline. Every
+// problem it finds is returned, joined, each a *yamlfile.Error.
+func Convert(f *File) (*Result, error) {
+	c := &conv{f: f.File, fields: map[[2]int]string{}, built: map[string]*yaml.Node{}, active: map[string]bool{}}
+	root := c.pipeline(f)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &Result{Root: root, fields: c.fields}, nil
+}
+
+// conv converts one file.
+type conv struct {
+	f    *yamlfile.File
+	errs []error
+	// fields are the KFP field paths of the nodes used, by position.
+	fields map[[2]int]string
+	// comps and execs are components and deploymentSpec.executors.
+	comps, execs *yaml.Node
+	// built are the converted components, by name; active those being
+	// converted (a component that uses itself is an error).
+	built  map[string]*yaml.Node
+	active map[string]bool
+}
+
+func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
+	c.errs = append(c.errs, c.f.Errorf(n, field, format, args...))
+}
+
+// at records that node n of the KFP file is field.
+func (c *conv) at(n *yaml.Node, field string) {
+	if n == nil {
+		return
+	}
+	k := [2]int{n.Line, n.Column}
+	if _, ok := c.fields[k]; !ok {
+		c.fields[k] = field
+	}
+}
+
+// str and mapping make nodes of the pipeline at the position of the KFP
+// file's node at, which is field.
+func (c *conv) str(value string, at *yaml.Node, field string) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Line: at.Line, Column: at.Column}
+}
+
+func (c *conv) mapping(at *yaml.Node, field string, kv ...*yaml.Node) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv, Line: at.Line, Column: at.Column}
+}
+
+func (c *conv) seq(at *yaml.Node, field string) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: at.Line, Column: at.Column}
+}
+
+// add appends key: value to mapping m, the key at the position of at.
+func (c *conv) add(m *yaml.Node, key string, at *yaml.Node, field string, value *yaml.Node) {
+	m.Content = append(m.Content, c.str(key, at, field), value)
+}
+
+// pairs returns the keys and values of a mapping node, in file order.
+func pairs(n *yaml.Node) (keys, values []*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys, values = append(keys, n.Content[i]), append(values, n.Content[i+1])
+	}
+	return keys, values
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+// fieldsOf checks that n is a mapping whose keys are among allowed, and
+// returns its values by key. A key in unsupported is KFP's but not run
+// by pipectl: an error saying so.
+func (c *conv) fieldsOf(n *yaml.Node, field, what string, allowed []string, unsupported map[string]string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n == nil {
+		return out
+	}
+	c.at(n, field)
+	if n.Kind != yaml.MappingNode {
+		c.errorf(n, field, "expected %s (a mapping)", what)
+		return out
+	}
+	keys, values := pairs(n)
+	for i, k := range keys {
+		kf := join(field, k.Value)
+		c.at(k, kf)
+		c.at(values[i], kf)
+		if why, ok := unsupported[k.Value]; ok {
+			c.errorf(k, kf, "KFP %s is not supported yet%s", k.Value, why)
+			continue
+		}
+		if !slices.Contains(allowed, k.Value) {
+			c.errorf(k, kf, "unknown field %q of %s (expected one of: %s)", k.Value, what, strings.Join(allowed, ", "))
+			continue
+		}
+		out[k.Value] = values[i]
+	}
+	return out
+}
+
+// scalarOf returns the value of a scalar node, or reports it.
+func (c *conv) scalarOf(n *yaml.Node, field, what string) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		c.errorf(n, field, "expected %s", what)
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (c *conv) pipeline(f *File) *yaml.Node {
+	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys[:6], map[string]string{
+		"defaultPipelineRoot": " (pipectl's artifact store root is --artifacts or PIPECTL_ARTIFACTS)",
+	})
+	if v, ok := c.scalarOf(top["schemaVersion"], "schemaVersion", "a schema version such as 2.1.0"); ok && v != "2.1.0" && v != "2.0.0" {
+		c.errorf(top["schemaVersion"], "schemaVersion", "expected KFP pipeline schema 2.1.0 or 2.0.0, got %q", v)
+	}
+	for _, k := range []string{"pipelineInfo", "root", "components", "deploymentSpec"} {
+		if top[k] == nil && !slices.ContainsFunc(c.errs, func(error) bool { return false }) {
+			if _, _, present := yamlfile.Lookup(f.Root, k); !present {
+				c.errorf(f.Root, k, "missing: %s (a KFP pipeline has pipelineInfo, root, components and deploymentSpec)", k)
+			}
+		}
+	}
+	if f.Platform != nil {
+		c.platform(f.Platform)
+	}
+	c.comps = top["components"]
+	if c.comps != nil && c.comps.Kind != yaml.MappingNode {
+		c.errorf(c.comps, "components", "expected a mapping of component names to components")
+		c.comps = nil
+	}
+	ds := c.fieldsOf(top["deploymentSpec"], "deploymentSpec", "a deploymentSpec", []string{"executors"}, nil)
+	c.execs = ds["executors"]
+	info := c.fieldsOf(top["pipelineInfo"], "pipelineInfo", "a pipelineInfo", []string{"name", "description", "displayName"}, nil)
+	name, _ := c.scalarOf(info["name"], "pipelineInfo.name", "the pipeline's name")
+	at := f.Root
+	if info["name"] != nil {
+		at = info["name"]
+	}
+	meta := c.mapping(at, "pipelineInfo", c.str("name", at, "pipelineInfo.name"), c.str(name, at, "pipelineInfo.name"))
+	if d := info["description"]; d != nil && d.Kind == yaml.ScalarNode {
+		c.add(meta, "description", d, "pipelineInfo.description", c.str(d.Value, d, "pipelineInfo.description"))
+	}
+	rootNode := top["root"]
+	if rootNode == nil {
+		return nil
+	}
+	return c.dagPipeline(meta, rootNode, "root", true)
+}
+
+// platform refuses the platform specs pipectl does not map.
+func (c *conv) platform(p *yaml.Node) {
+	keys, values := pairs(p)
+	for i, k := range keys {
+		pk, pv := pairs(values[i])
+		if len(pk) == 0 {
+			c.errorf(k, "platforms", "expected platform specs by platform (kubernetes: ...)")
+			continue
+		}
+		for j, name := range pk {
+			field := "platforms." + name.Value
+			ex, _, _ := yamlfile.Lookup(pv[j], "deploymentSpec", "executors")
+			ek, ev := pairs(ex)
+			if len(ek) == 0 {
+				c.errorf(name, field, "KFP platform spec %q is not supported", name.Value)
+				continue
+			}
+			for m, e := range ek {
+				fk, _ := pairs(ev[m])
+				for _, f := range fk {
+					c.errorf(f, field+".deploymentSpec.executors."+e.Value+"."+f.Value, "KFP %s platform spec %q is not supported yet (executor %s)", name.Value, f.Value, e.Value)
+				}
+			}
+		}
+	}
+}
+
+// dagPipeline converts a component with a dag (the root: root true) into a
+// pipeline: its inputDefinitions the params, its tasks the steps, its dag
+// outputs the outputs.
+func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml.Node {
+	fs := c.fieldsOf(comp, field, "a component", []string{"dag", "inputDefinitions", "outputDefinitions", "executorLabel"}, nil)
+	out := c.mapping(comp, field,
+		c.str("apiVersion", comp, field), c.str(components.APIVersion, comp, field),
+		c.str("kind", comp, field), c.str("Pipeline", comp, field),
+		c.str("metadata", comp, field), meta)
+	params := c.mapping(comp, join(field, "inputDefinitions"))
+	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
+	for _, in := range ins {
+		if root && in.artifact {
+			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
+			continue
+		}
+		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
+		if in.def != nil {
+			prm.Content = append(prm.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
+		}
+		if in.desc != "" {
+			c.add(prm, "description", in.key, in.field, c.str(in.desc, in.key, in.field))
+		}
+		c.add(params, in.name, in.key, in.field, prm)
+	}
+	c.add(out, "params", comp, field, params)
+	dag := c.fieldsOf(fs["dag"], join(field, "dag"), "a dag", []string{"tasks", "outputs"}, nil)
+	if fs["dag"] == nil {
+		c.errorf(comp, join(field, "dag"), "missing: dag (the pipeline's tasks)")
+		return out
+	}
+	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
+	tk, tv := pairs(dag["tasks"])
+	for i, k := range tk {
+		if s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value)); s != nil {
+			steps.Content = append(steps.Content, s)
+		}
+	}
+	if len(tk) == 0 {
+		c.errorf(fs["dag"], join(field, "dag.tasks"), "missing: tasks")
+	}
+	c.add(out, "steps", fs["dag"], join(field, "dag.tasks"), steps)
+	if o := dag["outputs"]; o != nil {
+		c.add(out, "outputs", o, join(field, "dag.outputs"), c.dagOutputs(o, join(field, "dag.outputs")))
+	}
+	return out
+}
+
+// dagOutputs converts dag.outputs into the pipeline's outputs.
+func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
+	out := c.mapping(n, field)
+	fs := c.fieldsOf(n, field, "dag outputs", []string{"parameters", "artifacts"}, nil)
+	pk, pv := pairs(fs["parameters"])
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter"}, map[string]string{"valueFromOneof": " (dsl.OneOf outputs)"})
+		v := c.fieldsOf(sel["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
+		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
+		if ok1 && ok2 {
+			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", sel["valueFromParameter"], f+".valueFromParameter"))
+		}
+	}
+	ak, av := pairs(fs["artifacts"])
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		sel := c.fieldsOf(av[i], f, "a dag output artifact", []string{"artifactSelectors"}, nil)
+		s := sel["artifactSelectors"]
+		if s == nil || s.Kind != yaml.SequenceNode || len(s.Content) != 1 {
+			if s != nil {
+				c.errorf(s, f+".artifactSelectors", "expected one artifact selector (more than one, from dsl.OneOf, is not supported yet)")
+			}
+			continue
+		}
+		v := c.fieldsOf(s.Content[0], f+".artifactSelectors[0]", "an artifact selector", []string{"producerSubtask", "outputArtifactKey"}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], f+".artifactSelectors[0].producerSubtask", "a task name")
+		key, ok2 := c.scalarOf(v["outputArtifactKey"], f+".artifactSelectors[0].outputArtifactKey", "an output name")
+		if ok1 && ok2 {
+			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s.Content[0], f+".artifactSelectors[0]"))
+		}
+	}
+	return out
+}
+
+// ioDef is one input or output definition.
+type ioDef struct {
+	name, field string
+	key         *yaml.Node
+	// typ is pipectl's type; artifact true for an artifact.
+	typ      string
+	artifact bool
+	def      *yaml.Node
+	optional bool
+	desc     string
+}
+
+// paramTypes are KFP's parameterType values as pipectl's types.
+var paramTypes = map[string]string{
+	"STRING":         components.TypeString,
+	"NUMBER_INTEGER": components.TypeInt,
+	"NUMBER_DOUBLE":  components.TypeFloat,
+	"BOOLEAN":        components.TypeBool,
+	"LIST":           components.TypeJSON,
+	"STRUCT":         components.TypeJSON,
+}
+
+// artifactType is pipectl's type for a KFP schemaTitle.
+func artifactType(title string) string {
+	switch title {
+	case "system.Dataset":
+		return components.TypeDataset
+	case "system.Model":
+		return components.TypeModel
+	case "system.Metrics":
+		return components.TypeMetrics
+	}
+	return components.TypeArtifact
+}
+
+// inputDefs reads inputDefinitions (inputs true) or outputDefinitions.
+func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
+	var out []ioDef
+	fs := c.fieldsOf(n, field, "definitions", []string{"parameters", "artifacts"}, nil)
+	pk, pv := pairs(fs["parameters"])
+	pAllowed := []string{"parameterType", "description"}
+	if inputs {
+		pAllowed = append(pAllowed, "defaultValue", "isOptional")
+	}
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		d := c.fieldsOf(pv[i], f, "a parameter definition", pAllowed, nil)
+		t, ok := c.scalarOf(d["parameterType"], f+".parameterType", "a parameterType")
+		if !ok {
+			if d["parameterType"] == nil {
+				c.errorf(k, f, "missing: parameterType")
+			}
+			continue
+		}
+		typ, known := paramTypes[t]
+		if !known {
+			if t == "TASK_FINAL_STATUS" {
+				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is not supported yet")
+			} else {
+				c.errorf(d["parameterType"], f+".parameterType", "unknown parameterType %q (expected STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST or STRUCT)", t)
+			}
+			continue
+		}
+		io := ioDef{name: k.Value, field: f, key: k, typ: typ, def: d["defaultValue"]}
+		if o := d["isOptional"]; o != nil {
+			io.optional = o.Value == "true"
+		}
+		if ds := d["description"]; ds != nil {
+			io.desc = ds.Value
+		}
+		if io.def != nil && components.IsNull(io.def) {
+			io.def = nil
+		}
+		out = append(out, io)
+	}
+	ak, av := pairs(fs["artifacts"])
+	aAllowed := []string{"artifactType", "description", "isArtifactList"}
+	if inputs {
+		aAllowed = append(aAllowed, "isOptional")
+	}
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		d := c.fieldsOf(av[i], f, "an artifact definition", aAllowed, nil)
+		at := c.fieldsOf(d["artifactType"], f+".artifactType", "an artifactType", []string{"schemaTitle", "schemaVersion"}, nil)
+		title, ok := c.scalarOf(at["schemaTitle"], f+".artifactType.schemaTitle", "a schemaTitle such as system.Dataset")
+		if !ok {
+			if d["artifactType"] == nil {
+				c.errorf(k, f, "missing: artifactType")
+			}
+			continue
+		}
+		if l := d["isArtifactList"]; l != nil && l.Value == "true" {
+			c.errorf(l, f+".isArtifactList", "KFP artifact lists (isArtifactList, List[Artifact]) are not supported yet")
+			continue
+		}
+		io := ioDef{name: k.Value, field: f, key: k, typ: artifactType(title), artifact: true}
+		if o := d["isOptional"]; o != nil {
+			io.optional = o.Value == "true"
+		}
+		if ds := d["description"]; ds != nil {
+			io.desc = ds.Value
+		}
+		out = append(out, io)
+	}
+	return out
+}
+
+var dnsUnsafeRE = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// componentName is the name of KFP component comp-NAME: NAME.
+func componentName(kfp string) string {
+	n := strings.TrimPrefix(kfp, "comp-")
+	n = strings.Trim(dnsUnsafeRE.ReplaceAllString(strings.ToLower(n), "-"), "-")
+	if len(n) > 63 {
+		n = strings.Trim(n[:63], "-")
+	}
+	if n == "" {
+		n = "component"
+	}
+	return n
+}
+
+// component returns the step component of KFP component name (ref is the
+// componentRef.name node): an inline component or an inline pipeline.
+func (c *conv) component(name string, ref *yaml.Node, field string) *yaml.Node {
+	if b, ok := c.built[name]; ok {
+		return b
+	}
+	v, k, ok := yamlfile.Lookup(c.comps, name)
+	if c.comps == nil || !ok {
+		var names []string
+		ks, _ := pairs(c.comps)
+		for _, k := range ks {
+			names = append(names, k.Value)
+		}
+		c.errorf(ref, field, "unknown component %q (components: %s)", name, strings.Join(names, ", "))
+		return nil
+	}
+	if c.active[name] {
+		c.errorf(ref, field, "component %q uses itself", name)
+		return nil
+	}
+	c.active[name] = true
+	defer delete(c.active, name)
+	cf := "components." + name
+	c.at(k, cf)
+	var out *yaml.Node
+	if _, _, isDAG := yamlfile.Lookup(v, "dag"); isDAG {
+		meta := c.mapping(k, cf, c.str("name", k, cf), c.str(componentName(name), k, cf))
+		out = c.dagPipeline(meta, v, cf, false)
+	} else {
+		out = c.container(name, k, v, cf)
+	}
+	c.built[name] = out
+	return out
+}
+
+// container converts a component run by a container executor.
+func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.Node {
+	fs := c.fieldsOf(comp, field, "a component", []string{"executorLabel", "inputDefinitions", "outputDefinitions"}, nil)
+	label, ok := c.scalarOf(fs["executorLabel"], field+".executorLabel", "an executor label")
+	if !ok {
+		if fs["executorLabel"] == nil {
+			c.errorf(key, field, "missing: executorLabel or dag")
+		}
+		return nil
+	}
+	ex, exKey, found := yamlfile.Lookup(c.execs, label)
+	if c.execs == nil || !found {
+		c.errorf(fs["executorLabel"], field+".executorLabel", "no executor %q in deploymentSpec.executors", label)
+		return nil
+	}
+	ef := "deploymentSpec.executors." + label
+	c.at(exKey, ef)
+	e := c.fieldsOf(ex, ef, "an executor", []string{"container"}, map[string]string{
+		"importer": " (dsl.importer)",
+		"resolver": "",
+	})
+	cont := e["container"]
+	if cont == nil {
+		if len(c.errs) == 0 {
+			c.errorf(exKey, ef, "missing: container")
+		}
+		return nil
+	}
+	cf := ef + ".container"
+	cs := c.fieldsOf(cont, cf, "a container", []string{"image", "command", "args", "env"}, map[string]string{
+		"resources": " (set resources on the step)",
+		"lifecycle": "",
+	})
+	cv := &compConv{}
+	out := c.mapping(key, field,
+		c.str("apiVersion", key, field), c.str(components.APIVersion, key, field),
+		c.str("kind", key, field), c.str("Component", key, field),
+		c.str("metadata", key, field), c.mapping(key, field, c.str("name", key, field), c.str(componentName(name), key, field)))
+	if img, ok := c.scalarOf(cs["image"], cf+".image", "an image"); ok {
+		c.add(out, "image", cs["image"], cf+".image", c.str(img, cs["image"], cf+".image"))
+	}
+	ins := c.inputDefs(fs["inputDefinitions"], field+".inputDefinitions", true)
+	outs := c.inputDefs(fs["outputDefinitions"], field+".outputDefinitions", false)
+	cv.ins, cv.outs = ins, outs
+	if len(ins) > 0 {
+		list := c.seq(fs["inputDefinitions"], field+".inputDefinitions")
+		for _, in := range ins {
+			m := c.mapping(in.key, in.field, c.str("name", in.key, in.field), c.str(in.name, in.key, in.field), c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
+			if in.def != nil {
+				m.Content = append(m.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
+			} else if in.optional {
+				c.add(m, "optional", in.key, in.field, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true", Line: in.key.Line, Column: in.key.Column})
+			}
+			list.Content = append(list.Content, m)
+		}
+		c.add(out, "inputs", fs["inputDefinitions"], field+".inputDefinitions", list)
+	}
+	if len(outs) > 0 {
+		list := c.seq(fs["outputDefinitions"], field+".outputDefinitions")
+		for _, o := range outs {
+			list.Content = append(list.Content, c.mapping(o.key, o.field, c.str("name", o.key, o.field), c.str(o.name, o.key, o.field), c.str("type", o.key, o.field), c.str(o.typ, o.key, o.field)))
+		}
+		c.add(out, "outputs", fs["outputDefinitions"], field+".outputDefinitions", list)
+	}
+	for _, key := range []string{"command", "args"} {
+		n := cs[key]
+		if n == nil {
+			continue
+		}
+		kf := cf + "." + key
+		if n.Kind != yaml.SequenceNode {
+			c.errorf(n, kf, "expected a list of strings")
+			continue
+		}
+		list := c.seq(n, kf)
+		for j, el := range n.Content {
+			ef := fmt.Sprintf("%s[%d]", kf, j)
+			if el.Kind != yaml.ScalarNode {
+				c.errorf(el, ef, "expected a string")
+				continue
+			}
+			elems, err := cv.element(el.Value)
+			if err != nil {
+				c.errorf(el, ef, "%v", err)
+				continue
+			}
+			for _, s := range elems {
+				list.Content = append(list.Content, c.str(s, el, ef))
+			}
+		}
+		c.add(out, key, n, kf, list)
+	}
+	if cs["command"] == nil {
+		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
+	}
+	if n := cs["env"]; n != nil {
+		kf := cf + ".env"
+		list := c.seq(n, kf)
+		if n.Kind != yaml.SequenceNode {
+			c.errorf(n, kf, "expected a list of {name, value}")
+		}
+		for j, el := range n.Content {
+			ef := fmt.Sprintf("%s[%d]", kf, j)
+			kv := c.fieldsOf(el, ef, "an env variable", []string{"name", "value"}, nil)
+			name, ok1 := c.scalarOf(kv["name"], ef+".name", "a variable name")
+			val := ""
+			if kv["value"] != nil {
+				val, _ = c.scalarOf(kv["value"], ef+".value", "a string")
+			}
+			t, err := cv.text(val)
+			if err != nil {
+				c.errorf(kv["value"], ef+".value", "%v", err)
+				continue
+			}
+			if ok1 {
+				list.Content = append(list.Content, c.mapping(el, ef, c.str("name", kv["name"], ef+".name"), c.str(name, kv["name"], ef+".name"), c.str("value", el, ef+".value"), c.str(t, el, ef+".value")))
+			}
+		}
+		c.add(out, "env", n, kf, list)
+	}
+	return out
+}
+
+// compConv converts the placeholders of one component.
+type compConv struct {
+	ins, outs []ioDef
+	// executorInput returns the pipectl form of {{$}}; nil when the
+	// executor input is not supported.
+	executorInput func() (string, error)
+}
+
+// task converts one task of a dag into a step.
+func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
+	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
+	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy"}, map[string]string{
+		"triggerPolicy":     " (dsl.If, dsl.Elif, dsl.Else, dsl.Condition)",
+		"parameterIterator": " (dsl.ParallelFor)",
+		"artifactIterator":  " (dsl.ParallelFor over artifacts)",
+		"iteratorPolicy":    " (dsl.ParallelFor parallelism)",
+	})
+	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
+	if t["componentRef"] == nil {
+		c.errorf(key, field, "missing: componentRef")
+		return nil
+	}
+	name, ok := c.scalarOf(ref["name"], field+".componentRef.name", "a component name")
+	if !ok {
+		return nil
+	}
+	comp := c.component(name, ref["name"], field+".componentRef.name")
+	if comp == nil {
+		return nil
+	}
+	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	if in := t["inputs"]; in != nil {
+		c.add(step, "inputs", in, field+".inputs", c.taskInputs(in, field+".inputs"))
+	}
+	if d := t["dependentTasks"]; d != nil {
+		after := c.seq(d, field+".dependentTasks")
+		if d.Kind != yaml.SequenceNode {
+			c.errorf(d, field+".dependentTasks", "expected a list of task names")
+		}
+		for j, e := range d.Content {
+			if v, ok := c.scalarOf(e, fmt.Sprintf("%s.dependentTasks[%d]", field, j), "a task name"); ok {
+				after.Content = append(after.Content, c.str(v, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+			}
+		}
+		c.add(step, "after", d, field+".dependentTasks", after)
+	}
+	// KFP reads a left-out enableCache as false.
+	enable := false
+	if co := t["cachingOptions"]; co != nil {
+		o := c.fieldsOf(co, field+".cachingOptions", "cachingOptions", []string{"enableCache"}, map[string]string{"cacheKey": " (pipectl's cache key is the step's fingerprint)"})
+		if e := o["enableCache"]; e != nil {
+			if e.Value != "true" && e.Value != "false" {
+				c.errorf(e, field+".cachingOptions.enableCache", "expected true or false")
+			}
+			enable = e.Value == "true"
+		}
+	}
+	// A sub-DAG's task caches nothing itself: its tasks say what they cache.
+	if k, _, _ := yamlfile.Lookup(comp, "kind"); !enable && k.Value != "Pipeline" {
+		at := key
+		if t["cachingOptions"] != nil {
+			at = t["cachingOptions"]
+		}
+		c.add(step, "cache", at, field+".cachingOptions", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false", Line: at.Line, Column: at.Column})
+	}
+	if rp := t["retryPolicy"]; rp != nil {
+		rf := field + ".retryPolicy"
+		r := c.fieldsOf(rp, rf, "a retryPolicy", []string{"maxRetryCount", "backoffDuration", "backoffFactor", "backoffMaxDuration"}, nil)
+		if d := r["backoffDuration"]; d != nil && d.Value != "0s" && d.Value != "0" {
+			c.errorf(d, rf+".backoffDuration", "a retry backoff is not supported yet (pipectl retries at once): expected 0s, got %q", d.Value)
+		}
+		if m := r["maxRetryCount"]; m != nil {
+			c.at(m, rf+".maxRetryCount")
+			c.add(step, "retries", m, rf+".maxRetryCount", m)
+		}
+	}
+	return step
+}
+
+// taskInputs converts a task's inputs into the step's inputs.
+func (c *conv) taskInputs(n *yaml.Node, field string) *yaml.Node {
+	out := c.mapping(n, field)
+	fs := c.fieldsOf(n, field, "task inputs", []string{"parameters", "artifacts"}, nil)
+	pk, pv := pairs(fs["parameters"])
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue"}, map[string]string{
+			"parameterExpressionSelector": " (a field of a loop item or a JSON value)",
+			"taskFinalStatus":             " (dsl.PipelineTaskFinalStatus)",
+		})
+		switch {
+		case s["componentInputParameter"] != nil:
+			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				c.add(out, k.Value, k, f, c.str("{{params."+v+"}}", s["componentInputParameter"], f+".componentInputParameter"))
+			}
+		case s["taskOutputParameter"] != nil:
+			o := c.fieldsOf(s["taskOutputParameter"], f+".taskOutputParameter", "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
+			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputParameter.producerTask", "a task name")
+			key, ok2 := c.scalarOf(o["outputParameterKey"], f+".taskOutputParameter.outputParameterKey", "an output name")
+			if ok1 && ok2 {
+				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputParameter"], f+".taskOutputParameter"))
+			}
+		case s["runtimeValue"] != nil:
+			r := c.fieldsOf(s["runtimeValue"], f+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)
+			v := r["constant"]
+			switch {
+			case v == nil:
+				c.errorf(s["runtimeValue"], f+".runtimeValue", "missing: constant")
+			case components.IsNull(v):
+			case hasBraces(v):
+				c.errorf(v, f+".runtimeValue.constant", "a constant holding {{ or }} is not supported (pipectl would read it as a reference)")
+			default:
+				c.at(v, f+".runtimeValue.constant")
+				c.add(out, k.Value, k, f, v)
+			}
+		}
+	}
+	ak, av := pairs(fs["artifacts"])
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		s := c.fieldsOf(av[i], f, "a task input artifact", []string{"componentInputArtifact", "taskOutputArtifact"}, nil)
+		switch {
+		case s["componentInputArtifact"] != nil:
+			if v, ok := c.scalarOf(s["componentInputArtifact"], f+".componentInputArtifact", "an input name"); ok {
+				c.add(out, k.Value, k, f, c.str("{{params."+v+"}}", s["componentInputArtifact"], f+".componentInputArtifact"))
+			}
+		case s["taskOutputArtifact"] != nil:
+			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
+			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputArtifact.producerTask", "a task name")
+			key, ok2 := c.scalarOf(o["outputArtifactKey"], f+".taskOutputArtifact.outputArtifactKey", "an output name")
+			if ok1 && ok2 {
+				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputArtifact"], f+".taskOutputArtifact"))
+			}
+		}
+	}
+	return out
+}
+
+// hasBraces reports whether a constant's text holds {{ or }} anywhere.
+func hasBraces(n *yaml.Node) bool {
+	if n.Kind == yaml.ScalarNode {
+		return strings.Contains(n.Value, "{{") || strings.Contains(n.Value, "}}")
+	}
+	for _, e := range n.Content {
+		if hasBraces(e) {
+			return true
+		}
+	}
+	return false
+}

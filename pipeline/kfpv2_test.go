@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestKFPv2Wiring loads a KFP v2 pipeline file as a pipeline: tasks are
+// steps (a sub-DAG's tasks nested as WRAPPER.TASK), inputs are pipeline
+// inputs, constants as written and task outputs, dependentTasks are after,
+// placeholders are pipectl's.
+func TestKFPv2Wiring(t *testing.T) {
+	p, err := Load("testdata/kfpv2/wiring.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Metadata.Name != "kfp-wiring" {
+		t.Errorf("name %q, want kfp-wiring", p.Metadata.Name)
+	}
+	if got, want := strings.Join(p.ParamOrder, ","), "greeting,times"; got != want {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	got := map[string]map[string]Binding{}
+	for _, s := range p.Steps {
+		got[s.Name+"="+s.Resolved.Metadata.Name] = s.Bindings()
+	}
+	want := map[string]map[string]Binding{
+		"produce=produce": {"greeting": {Param: "greeting"}, "times": {Param: "times"}},
+		"wrapped.consume=consume": {
+			"data":   {Step: "produce", Output: "data"},
+			"count":  {Step: "produce", Output: "count"},
+			"ratio":  {Literal: "1.0"},
+			"config": {Literal: `{"a":[1,2.50]}`},
+			"suffix": {Literal: "!"},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps and their inputs (-want +got):\n%s", diff)
+	}
+	prod, cons := p.Step("produce"), p.Step("wrapped.consume")
+	if prod.CacheEnabled() || !cons.CacheEnabled() {
+		t.Errorf("cache: produce %v (cachingOptions: {}), consume %v (enableCache: true)", prod.CacheEnabled(), cons.CacheEnabled())
+	}
+	if prod.Retries != 2 {
+		t.Errorf("produce retries %d, want 2", prod.Retries)
+	}
+	if got, want := cons.Resolved.Args, []string{"--count={{inputs.count}}", "--ratio", "{{inputs.ratio}}", "{{inputs.config}}",
+		"{{if present inputs.suffix}}", "--suffix", "{{inputs.suffix}}", "{{else}}", "--no-suffix", "{{end}}",
+		"{{inputs.data.path}}", "{{outputs.summary.path}}"}; !cmp.Equal(got, want) {
+		t.Errorf("consume args (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if got := cons.Resolved.Env; len(got) != 1 || got[0].Value != "{{run.id}}" {
+		t.Errorf("consume env %v, want RUN={{run.id}}", got)
+	}
+	for name, want := range map[string]Binding{"count": {Step: "produce", Output: "count"}, "summary": {Step: "wrapped.consume", Output: "summary"}} {
+		if b, ok := p.Output(name); !ok || b != want {
+			t.Errorf("output %s: %+v, want %+v", name, b, want)
+		}
+	}
+}
+
+// TestKFPv2Unsupported: what pipectl does not run is an error at its line
+// and column, in KFP's terms.
+func TestKFPv2Unsupported(t *testing.T) {
+	_, err := Load("testdata/kfpv2/unsupported.yaml")
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	const f = "testdata/kfpv2/unsupported.yaml"
+	for _, want := range []string{
+		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
+		f + ":29:9: root.dag.tasks.echo.triggerPolicy: KFP triggerPolicy is not supported yet (dsl.If, dsl.Elif, dsl.Else, dsl.Condition)",
+		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}

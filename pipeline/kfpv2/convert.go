@@ -458,6 +458,9 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 		if io.def != nil && components.IsNull(io.def) {
 			io.def = nil
 		}
+		if t == "NUMBER_INTEGER" {
+			io.def = wholeNumber(io.def)
+		}
 		out = append(out, io)
 	}
 	ak, av := pairs(fs["artifacts"])
@@ -575,7 +578,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		"resources": " (set resources on the step)",
 		"lifecycle": "",
 	})
-	cv := &compConv{}
+	cv := &compConv{executorInput: func() (string, error) { return ExecutorInputPlaceholder, nil }}
 	out := c.mapping(key, field,
 		c.str("apiVersion", key, field), c.str(components.APIVersion, key, field),
 		c.str("kind", key, field), c.str("Component", key, field),
@@ -697,7 +700,7 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	}
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
 	if in := t["inputs"]; in != nil {
-		c.add(step, "inputs", in, field+".inputs", c.taskInputs(in, field+".inputs"))
+		c.add(step, "inputs", in, field+".inputs", c.taskInputs(in, field+".inputs", name))
 	}
 	if d := t["dependentTasks"]; d != nil {
 		after := c.seq(d, field+".dependentTasks")
@@ -745,7 +748,7 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 }
 
 // taskInputs converts a task's inputs into the step's inputs.
-func (c *conv) taskInputs(n *yaml.Node, field string) *yaml.Node {
+func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	out := c.mapping(n, field)
 	fs := c.fieldsOf(n, field, "task inputs", []string{"parameters", "artifacts"}, nil)
 	pk, pv := pairs(fs["parameters"])
@@ -775,9 +778,12 @@ func (c *conv) taskInputs(n *yaml.Node, field string) *yaml.Node {
 				c.errorf(s["runtimeValue"], f+".runtimeValue", "missing: constant")
 			case components.IsNull(v):
 			case hasBraces(v):
-				c.errorf(v, f+".runtimeValue.constant", "a constant holding {{ or }} is not supported (pipectl would read it as a reference)")
+				c.errorf(v, f+".runtimeValue.constant", "a constant holding {{ is not supported (pipectl would read it as a reference)")
 			default:
 				c.at(v, f+".runtimeValue.constant")
+				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
+					v = wholeNumber(v)
+				}
 				c.add(out, k.Value, k, f, v)
 			}
 		}
@@ -803,15 +809,32 @@ func (c *conv) taskInputs(n *yaml.Node, field string) *yaml.Node {
 	return out
 }
 
-// hasBraces reports whether a constant's text holds {{ or }} anywhere.
+// hasBraces reports whether a string constant holds {{ (a structured
+// constant is a JSON value, which pipectl never reads references in).
 func hasBraces(n *yaml.Node) bool {
-	if n.Kind == yaml.ScalarNode {
-		return strings.Contains(n.Value, "{{") || strings.Contains(n.Value, "}}")
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
+}
+
+// paramType is the parameterType of input parameter name of KFP component
+// comp, or "".
+func (c *conv) paramType(comp, name string) string {
+	n, _, ok := yamlfile.Lookup(c.comps, comp, "inputDefinitions", "parameters", name, "parameterType")
+	if !ok || n.Kind != yaml.ScalarNode {
+		return ""
 	}
-	for _, e := range n.Content {
-		if hasBraces(e) {
-			return true
-		}
+	return n.Value
+}
+
+var wholeFloatRE = regexp.MustCompile(`^-?[0-9]+\.0*$`)
+
+// wholeNumber is an integer's value as KFP holds it: the IR writes every
+// number as a double (3.0), which is the integer 3.
+func wholeNumber(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind != yaml.ScalarNode || !wholeFloatRE.MatchString(n.Value) {
+		return n
 	}
-	return false
+	m := *n
+	m.Value, _, _ = strings.Cut(n.Value, ".")
+	m.Tag = "!!int"
+	return &m
 }

@@ -24,7 +24,8 @@
 //     retryPolicy.maxRetryCount is its retries;
 //   - artifact types system.Dataset, system.Model and system.Metrics are
 //     Dataset, Model and Metrics; any other schemaTitle is Artifact;
-//   - placeholders in command, args and env (see placeholder.go).
+//   - placeholders in command, args and env (see placeholder.go), {{$}}
+//     the executor input.
 //
 // What pipectl does not run yet (triggerPolicy, parameterIterator,
 // artifactIterator, importers, exit handlers, platform specs, ...) is an

@@ -21,6 +21,8 @@ import (
 //	{{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}
 //	                                          {{run.id}}
 //	{{$.pipeline_task_name}}                  {{step.name}}
+//	{{$}}                                     {{executor.input}}: the executor
+//	                                          input JSON (components/kfpv2_executor.go)
 //
 // A command or args element that is a JSON placeholder:
 //
@@ -32,8 +34,7 @@ import (
 //	                         block {{if present inputs.x}} ... {{else}} ...
 //	                         {{end}}; Then and Else may be one item
 //
-// Any other {{...}} in text is an error: pipectl would read it as a
-// placeholder.
+// Any other {{ in text is an error: pipectl would read it as a placeholder.
 
 var placeholderRE = regexp.MustCompile(`\{\{\$([^{}]*)\}\}`)
 
@@ -44,7 +45,7 @@ var (
 	outParamRE = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
 )
 
-// ExecutorInputPlaceholder is the pipectl form of {{$}} (see executor.go).
+// ExecutorInputPlaceholder is the pipectl form of {{$}}.
 const ExecutorInputPlaceholder = "{{executor.input}}"
 
 // text converts the placeholders of one string.
@@ -57,8 +58,8 @@ func (cv *compConv) text(s string) (string, error) {
 			break
 		}
 		lit := rest[:loc[0]]
-		if strings.Contains(lit, "{{") || strings.Contains(lit, "}}") {
-			return "", fmt.Errorf("text %q holds {{ or }} outside a KFP placeholder, which pipectl would read as a placeholder", s)
+		if strings.Contains(lit, "{{") {
+			return "", fmt.Errorf("text %q holds {{ outside a KFP placeholder, which pipectl would read as a placeholder", s)
 		}
 		b.WriteString(lit)
 		body := rest[loc[2]:loc[3]]
@@ -69,8 +70,8 @@ func (cv *compConv) text(s string) (string, error) {
 		b.WriteString(out)
 		rest = rest[loc[1]:]
 	}
-	if strings.Contains(rest, "{{") || strings.Contains(rest, "}}") {
-		return "", fmt.Errorf("text %q holds {{ or }} outside a KFP placeholder, which pipectl would read as a placeholder", s)
+	if strings.Contains(rest, "{{") {
+		return "", fmt.Errorf("text %q holds {{ outside a KFP placeholder, which pipectl would read as a placeholder", s)
 	}
 	b.WriteString(rest)
 	return b.String(), nil

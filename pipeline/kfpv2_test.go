@@ -43,6 +43,9 @@ func TestKFPv2Wiring(t *testing.T) {
 	if prod.CacheEnabled() || !cons.CacheEnabled() {
 		t.Errorf("cache: produce %v (cachingOptions: {}), consume %v (enableCache: true)", prod.CacheEnabled(), cons.CacheEnabled())
 	}
+	if got, want := cons.When, "{{steps.produce.outputs.count}} == 3"; got != want {
+		t.Errorf("consume when %q, want %q (the sub-DAG task's condition)", got, want)
+	}
 	if prod.Retries != 2 {
 		t.Errorf("produce retries %d, want 2", prod.Retries)
 	}
@@ -71,8 +74,9 @@ func TestKFPv2Unsupported(t *testing.T) {
 	const f = "testdata/kfpv2/unsupported.yaml"
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
-		f + ":29:9: root.dag.tasks.echo.triggerPolicy: KFP triggerPolicy is not supported yet (dsl.If, dsl.Elif, dsl.Else, dsl.Condition)",
-		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
+		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
+		f + ":31:11: root.dag.tasks.echo.triggerPolicy.strategy: KFP strategy is not supported yet (dsl.ExitHandler, ignore_upstream_failure)",
+		f + `:34:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

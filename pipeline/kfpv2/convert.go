@@ -679,8 +679,7 @@ type compConv struct {
 // task converts one task of a dag into a step.
 func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
-	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy"}, map[string]string{
-		"triggerPolicy":     " (dsl.If, dsl.Elif, dsl.Else, dsl.Condition)",
+	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy"}, map[string]string{
 		"parameterIterator": " (dsl.ParallelFor)",
 		"artifactIterator":  " (dsl.ParallelFor over artifacts)",
 		"iteratorPolicy":    " (dsl.ParallelFor parallelism)",
@@ -699,8 +698,21 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		return nil
 	}
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	var inputs *yaml.Node
 	if in := t["inputs"]; in != nil {
-		c.add(step, "inputs", in, field+".inputs", c.taskInputs(in, field+".inputs", name))
+		inputs = c.taskInputs(in, field+".inputs", name)
+		c.add(step, "inputs", in, field+".inputs", inputs)
+	}
+	if tp := t["triggerPolicy"]; tp != nil {
+		pf := field + ".triggerPolicy"
+		p := c.fieldsOf(tp, pf, "a triggerPolicy", []string{"condition"}, map[string]string{"strategy": " (dsl.ExitHandler, ignore_upstream_failure)"})
+		if cond, ok := c.scalarOf(p["condition"], pf+".condition", "a condition"); ok {
+			if when, err := condition(cond, inputs); err != nil {
+				c.errorf(p["condition"], pf+".condition", "%v", err)
+			} else {
+				c.add(step, "when", p["condition"], pf+".condition", c.str(when, p["condition"], pf+".condition"))
+			}
+		}
 	}
 	if d := t["dependentTasks"]; d != nil {
 		after := c.seq(d, field+".dependentTasks")
@@ -751,6 +763,10 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	out := c.mapping(n, field)
 	fs := c.fieldsOf(n, field, "task inputs", []string{"parameters", "artifacts"}, nil)
+	// Constants holding placeholders of other task inputs (an f-string of
+	// pipeline channels) are resolved once every input is known.
+	var pending []pendingConst
+	defer func() { c.channels(out, pending, comp) }()
 	pk, pv := pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
@@ -778,7 +794,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 				c.errorf(s["runtimeValue"], f+".runtimeValue", "missing: constant")
 			case components.IsNull(v):
 			case hasBraces(v):
-				c.errorf(v, f+".runtimeValue.constant", "a constant holding {{ is not supported (pipectl would read it as a reference)")
+				pending = append(pending, pendingConst{key: k, node: v, field: f})
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -837,4 +853,100 @@ func wholeNumber(n *yaml.Node) *yaml.Node {
 	m.Value, _, _ = strings.Cut(n.Value, ".")
 	m.Tag = "!!int"
 	return &m
+}
+
+var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=)\s*('[^']*'|-?[0-9][0-9.]*|true|false)\s*(\))?$`)
+
+// condition is the when of a task's triggerPolicy.condition: KFP writes a
+// CEL expression; pipectl runs the one comparison of a task input with a
+// literal, as dsl.If(x == 'heads') writes it (or its Else, !(...)).
+func condition(cond string, inputs *yaml.Node) (string, error) {
+	m := conditionRE.FindStringSubmatch(strings.TrimSpace(cond))
+	if m == nil || (m[1] != "") != (m[6] != "") {
+		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs one comparison of a task input with a literal (== or !=), or its negation !(...)", cond)
+	}
+	v, _, ok := yamlfile.Lookup(inputs, m[3])
+	if inputs == nil || !ok || v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "{{") {
+		return "", fmt.Errorf("condition %q: the task has no input parameter %q given by a pipeline input or a task output", cond, m[3])
+	}
+	op := m[4]
+	if m[1] != "" {
+		op = map[string]string{"==": "!=", "!=": "=="}[op]
+	}
+	lit := strings.Trim(m[5], "'")
+	if strings.ContainsAny(lit, "=!{}\\\"") {
+		return "", fmt.Errorf("condition %q: the literal %s is not supported", cond, m[5])
+	}
+	return v.Value + " " + op + " " + lit, nil
+}
+
+// pendingConst is a string constant holding placeholders.
+type pendingConst struct {
+	key, node *yaml.Node
+	field     string
+}
+
+// channels resolves the constants of pending, which hold placeholders of
+// the task's other inputs (KFP's pipeline channels, "{{$.inputs.parameters
+// ['pipelinechannel--x']}}", which its driver fills in): each becomes the
+// reference its input is, "{{params.P}}" (a whole step output only as the
+// whole constant). The channel inputs the component does not declare are
+// then dropped from the step's inputs.
+func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) {
+	used := map[string]bool{}
+	for _, pc := range pending {
+		text := pc.node.Value
+		var b strings.Builder
+		ok := true
+		rest := text
+		for ok {
+			loc := placeholderRE.FindStringSubmatchIndex(rest)
+			if loc == nil {
+				break
+			}
+			b.WriteString(rest[:loc[0]])
+			m := inParamRE.FindStringSubmatch(rest[loc[2]:loc[3]])
+			var ref *yaml.Node
+			if m != nil {
+				ref, _, _ = yamlfile.Lookup(inputs, m[1])
+			}
+			switch {
+			case m == nil:
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task)", rest[loc[2]:loc[3]])
+				ok = false
+			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])
+				ok = false
+			case strings.HasPrefix(ref.Value, "{{steps.") && text != rest[loc[0]:loc[1]]:
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "the output of a task (input %q) inside a constant's text is not supported yet (pipectl embeds pipeline inputs only)", m[1])
+				ok = false
+			default:
+				used[m[1]] = true
+				b.WriteString(ref.Value)
+			}
+			rest = rest[loc[1]:]
+		}
+		if !ok {
+			continue
+		}
+		if strings.Contains(rest, "{{") {
+			c.errorf(pc.node, pc.field+".runtimeValue.constant", "a constant holding {{ outside a KFP placeholder is not supported (pipectl would read it as a reference)")
+			continue
+		}
+		b.WriteString(rest)
+		c.at(pc.node, pc.field+".runtimeValue.constant")
+		c.add(inputs, pc.key.Value, pc.key, pc.field, c.str(b.String(), pc.node, pc.field+".runtimeValue.constant"))
+	}
+	if len(used) == 0 {
+		return
+	}
+	kept := inputs.Content[:0]
+	for i := 0; i+1 < len(inputs.Content); i += 2 {
+		name := inputs.Content[i].Value
+		if _, _, declared := yamlfile.Lookup(c.comps, comp, "inputDefinitions", "parameters", name); used[name] && !declared {
+			continue
+		}
+		kept = append(kept, inputs.Content[i], inputs.Content[i+1])
+	}
+	inputs.Content = kept
 }

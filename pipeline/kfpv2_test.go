@@ -28,6 +28,7 @@ func TestKFPv2Wiring(t *testing.T) {
 	}
 	want := map[string]map[string]Binding{
 		"produce=produce": {"greeting": {Param: "greeting"}, "times": {Param: "times"}},
+		"for-loop-1=tag":  {"greeting": {Param: "greeting"}, "name": {Literal: "{{item.a}}"}},
 		"wrapped.consume=consume": {
 			"data":   {Step: "produce", Output: "data"},
 			"count":  {Step: "produce", Output: "count"},
@@ -45,6 +46,11 @@ func TestKFPv2Wiring(t *testing.T) {
 	}
 	if got, want := cons.When, "{{steps.produce.outputs.count}} == 3"; got != want {
 		t.Errorf("consume when %q, want %q (the sub-DAG task's condition)", got, want)
+	}
+	if l := p.Step("for-loop-1").Loop; l == nil || l.Parallelism != 1 {
+		t.Errorf("for-loop-1 loop %+v, want parallelism 1", l)
+	} else if b, err := p.Step("for-loop-1").ItemsBinding(); err != nil || b.Literal != `[{"a":"x"},{"a":"y"}]` {
+		t.Errorf("for-loop-1 items %+v, %v", b, err)
 	}
 	if prod.Retries != 2 {
 		t.Errorf("produce retries %d, want 2", prod.Retries)

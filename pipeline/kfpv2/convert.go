@@ -133,6 +133,11 @@ type conv struct {
 	// converted (a component that uses itself is an error).
 	built  map[string]*yaml.Node
 	active map[string]bool
+	// scope, while the body of a ParallelFor is converted, gives the
+	// references its inputs are (the loop item is "{{item}}"); item names
+	// the item input.
+	scope map[string]string
+	item  string
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -679,11 +684,15 @@ type compConv struct {
 // task converts one task of a dag into a step.
 func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
-	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy"}, map[string]string{
-		"parameterIterator": " (dsl.ParallelFor)",
-		"artifactIterator":  " (dsl.ParallelFor over artifacts)",
-		"iteratorPolicy":    " (dsl.ParallelFor parallelism)",
+	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy", "parameterIterator", "iteratorPolicy"}, map[string]string{
+		"artifactIterator": " (dsl.ParallelFor over artifacts)",
 	})
+	if t["parameterIterator"] != nil {
+		return c.loopTask(key, field, t)
+	}
+	if t["iteratorPolicy"] != nil {
+		c.errorf(t["iteratorPolicy"], field+".iteratorPolicy", "iteratorPolicy without parameterIterator")
+	}
 	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
 	if t["componentRef"] == nil {
 		c.errorf(key, field, "missing: componentRef")
@@ -770,14 +779,22 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	pk, pv := pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
-		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue"}, map[string]string{
-			"parameterExpressionSelector": " (a field of a loop item or a JSON value)",
-			"taskFinalStatus":             " (dsl.PipelineTaskFinalStatus)",
+		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue", "parameterExpressionSelector"}, map[string]string{
+			"taskFinalStatus": " (dsl.PipelineTaskFinalStatus)",
 		})
+		if s["parameterExpressionSelector"] != nil && s["componentInputParameter"] == nil {
+			c.errorf(s["parameterExpressionSelector"], f+".parameterExpressionSelector", "KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+			continue
+		}
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
-				c.add(out, k.Value, k, f, c.str("{{params."+v+"}}", s["componentInputParameter"], f+".componentInputParameter"))
+				val, err := c.scoped(v, s["parameterExpressionSelector"])
+				if err != nil {
+					c.errorf(s["componentInputParameter"], f, "%v", err)
+					continue
+				}
+				c.add(out, k.Value, k, f, c.str(val, s["componentInputParameter"], f+".componentInputParameter"))
 			}
 		case s["taskOutputParameter"] != nil:
 			o := c.fieldsOf(s["taskOutputParameter"], f+".taskOutputParameter", "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
@@ -811,7 +828,12 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputArtifact"] != nil:
 			if v, ok := c.scalarOf(s["componentInputArtifact"], f+".componentInputArtifact", "an input name"); ok {
-				c.add(out, k.Value, k, f, c.str("{{params."+v+"}}", s["componentInputArtifact"], f+".componentInputArtifact"))
+				val, err := c.scoped(v, nil)
+				if err != nil {
+					c.errorf(s["componentInputArtifact"], f, "%v", err)
+					continue
+				}
+				c.add(out, k.Value, k, f, c.str(val, s["componentInputArtifact"], f+".componentInputArtifact"))
 			}
 		case s["taskOutputArtifact"] != nil:
 			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
@@ -949,4 +971,152 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 		kept = append(kept, inputs.Content[i], inputs.Content[i+1])
 	}
 	inputs.Content = kept
+}
+
+var selectorRE = regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
+
+// scoped is the reference of input name of the dag being converted, with
+// a selector of a field of a loop item.
+func (c *conv) scoped(name string, selector *yaml.Node) (string, error) {
+	if c.scope == nil {
+		if selector != nil {
+			return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+		}
+		return "{{params." + name + "}}", nil
+	}
+	if name == c.item {
+		if selector == nil {
+			return "{{item}}", nil
+		}
+		m := selectorRE.FindStringSubmatch(selector.Value)
+		if m == nil {
+			return "", fmt.Errorf("parameterExpressionSelector %q is not supported (supported: parseJson(string_value)[\"FIELD\"], a field of the loop item)", selector.Value)
+		}
+		return "{{item." + m[1] + "}}", nil
+	}
+	if selector != nil {
+		return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+	}
+	v, ok := c.scope[name]
+	if !ok {
+		return "", fmt.Errorf("the ParallelFor body has no input %q given by its task", name)
+	}
+	return v, nil
+}
+
+// loopTask converts a task with a parameterIterator (dsl.ParallelFor) whose
+// body (a sub-DAG) is one container task: the step is that task, named
+// after the loop task, with loop.items the iterator's items (raw, a JSON
+// list as written; or inputParameter, the reference that task input is)
+// and loop.parallelism the iteratorPolicy's parallelismLimit.
+func (c *conv) loopTask(key *yaml.Node, field string, t map[string]*yaml.Node) *yaml.Node {
+	pf := field + ".parameterIterator"
+	it := c.fieldsOf(t["parameterIterator"], pf, "a parameterIterator", []string{"itemInput", "items"}, nil)
+	item, ok := c.scalarOf(it["itemInput"], pf+".itemInput", "the item's input name")
+	if !ok {
+		return nil
+	}
+	if c.scope != nil {
+		c.errorf(t["parameterIterator"], pf, "a ParallelFor inside a ParallelFor is not supported yet")
+		return nil
+	}
+	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
+	body, ok := c.scalarOf(ref["name"], field+".componentRef.name", "a component name")
+	if !ok {
+		return nil
+	}
+	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
+	tk, tv := pairs(tasks)
+	if !isDAG || len(tk) != 1 {
+		c.errorf(t["parameterIterator"], pf, "a ParallelFor body of %d tasks is not supported yet (pipectl loops one task: each iteration is STEP[i])", len(tk))
+		return nil
+	}
+	if o, _, has := yamlfile.Lookup(c.comps, body, "dag", "outputs"); has {
+		c.errorf(o, "components."+body+".dag.outputs", "the collected outputs of a ParallelFor (dsl.Collected) are not supported yet")
+		return nil
+	}
+	if inner, _, _ := yamlfile.Lookup(tv[0], "componentRef", "name"); inner != nil {
+		if _, _, sub := yamlfile.Lookup(c.comps, inner.Value, "dag"); sub {
+			c.errorf(t["parameterIterator"], pf, "a ParallelFor body that is a nested pipeline is not supported yet (pipectl loops one task)")
+			return nil
+		}
+	}
+	// The outer task's inputs are the body's.
+	var outer *yaml.Node
+	if in := t["inputs"]; in != nil {
+		outer = c.taskInputs(in, field+".inputs", body)
+	}
+	scope := map[string]string{}
+	ok2 := true
+	ks, vs := pairs(outer)
+	for i, k := range ks {
+		if vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{") {
+			c.errorf(k, field+".inputs", "a constant input of a ParallelFor task is not supported yet")
+			ok2 = false
+		}
+		scope[k.Value] = vs[i].Value
+	}
+	if !ok2 {
+		return nil
+	}
+	loop := c.mapping(t["parameterIterator"], pf)
+	items := c.fieldsOf(it["items"], pf+".items", "the iterator's items", []string{"raw", "inputParameter"}, nil)
+	switch {
+	case items["raw"] != nil:
+		raw := items["raw"]
+		var list yaml.Node
+		if err := yaml.Unmarshal([]byte(raw.Value), &list); err != nil || len(list.Content) != 1 || list.Content[0].Kind != yaml.SequenceNode {
+			c.errorf(raw, pf+".items.raw", "expected a JSON list, got %q", raw.Value)
+			return nil
+		}
+		seq := list.Content[0]
+		place(seq, raw)
+		c.at(raw, pf+".items.raw")
+		c.add(loop, "items", raw, pf+".items.raw", seq)
+	case items["inputParameter"] != nil:
+		name := items["inputParameter"].Value
+		v, ok := scope[name]
+		if !ok {
+			c.errorf(items["inputParameter"], pf+".items.inputParameter", "the task has no input %q", name)
+			return nil
+		}
+		c.add(loop, "items", items["inputParameter"], pf+".items.inputParameter", c.str(v, items["inputParameter"], pf+".items.inputParameter"))
+	default:
+		c.errorf(t["parameterIterator"], pf+".items", "missing: items (raw or inputParameter)")
+		return nil
+	}
+	if ip := t["iteratorPolicy"]; ip != nil {
+		p := c.fieldsOf(ip, field+".iteratorPolicy", "an iteratorPolicy", []string{"parallelismLimit"}, nil)
+		if l := p["parallelismLimit"]; l != nil {
+			c.add(loop, "parallelism", l, field+".iteratorPolicy.parallelismLimit", l)
+		}
+	}
+	c.scope, c.item = scope, item
+	step := c.task(key, tv[0], "components."+body+".dag.tasks."+tk[0].Value)
+	c.scope, c.item = nil, ""
+	if step == nil {
+		return nil
+	}
+	// The step is the loop task: its name and its dependencies.
+	step.Content[1] = c.str(key.Value, key, field)
+	if d := t["dependentTasks"]; d != nil {
+		after := c.seq(d, field+".dependentTasks")
+		for j, e := range d.Content {
+			after.Content = append(after.Content, c.str(e.Value, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+		}
+		c.add(step, "after", d, field+".dependentTasks", after)
+	}
+	if tp := t["triggerPolicy"]; tp != nil {
+		c.errorf(tp, field+".triggerPolicy", "a condition on a ParallelFor task is not supported yet")
+	}
+	c.add(step, "loop", t["parameterIterator"], pf, loop)
+	return step
+}
+
+// place gives n and the nodes below it the position of at.
+func place(n, at *yaml.Node) {
+	n.Line, n.Column = at.Line, at.Column
+	for _, e := range n.Content {
+		place(e, at)
+	}
 }

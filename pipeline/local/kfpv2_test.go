@@ -24,6 +24,8 @@ func TestRunKFPv2(t *testing.T) {
 		want: map[string]string{
 			"produce/count":           "3",
 			"wrapped.consume/summary": `--count=3 --ratio 1.0 {"a":[1,2.50]} --suffix ! 3`,
+			"for-loop-1[0]/tagged":    "hello, x",
+			"for-loop-1[1]/tagged":    "hello, y",
 		},
 		files: map[string]string{"produce/data": "hello\nhello\nhello\n"},
 	}, {

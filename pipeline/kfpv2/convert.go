@@ -138,6 +138,11 @@ type conv struct {
 	// the item input.
 	scope map[string]string
 	item  string
+	// atRoot is set while the root DAG's tasks are converted; final is set
+	// by task on a task that becomes a finally step.
+	atRoot, final bool
+	// atRootDefs is set while the root's inputDefinitions are read.
+	atRootDefs bool
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -316,7 +321,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		c.str("kind", comp, field), c.str("Pipeline", comp, field),
 		c.str("metadata", comp, field), meta)
 	params := c.mapping(comp, join(field, "inputDefinitions"))
+	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
+	c.atRootDefs = false
 	for _, in := range ins {
 		if root && in.artifact {
 			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
@@ -338,11 +345,22 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		return out
 	}
 	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
+	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
 	tk, tv := pairs(dag["tasks"])
 	for i, k := range tk {
-		if s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value)); s != nil {
+		c.atRoot, c.final = root, false
+		s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value))
+		switch {
+		case s == nil:
+		case c.final:
+			finally.Content = append(finally.Content, s)
+		default:
 			steps.Content = append(steps.Content, s)
 		}
+		c.atRoot, c.final = false, false
+	}
+	if len(finally.Content) > 0 {
+		c.add(out, "finally", fs["dag"], join(field, "dag.tasks"), finally)
 	}
 	if len(tk) == 0 {
 		c.errorf(fs["dag"], join(field, "dag.tasks"), "missing: tasks")
@@ -445,9 +463,12 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 			continue
 		}
 		typ, known := paramTypes[t]
+		if t == "TASK_FINAL_STATUS" && inputs && !c.atRootDefs {
+			typ, known = components.TypeJSON, true
+		}
 		if !known {
 			if t == "TASK_FINAL_STATUS" {
-				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is not supported yet")
+				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component only")
 			} else {
 				c.errorf(d["parameterType"], f+".parameterType", "unknown parameterType %q (expected STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST or STRUCT)", t)
 			}
@@ -714,7 +735,21 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	}
 	if tp := t["triggerPolicy"]; tp != nil {
 		pf := field + ".triggerPolicy"
-		p := c.fieldsOf(tp, pf, "a triggerPolicy", []string{"condition"}, map[string]string{"strategy": " (dsl.ExitHandler, ignore_upstream_failure)"})
+		p := c.fieldsOf(tp, pf, "a triggerPolicy", []string{"condition", "strategy"}, nil)
+		if st := p["strategy"]; st != nil {
+			switch {
+			case st.Value != "ALL_UPSTREAM_TASKS_COMPLETED":
+				c.errorf(st, pf+".strategy", "unknown strategy %q (expected ALL_UPSTREAM_TASKS_COMPLETED)", st.Value)
+			case !c.atRoot:
+				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
+			case p["condition"] != nil:
+				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")
+			default:
+				// A finally step runs after every other step: its
+				// dependentTasks are what it waited for.
+				c.final = true
+			}
+		}
 		if cond, ok := c.scalarOf(p["condition"], pf+".condition", "a condition"); ok {
 			if when, err := condition(cond, inputs); err != nil {
 				c.errorf(p["condition"], pf+".condition", "%v", err)
@@ -723,7 +758,7 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 			}
 		}
 	}
-	if d := t["dependentTasks"]; d != nil {
+	if d := t["dependentTasks"]; d != nil && !c.final {
 		after := c.seq(d, field+".dependentTasks")
 		if d.Kind != yaml.SequenceNode {
 			c.errorf(d, field+".dependentTasks", "expected a list of task names")
@@ -779,9 +814,14 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	pk, pv := pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
-		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue", "parameterExpressionSelector"}, map[string]string{
-			"taskFinalStatus": " (dsl.PipelineTaskFinalStatus)",
-		})
+		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue", "parameterExpressionSelector", "taskFinalStatus"}, nil)
+		if tf := s["taskFinalStatus"]; tf != nil {
+			o := c.fieldsOf(tf, f+".taskFinalStatus", "a taskFinalStatus", []string{"producerTask"}, nil)
+			if task, ok := c.scalarOf(o["producerTask"], f+".taskFinalStatus.producerTask", "a task name"); ok {
+				c.add(out, k.Value, k, f, c.str(finalStatus(task), tf, f+".taskFinalStatus"))
+			}
+			continue
+		}
 		if s["parameterExpressionSelector"] != nil && s["componentInputParameter"] == nil {
 			c.errorf(s["parameterExpressionSelector"], f+".parameterExpressionSelector", "KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
 			continue
@@ -1119,4 +1159,12 @@ func place(n, at *yaml.Node) {
 	for _, e := range n.Content {
 		place(e, at)
 	}
+}
+
+// finalStatus is the value of a dsl.PipelineTaskFinalStatus input given by
+// taskFinalStatus of task: the JSON object KFP gives, its state the run's
+// status as a finally step reads it ({{run.status}}: Succeeded, Failed or
+// Cancelled; KFP writes SUCCEEDED, FAILED, CANCELLED).
+func finalStatus(task string) string {
+	return `{"state": "{{run.status}}", "pipelineTaskName": "` + task + `", "error": {}}`
 }

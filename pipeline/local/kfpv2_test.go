@@ -16,7 +16,8 @@ import (
 func TestRunKFPv2(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		file string
+		file   string
+		params map[string]string
 		// want are output values by STEP/OUTPUT; files artifact contents.
 		want, files map[string]string
 	}{{
@@ -36,6 +37,14 @@ func TestRunKFPv2(t *testing.T) {
 			"show/shown":   "n=30",
 		},
 		files: map[string]string{"stats/report": `{"lines": 3}`},
+	}, {
+		file: "../testdata/kfpv2/exit.yaml",
+		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
+	}, {
+		// The exit task runs when the handler's task fails, and sees it.
+		file:   "../testdata/kfpv2/exit.yaml",
+		params: map[string]string{"fail": "true"},
+		want:   map[string]string{"report/seen": `{"state": "Failed", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}} {
 		t.Run(tc.file, func(t *testing.T) {
 			f := newFixture(t)
@@ -43,9 +52,12 @@ func TestRunKFPv2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, err := f.run(ctx, p, nil, nil)
-			if err != nil {
+			run, err := f.run(ctx, p, tc.params, nil)
+			if err != nil && tc.params["fail"] != "true" {
 				t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+			}
+			if tc.params["fail"] == "true" && (err == nil || run.Status != artifacts.StatusFailed) {
+				t.Fatalf("run with a failing task: status %s, err %v", run.Status, err)
 			}
 			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
 			if err != nil {

@@ -91,7 +91,7 @@ func syntaxError(path string, err error) error {
 		fmt.Sscan(m[1], &line)
 		return &yamlfile.Error{File: path, Line: line, Column: 1, Msg: m[2]}
 	}
-	return &yamlfile.Error{File: path, Msg: strings.TrimPrefix(msg, "yaml: ")}
+	return &yamlfile.Error{File: path, Line: 1, Column: 1, Msg: strings.TrimPrefix(msg, "yaml: ")}
 }
 
 // Result is a KFP v2 pipeline as a pipectl pipeline.

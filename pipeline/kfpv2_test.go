@@ -81,11 +81,32 @@ func TestKFPv2Unsupported(t *testing.T) {
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
-		f + ":31:11: root.dag.tasks.echo.triggerPolicy.strategy: KFP strategy is not supported yet (dsl.ExitHandler, ignore_upstream_failure)",
-		f + `:34:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
+		f + `:43:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported yet (executor exec-echo)`,
+		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestKFPv2Platform: container resources and the kubernetes platform
+// spec's tolerations and node selector become the fields of the steps
+// running the executor.
+func TestKFPv2Platform(t *testing.T) {
+	p, err := Load("testdata/kfpv2/platform.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("train")
+	want := &Resources{CPU: "2000m", Memory: "0.5G", GPU: 2, GPUResource: "amd.com/gpu"}
+	if diff := cmp.Diff(want, s.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Toleration{{Key: "amd.com/gpu", Operator: "Exists", Effect: "NoSchedule"}}, s.Tolerations); diff != "" {
+		t.Errorf("tolerations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"pool": "gpu"}, s.NodeSelector); diff != "" {
+		t.Errorf("nodeSelector (-want +got):\n%s", diff)
 	}
 }

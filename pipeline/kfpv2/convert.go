@@ -113,7 +113,7 @@ func (r *Result) Field(line, col int) (string, bool) {
 // Convert writes the KFP v2 pipeline of f as a pipectl pipeline. Every
 // problem it finds is returned, joined, each a *yamlfile.Error.
 func Convert(f *File) (*Result, error) {
-	c := &conv{f: f.File, fields: map[[2]int]string{}, built: map[string]*yaml.Node{}, active: map[string]bool{}}
+	c := &conv{f: f.File, fields: map[[2]int]string{}, built: map[string]*yaml.Node{}, active: map[string]bool{}, extra: stepFields{}}
 	root := c.pipeline(f)
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
@@ -143,6 +143,9 @@ type conv struct {
 	atRoot, final bool
 	// atRootDefs is set while the root's inputDefinitions are read.
 	atRootDefs bool
+	// extra are the step fields of the steps running each executor
+	// (resources.go).
+	extra stepFields
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -302,6 +305,10 @@ func (c *conv) platform(p *yaml.Node) {
 				continue
 			}
 			for m, e := range ek {
+				if name.Value == "kubernetes" {
+					c.platformExecutor(e.Value, ev[m], field+".deploymentSpec.executors."+e.Value)
+					continue
+				}
 				fk, _ := pairs(ev[m])
 				for _, f := range fk {
 					c.errorf(f, field+".deploymentSpec.executors."+e.Value+"."+f.Value, "KFP %s platform spec %q is not supported yet (executor %s)", name.Value, f.Value, e.Value)
@@ -600,10 +607,12 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		return nil
 	}
 	cf := ef + ".container"
-	cs := c.fieldsOf(cont, cf, "a container", []string{"image", "command", "args", "env"}, map[string]string{
-		"resources": " (set resources on the step)",
+	cs := c.fieldsOf(cont, cf, "a container", []string{"image", "command", "args", "env", "resources"}, map[string]string{
 		"lifecycle": "",
 	})
+	if r := cs["resources"]; r != nil {
+		c.resources(label, r, cf+".resources")
+	}
 	cv := &compConv{executorInput: func() (string, error) { return ExecutorInputPlaceholder, nil }}
 	out := c.mapping(key, field,
 		c.str("apiVersion", key, field), c.str(components.APIVersion, key, field),
@@ -728,6 +737,9 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		return nil
 	}
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	if label := c.executorOf(name); label != "" {
+		step.Content = append(step.Content, c.extra[label]...)
+	}
 	var inputs *yaml.Node
 	if in := t["inputs"]; in != nil {
 		inputs = c.taskInputs(in, field+".inputs", name)

@@ -714,6 +714,8 @@ type compConv struct {
 // task converts one task of a dag into a step.
 func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
+	// Converting a sub-DAG component below resets atRoot.
+	atRoot := c.atRoot
 	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy", "parameterIterator", "iteratorPolicy"}, map[string]string{
 		"artifactIterator": " (dsl.ParallelFor over artifacts)",
 	})
@@ -752,7 +754,7 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 			switch {
 			case st.Value != "ALL_UPSTREAM_TASKS_COMPLETED":
 				c.errorf(st, pf+".strategy", "unknown strategy %q (expected ALL_UPSTREAM_TASKS_COMPLETED)", st.Value)
-			case !c.atRoot:
+			case !atRoot:
 				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
 			case p["condition"] != nil:
 				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")

@@ -29,6 +29,7 @@ func TestKFPv2Wiring(t *testing.T) {
 	want := map[string]map[string]Binding{
 		"produce=produce": {"greeting": {Param: "greeting"}, "times": {Param: "times"}},
 		"for-loop-1=tag":  {"greeting": {Param: "greeting"}, "name": {Literal: "{{item.a}}"}},
+		"join=join":       {"tags": {Step: "for-loop-1", Output: "tagged"}},
 		"wrapped.consume=consume": {
 			"data":   {Step: "produce", Output: "data"},
 			"count":  {Step: "produce", Output: "count"},

@@ -146,6 +146,8 @@ type conv struct {
 	// extra are the step fields of the steps running each executor
 	// (resources.go).
 	extra stepFields
+	// dagTasks are the tasks of the dag being converted.
+	dagTasks *yaml.Node
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -354,6 +356,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
 	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
 	tk, tv := pairs(dag["tasks"])
+	saved := c.dagTasks
+	c.dagTasks = dag["tasks"]
+	defer func() { c.dagTasks = saved }()
 	for i, k := range tk {
 		c.atRoot, c.final = root, false
 		s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value))
@@ -391,6 +396,7 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
 		if ok1 && ok2 {
+			key = c.collectedOutput(task, key)
 			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", sel["valueFromParameter"], f+".valueFromParameter"))
 		}
 	}
@@ -855,6 +861,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputParameter.producerTask", "a task name")
 			key, ok2 := c.scalarOf(o["outputParameterKey"], f+".taskOutputParameter.outputParameterKey", "an output name")
 			if ok1 && ok2 {
+				key = c.collectedOutput(task, key)
 				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputParameter"], f+".taskOutputParameter"))
 			}
 		case s["runtimeValue"] != nil:
@@ -1086,8 +1093,22 @@ func (c *conv) loopTask(key *yaml.Node, field string, t map[string]*yaml.Node) *
 		return nil
 	}
 	if o, _, has := yamlfile.Lookup(c.comps, body, "dag", "outputs"); has {
-		c.errorf(o, "components."+body+".dag.outputs", "the collected outputs of a ParallelFor (dsl.Collected) are not supported yet")
-		return nil
+		of := "components." + body + ".dag.outputs"
+		ok := true
+		fs := c.fieldsOf(o, of, "dag outputs", []string{"parameters"}, map[string]string{"artifacts": " for the outputs of a ParallelFor (dsl.Collected artifacts, a list of artifacts)"})
+		pk, pv := pairs(fs["parameters"])
+		for i, k := range pk {
+			f := of + ".parameters." + k.Value
+			v := c.fieldsOf(pv[i], f, "a collected output", []string{"valueFromParameter"}, nil)
+			sel := c.fieldsOf(v["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
+			if sel["producerSubtask"] == nil || sel["producerSubtask"].Value != tk[0].Value || sel["outputParameterKey"] == nil {
+				c.errorf(pv[i], f, "expected the output of the ParallelFor's task %q", tk[0].Value)
+				ok = false
+			}
+		}
+		if !ok || fs["artifacts"] != nil {
+			return nil
+		}
 	}
 	if inner, _, _ := yamlfile.Lookup(tv[0], "componentRef", "name"); inner != nil {
 		if _, _, sub := yamlfile.Lookup(c.comps, inner.Value, "dag"); sub {
@@ -1181,4 +1202,26 @@ func place(n, at *yaml.Node) {
 // Cancelled; KFP writes SUCCEEDED, FAILED, CANCELLED).
 func finalStatus(task string) string {
 	return `{"state": "{{run.status}}", "pipelineTaskName": "` + task + `", "error": {}}`
+}
+
+// collectedOutput is the output of the loop step a reference to output key
+// of task names: for a ParallelFor task (its body of one task), the output
+// of that task its dag.outputs collect (dsl.Collected), which the loop
+// step collects into a JSON list; else key itself.
+func (c *conv) collectedOutput(task, key string) string {
+	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
+	if !ok {
+		return key
+	}
+	if _, _, loop := yamlfile.Lookup(t, "parameterIterator"); !loop {
+		return key
+	}
+	body, _, _ := yamlfile.Lookup(t, "componentRef", "name")
+	if body == nil {
+		return key
+	}
+	if o, _, ok := yamlfile.Lookup(c.comps, body.Value, "dag", "outputs", "parameters", key, "valueFromParameter", "outputParameterKey"); ok && o.Kind == yaml.ScalarNode {
+		return o.Value
+	}
+	return key
 }

@@ -27,6 +27,7 @@ func TestRunKFPv2(t *testing.T) {
 			"wrapped.consume/summary": `--count=3 --ratio 1.0 {"a":[1,2.50]} --suffix ! 3`,
 			"for-loop-1[0]/tagged":    "hello, x",
 			"for-loop-1[1]/tagged":    "hello, y",
+			"join/joined":             `["hello, x","hello, y"]`,
 		},
 		files: map[string]string{"produce/data": "hello\nhello\nhello\n"},
 	}, {

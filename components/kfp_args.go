@@ -30,8 +30,9 @@ import (
 // Argo's macros in literal text: {{workflow.uid}} and {{workflow.name}} are
 // the run id ({{run.id}}), {{pod.name}} the pod's name ({{pod.name}}).
 
-// kfpV2Placeholders are KFP v2 placeholders, which pipectl does not run.
-var kfpV2Placeholders = []string{"executorInput", "inputMetadata", "outputMetadata", "inputOutputPortName"}
+// kfpV2Placeholders are KFP v2 placeholders pipectl does not run
+// (executorInput it does: kfp_v2placeholders.go).
+var kfpV2Placeholders = []string{"inputMetadata", "outputMetadata", "inputOutputPortName"}
 
 const kfpSupported = "inputValue, inputPath, inputUri, outputPath, outputUri, concat, if"
 
@@ -41,6 +42,13 @@ func kfpUsage(list []yaml.Node) map[string]map[string]bool {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		switch n.Kind {
+		case yaml.ScalarNode:
+			for _, m := range v2ParamUseRE.FindAllStringSubmatch(n.Value, -1) {
+				if usage[m[1]] == nil {
+					usage[m[1]] = map[string]bool{}
+				}
+				usage[m[1]]["inputValue"] = true
+			}
 		case yaml.SequenceNode:
 			for _, e := range n.Content {
 				walk(e)
@@ -151,6 +159,9 @@ func (cv *kfpConverter) arg(n *yaml.Node, field string, inConcat bool) ([]string
 		return cv.ifArg(key, val, field)
 	case "isPresent":
 		return nil, f.Errorf(key, field, "isPresent is supported as the cond of an if, not as an argument")
+	}
+	if key.Value == "executorInput" {
+		return []string{"{{executor.input}}"}, nil
 	}
 	if slices.Contains(kfpV2Placeholders, key.Value) {
 		return nil, f.Errorf(key, field, "KFP v2 placeholder %s is not supported: pipectl runs KFP v1 components (supported: %s)", key.Value, kfpSupported)
@@ -297,7 +308,11 @@ func (cv *kfpConverter) literal(n *yaml.Node, field string) (string, error) {
 		case body == "pod.name":
 			b.WriteString("{{pod.name}}")
 		case strings.HasPrefix(body, "$"):
-			return "", cv.errorAt(n, offset, field, "KFP v2 placeholder {{%s}} is not supported: pipectl runs KFP v1 components", body)
+			t, err := cv.v2Placeholder(body)
+			if err != nil {
+				return "", cv.errorAt(n, offset, field, "%v", err)
+			}
+			b.WriteString(t)
 		default:
 			return "", cv.errorAt(n, offset, field, "Argo variable {{%s}} is not supported (supported: {{workflow.uid}}, {{workflow.name}}, {{pod.name}})", body)
 		}

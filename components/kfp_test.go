@@ -140,15 +140,15 @@ implementation:
   container:
     image: a
     command: [prog, "--in={{$.inputs.parameters['x']}}"]
-`, `c.yaml:6:27: implementation.container.command[1]: KFP v2 placeholder {{$.inputs.parameters['x']}} is not supported`,
+`, `c.yaml:6:27: implementation.container.command[1]: {{$.inputs.parameters['x']}} names no input of the component`,
 	}, {
 		"v2 executorInput", `
 name: v2
 implementation:
   container:
     image: a
-    args: [{executorInput: null}]
-`, `c.yaml:6:13: implementation.container.args[0].executorInput: KFP v2 placeholder executorInput is not supported`,
+    args: [{inputMetadata: x}]
+`, `c.yaml:6:13: implementation.container.args[0].inputMetadata: KFP v2 placeholder inputMetadata is not supported`,
 	}, {
 		"unknown Argo variable", `
 name: m
@@ -166,8 +166,8 @@ implementation:
     command: [prog]
     env:
       A: ok
-      B: '{{$}}'
-`, `c.yaml:9:11: implementation.container.env.B: KFP v2 placeholder {{$}} is not supported`,
+      B: '{{$.pipeline_root}}'
+`, `c.yaml:9:11: implementation.container.env.B: KFP v2 placeholder {{$.pipeline_root}} is not supported`,
 	}, {
 		"bad env name at its key", `
 name: m

@@ -16,6 +16,7 @@ import (
 //	{{run.id}}             the run id
 //	{{step.name}}          the step's name
 //	{{pod.name}}           the pod's name on Kubernetes; locally RUN-STEP
+//	{{executor.input}}     KFP v2's executor input JSON (KFP's {{$}})
 //
 // {{inputs.NAME.path}} of a parameter is the path of a file holding its
 // value, which pipectl writes before the program starts.
@@ -70,7 +71,7 @@ type marker struct {
 	input string
 }
 
-const placeholderForms = "{{inputs.NAME}}, {{inputs.NAME.path}}, {{inputs.NAME.uri}}, {{outputs.NAME.path}}, {{outputs.NAME.uri}}, {{run.id}}, {{step.name}}, {{pod.name}}, or the elements {{if COND}}, {{else}}, {{end}}"
+const placeholderForms = "{{inputs.NAME}}, {{inputs.NAME.path}}, {{inputs.NAME.uri}}, {{outputs.NAME.path}}, {{outputs.NAME.uri}}, {{run.id}}, {{step.name}}, {{pod.name}}, {{executor.input}}, or the elements {{if COND}}, {{else}}, {{end}}"
 
 // parseTemplate splits s into literal text and placeholders.
 func parseTemplate(s string) ([]segment, error) {
@@ -107,6 +108,8 @@ func parseTemplate(s string) ([]segment, error) {
 			ref.Dir, ref.Name = parts[0], parts[1]
 		case len(parts) == 3 && (parts[0] == "inputs" || parts[0] == "outputs") && (parts[2] == "path" || parts[2] == "uri"):
 			ref.Dir, ref.Name, ref.Field = parts[0], parts[1], parts[2]
+		case body == "executor.input":
+			ref.Dir, ref.Name = parts[0], parts[1]
 		case body == "run.id" || body == "step.name" || body == "pod.name":
 			ref.Dir, ref.Name = parts[0], parts[1]
 		default:
@@ -191,7 +194,7 @@ func (c *Component) checkRefs(s string) error {
 		if seg.mark != nil {
 			return fmt.Errorf("{{%s}} may only be a whole command or args element", seg.mark.kind)
 		}
-		if r == nil || r.Dir == "run" || r.Dir == "step" || r.Dir == "pod" {
+		if r == nil || r.Dir == "run" || r.Dir == "step" || r.Dir == "pod" || r.Dir == "executor" {
 			continue
 		}
 		if r.Dir == "inputs" {
@@ -239,6 +242,9 @@ type Values struct {
 	OutputPaths, OutputURIs map[string]string
 	// Run, Step and Pod are the values of {{run.id}}, {{step.name}} and {{pod.name}}.
 	Run, Step, Pod string
+	// OutputDir is the rank's output directory; ExecutorInput the value of
+	// {{executor.input}}, which Argv and Environ make (kfpv2_executor.go).
+	OutputDir, ExecutorInput string
 }
 
 func (v Values) lookup(r *Ref) (string, bool) {
@@ -250,6 +256,8 @@ func (v Values) lookup(r *Ref) (string, bool) {
 		return v.Step, v.Step != ""
 	case r.Dir == "pod":
 		return v.Pod, v.Pod != ""
+	case r.Dir == "executor":
+		return v.ExecutorInput, v.ExecutorInput != ""
 	case r.Dir == "inputs" && r.Field == "":
 		m = v.Params
 	case r.Dir == "inputs" && r.Field == "path":
@@ -297,6 +305,9 @@ func Expand(s string, v Values) (out string, ok bool, err error) {
 // an optional input without a value is dropped, and so are the elements of
 // the part of each {{if}} block whose condition says so.
 func (c *Component) Argv(v Values) ([]string, error) {
+	if err := c.withExecutorInput(&v); err != nil {
+		return nil, err
+	}
 	var argv []string
 	for _, list := range [][]string{c.Command, c.Args} {
 		out, err := expandList(list, v)
@@ -394,6 +405,9 @@ func ParseBoolWord(s string) (bool, error) {
 
 // Environ resolves the component's env into NAME=value pairs.
 func (c *Component) Environ(v Values) ([]string, error) {
+	if err := c.withExecutorInput(&v); err != nil {
+		return nil, err
+	}
 	var env []string
 	for _, e := range c.Env {
 		out, ok, err := Expand(e.Value, v)

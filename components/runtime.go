@@ -313,6 +313,7 @@ func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (V
 	}
 	v.OutputPaths = map[string]string{}
 	v.OutputURIs = map[string]string{}
+	v.OutputDir = dir
 	for _, out := range inv.Component.Outputs {
 		v.OutputPaths[out.Name] = ws.outputPath(out, rank)
 		if out.Path != "" {
@@ -363,6 +364,9 @@ const MaxOutputParamSize = 1 << 20
 // error naming each failed output.
 func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (_ []artifacts.OutputRecord, err error) {
 	c := inv.Component
+	if err := c.applyExecutorOutput(ws); err != nil {
+		return nil, &PublishError{Err: err}
+	}
 	var missing []string
 	for _, out := range c.Outputs {
 		if _, err := os.Stat(ws.outputPath(out, 0)); err != nil {

@@ -17,7 +17,7 @@ import (
 // pipeline resolves its parameters to values that check against their
 // types. The file sits in testdata, so the seeds' component paths resolve.
 func FuzzParse(f *testing.F) {
-	componentstest.AddFiles(f, "testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "testdata/nested/*.yaml", "testdata/kfpgraph/*.yaml", "../examples/attrition/pipeline.yaml")
+	componentstest.AddFiles(f, "testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "testdata/nested/*.yaml", "testdata/kfpgraph/*.yaml", "testdata/kfpv2/*.yaml", "../examples/attrition/pipeline.yaml")
 	path := filepath.Join("testdata", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > componentstest.MaxFuzzInput {

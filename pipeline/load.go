@@ -14,24 +14,29 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/kfpv2"
 )
 
 // Load reads, decodes and validates the pipeline file at path, with the
 // components it names. Every problem found is returned, joined; each is a
 // *yamlfile.Error naming file, line, column and field.
 func Load(path string) (*Pipeline, error) {
-	f, err := yamlfile.Read(path)
+	data, err := artifacts.ReadRegular(path, yamlfile.MaxSize)
 	if err != nil {
-		return nil, err
+		return nil, &yamlfile.Error{File: path, Msg: unwrapPathErr(err).Error()}
 	}
-	return decode(f, nil)
+	return Parse(path, data)
 }
 
 // Parse is Load for a pipeline held in memory; path names it in messages
 // and anchors relative component paths.
 func Parse(path string, data []byte) (*Pipeline, error) {
+	if kfpv2.Is(data) {
+		return parseKFPv2(path, data)
+	}
 	f, err := yamlfile.Parse(path, data)
 	if err != nil {
 		return nil, err
@@ -275,6 +280,9 @@ func (v *validator) component(i int) *components.Component {
 		}
 		return c
 	default:
+		if isPipeline(n) {
+			return v.inlinePipeline(i, n)
+		}
 		c, err := components.Decode(v.f, n, components.FieldPath(v.sp(i, "component")...))
 		if err != nil {
 			v.errs = append(v.errs, err)

@@ -1,0 +1,1227 @@
+package kfpv2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// topKeys are the keys of a KFP v2 pipeline file's first document.
+var topKeys = []string{"components", "deploymentSpec", "pipelineInfo", "root", "schemaVersion", "sdkVersion", "defaultPipelineRoot"}
+
+// Is reports whether data's first YAML document is a KFP v2 pipeline: a
+// mapping without apiVersion that has pipelineInfo, root, deploymentSpec
+// or schemaVersion.
+func Is(data []byte) bool {
+	var doc struct {
+		APIVersion     any `yaml:"apiVersion"`
+		PipelineInfo   any `yaml:"pipelineInfo"`
+		Root           any `yaml:"root"`
+		DeploymentSpec any `yaml:"deploymentSpec"`
+		SchemaVersion  any `yaml:"schemaVersion"`
+	}
+	if yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc) != nil {
+		return false
+	}
+	return doc.APIVersion == nil && (doc.PipelineInfo != nil || doc.Root != nil || doc.DeploymentSpec != nil || doc.SchemaVersion != nil)
+}
+
+// File is a parsed KFP v2 pipeline file.
+type File struct {
+	*yamlfile.File
+	// Platform is the second document (platforms: ...), or nil.
+	Platform *yaml.Node
+}
+
+// Parse parses data as a KFP v2 pipeline file named path: one document,
+// or two when the second holds the platform specs.
+func Parse(path string, data []byte) (*File, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(path, err)
+		}
+		n := &doc
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			n = n.Content[0]
+		}
+		if n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			continue
+		}
+		docs = append(docs, n)
+	}
+	if len(docs) == 0 || docs[0].Kind != yaml.MappingNode {
+		return nil, &yamlfile.Error{File: path, Line: 1, Column: 1, Msg: "expected a KFP pipeline: a mapping with pipelineInfo, root, components and deploymentSpec"}
+	}
+	f := &File{File: &yamlfile.File{Path: path, Root: docs[0]}}
+	if len(docs) > 1 {
+		p := docs[1]
+		if _, _, ok := yamlfile.Lookup(p, "platforms"); !ok || p.Kind != yaml.MappingNode || len(p.Content) != 2 {
+			return nil, &yamlfile.Error{File: path, Line: p.Line, Column: p.Column, Msg: "a second YAML document: expected KFP's platform specs (platforms: ...)"}
+		}
+		f.Platform = p
+	}
+	if len(docs) > 2 {
+		return nil, &yamlfile.Error{File: path, Line: docs[2].Line, Column: docs[2].Column, Msg: "a third YAML document: a KFP pipeline file holds the pipeline and optionally its platform specs"}
+	}
+	return f, nil
+}
+
+var lineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func syntaxError(path string, err error) error {
+	msg := err.Error()
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		var line int
+		fmt.Sscan(m[1], &line)
+		return &yamlfile.Error{File: path, Line: line, Column: 1, Msg: m[2]}
+	}
+	return &yamlfile.Error{File: path, Line: 1, Column: 1, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// Result is a KFP v2 pipeline as a pipectl pipeline.
+type Result struct {
+	// Root is the pipeline's YAML: every node carries the line and column
+	// of the KFP file's node it comes from.
+	Root *yaml.Node
+	// fields are the KFP field paths of the KFP file's nodes, by position.
+	fields map[[2]int]string
+}
+
+// Field returns the KFP field path of the node at line and column of the
+// KFP file, when the pipeline has a node from there.
+func (r *Result) Field(line, col int) (string, bool) {
+	f, ok := r.fields[[2]int{line, col}]
+	return f, ok
+}
+
+// Convert writes the KFP v2 pipeline of f as a pipectl pipeline. Every
+// problem it finds is returned, joined, each a *yamlfile.Error.
+func Convert(f *File) (*Result, error) {
+	c := &conv{f: f.File, fields: map[[2]int]string{}, built: map[string]*yaml.Node{}, active: map[string]bool{}, extra: stepFields{}}
+	root := c.pipeline(f)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &Result{Root: root, fields: c.fields}, nil
+}
+
+// conv converts one file.
+type conv struct {
+	f    *yamlfile.File
+	errs []error
+	// fields are the KFP field paths of the nodes used, by position.
+	fields map[[2]int]string
+	// comps and execs are components and deploymentSpec.executors.
+	comps, execs *yaml.Node
+	// built are the converted components, by name; active those being
+	// converted (a component that uses itself is an error).
+	built  map[string]*yaml.Node
+	active map[string]bool
+	// scope, while the body of a ParallelFor is converted, gives the
+	// references its inputs are (the loop item is "{{item}}"); item names
+	// the item input.
+	scope map[string]string
+	item  string
+	// atRoot is set while the root DAG's tasks are converted; final is set
+	// by task on a task that becomes a finally step.
+	atRoot, final bool
+	// atRootDefs is set while the root's inputDefinitions are read.
+	atRootDefs bool
+	// extra are the step fields of the steps running each executor
+	// (resources.go).
+	extra stepFields
+	// dagTasks are the tasks of the dag being converted.
+	dagTasks *yaml.Node
+}
+
+func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
+	c.errs = append(c.errs, c.f.Errorf(n, field, format, args...))
+}
+
+// at records that node n of the KFP file is field.
+func (c *conv) at(n *yaml.Node, field string) {
+	if n == nil {
+		return
+	}
+	k := [2]int{n.Line, n.Column}
+	if _, ok := c.fields[k]; !ok {
+		c.fields[k] = field
+	}
+}
+
+// str and mapping make nodes of the pipeline at the position of the KFP
+// file's node at, which is field.
+func (c *conv) str(value string, at *yaml.Node, field string) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Line: at.Line, Column: at.Column}
+}
+
+func (c *conv) mapping(at *yaml.Node, field string, kv ...*yaml.Node) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv, Line: at.Line, Column: at.Column}
+}
+
+func (c *conv) seq(at *yaml.Node, field string) *yaml.Node {
+	c.at(at, field)
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: at.Line, Column: at.Column}
+}
+
+// add appends key: value to mapping m, the key at the position of at.
+func (c *conv) add(m *yaml.Node, key string, at *yaml.Node, field string, value *yaml.Node) {
+	m.Content = append(m.Content, c.str(key, at, field), value)
+}
+
+// pairs returns the keys and values of a mapping node, in file order.
+func pairs(n *yaml.Node) (keys, values []*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys, values = append(keys, n.Content[i]), append(values, n.Content[i+1])
+	}
+	return keys, values
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+// fieldsOf checks that n is a mapping whose keys are among allowed, and
+// returns its values by key. A key in unsupported is KFP's but not run
+// by pipectl: an error saying so.
+func (c *conv) fieldsOf(n *yaml.Node, field, what string, allowed []string, unsupported map[string]string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n == nil {
+		return out
+	}
+	c.at(n, field)
+	if n.Kind != yaml.MappingNode {
+		c.errorf(n, field, "expected %s (a mapping)", what)
+		return out
+	}
+	keys, values := pairs(n)
+	for i, k := range keys {
+		kf := join(field, k.Value)
+		c.at(k, kf)
+		c.at(values[i], kf)
+		if why, ok := unsupported[k.Value]; ok {
+			c.errorf(k, kf, "KFP %s is not supported yet%s", k.Value, why)
+			continue
+		}
+		if !slices.Contains(allowed, k.Value) {
+			c.errorf(k, kf, "unknown field %q of %s (expected one of: %s)", k.Value, what, strings.Join(allowed, ", "))
+			continue
+		}
+		out[k.Value] = values[i]
+	}
+	return out
+}
+
+// scalarOf returns the value of a scalar node, or reports it.
+func (c *conv) scalarOf(n *yaml.Node, field, what string) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		c.errorf(n, field, "expected %s", what)
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (c *conv) pipeline(f *File) *yaml.Node {
+	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys[:6], map[string]string{
+		"defaultPipelineRoot": " (pipectl's artifact store root is --artifacts or PIPECTL_ARTIFACTS)",
+	})
+	if v, ok := c.scalarOf(top["schemaVersion"], "schemaVersion", "a schema version such as 2.1.0"); ok && v != "2.1.0" && v != "2.0.0" {
+		c.errorf(top["schemaVersion"], "schemaVersion", "expected KFP pipeline schema 2.1.0 or 2.0.0, got %q", v)
+	}
+	for _, k := range []string{"pipelineInfo", "root", "components", "deploymentSpec"} {
+		if top[k] == nil && !slices.ContainsFunc(c.errs, func(error) bool { return false }) {
+			if _, _, present := yamlfile.Lookup(f.Root, k); !present {
+				c.errorf(f.Root, k, "missing: %s (a KFP pipeline has pipelineInfo, root, components and deploymentSpec)", k)
+			}
+		}
+	}
+	if f.Platform != nil {
+		c.platform(f.Platform)
+	}
+	c.comps = top["components"]
+	if c.comps != nil && c.comps.Kind != yaml.MappingNode {
+		c.errorf(c.comps, "components", "expected a mapping of component names to components")
+		c.comps = nil
+	}
+	ds := c.fieldsOf(top["deploymentSpec"], "deploymentSpec", "a deploymentSpec", []string{"executors"}, nil)
+	c.execs = ds["executors"]
+	info := c.fieldsOf(top["pipelineInfo"], "pipelineInfo", "a pipelineInfo", []string{"name", "description", "displayName"}, nil)
+	name, _ := c.scalarOf(info["name"], "pipelineInfo.name", "the pipeline's name")
+	at := f.Root
+	if info["name"] != nil {
+		at = info["name"]
+	}
+	meta := c.mapping(at, "pipelineInfo", c.str("name", at, "pipelineInfo.name"), c.str(name, at, "pipelineInfo.name"))
+	if d := info["description"]; d != nil && d.Kind == yaml.ScalarNode {
+		c.add(meta, "description", d, "pipelineInfo.description", c.str(d.Value, d, "pipelineInfo.description"))
+	}
+	rootNode := top["root"]
+	if rootNode == nil {
+		return nil
+	}
+	return c.dagPipeline(meta, rootNode, "root", true)
+}
+
+// platform refuses the platform specs pipectl does not map.
+func (c *conv) platform(p *yaml.Node) {
+	keys, values := pairs(p)
+	for i, k := range keys {
+		pk, pv := pairs(values[i])
+		if len(pk) == 0 {
+			c.errorf(k, "platforms", "expected platform specs by platform (kubernetes: ...)")
+			continue
+		}
+		for j, name := range pk {
+			field := "platforms." + name.Value
+			ex, _, _ := yamlfile.Lookup(pv[j], "deploymentSpec", "executors")
+			ek, ev := pairs(ex)
+			if len(ek) == 0 {
+				c.errorf(name, field, "KFP platform spec %q is not supported", name.Value)
+				continue
+			}
+			for m, e := range ek {
+				if name.Value == "kubernetes" {
+					c.platformExecutor(e.Value, ev[m], field+".deploymentSpec.executors."+e.Value)
+					continue
+				}
+				fk, _ := pairs(ev[m])
+				for _, f := range fk {
+					c.errorf(f, field+".deploymentSpec.executors."+e.Value+"."+f.Value, "KFP %s platform spec %q is not supported yet (executor %s)", name.Value, f.Value, e.Value)
+				}
+			}
+		}
+	}
+}
+
+// dagPipeline converts a component with a dag (the root: root true) into a
+// pipeline: its inputDefinitions the params, its tasks the steps, its dag
+// outputs the outputs.
+func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml.Node {
+	fs := c.fieldsOf(comp, field, "a component", []string{"dag", "inputDefinitions", "outputDefinitions", "executorLabel"}, nil)
+	out := c.mapping(comp, field,
+		c.str("apiVersion", comp, field), c.str(components.APIVersion, comp, field),
+		c.str("kind", comp, field), c.str("Pipeline", comp, field),
+		c.str("metadata", comp, field), meta)
+	params := c.mapping(comp, join(field, "inputDefinitions"))
+	c.atRootDefs = root
+	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
+	c.atRootDefs = false
+	for _, in := range ins {
+		if root && in.artifact {
+			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
+			continue
+		}
+		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
+		if in.def != nil {
+			prm.Content = append(prm.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
+		}
+		if in.desc != "" {
+			c.add(prm, "description", in.key, in.field, c.str(in.desc, in.key, in.field))
+		}
+		c.add(params, in.name, in.key, in.field, prm)
+	}
+	c.add(out, "params", comp, field, params)
+	dag := c.fieldsOf(fs["dag"], join(field, "dag"), "a dag", []string{"tasks", "outputs"}, nil)
+	if fs["dag"] == nil {
+		c.errorf(comp, join(field, "dag"), "missing: dag (the pipeline's tasks)")
+		return out
+	}
+	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
+	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
+	tk, tv := pairs(dag["tasks"])
+	saved := c.dagTasks
+	c.dagTasks = dag["tasks"]
+	defer func() { c.dagTasks = saved }()
+	for i, k := range tk {
+		c.atRoot, c.final = root, false
+		s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value))
+		switch {
+		case s == nil:
+		case c.final:
+			finally.Content = append(finally.Content, s)
+		default:
+			steps.Content = append(steps.Content, s)
+		}
+		c.atRoot, c.final = false, false
+	}
+	if len(finally.Content) > 0 {
+		c.add(out, "finally", fs["dag"], join(field, "dag.tasks"), finally)
+	}
+	if len(tk) == 0 {
+		c.errorf(fs["dag"], join(field, "dag.tasks"), "missing: tasks")
+	}
+	c.add(out, "steps", fs["dag"], join(field, "dag.tasks"), steps)
+	if o := dag["outputs"]; o != nil {
+		c.add(out, "outputs", o, join(field, "dag.outputs"), c.dagOutputs(o, join(field, "dag.outputs")))
+	}
+	return out
+}
+
+// dagOutputs converts dag.outputs into the pipeline's outputs.
+func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
+	out := c.mapping(n, field)
+	fs := c.fieldsOf(n, field, "dag outputs", []string{"parameters", "artifacts"}, nil)
+	pk, pv := pairs(fs["parameters"])
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter"}, map[string]string{"valueFromOneof": " (dsl.OneOf outputs)"})
+		v := c.fieldsOf(sel["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
+		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
+		if ok1 && ok2 {
+			key = c.collectedOutput(task, key)
+			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", sel["valueFromParameter"], f+".valueFromParameter"))
+		}
+	}
+	ak, av := pairs(fs["artifacts"])
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		sel := c.fieldsOf(av[i], f, "a dag output artifact", []string{"artifactSelectors"}, nil)
+		s := sel["artifactSelectors"]
+		if s == nil || s.Kind != yaml.SequenceNode || len(s.Content) != 1 {
+			if s != nil {
+				c.errorf(s, f+".artifactSelectors", "expected one artifact selector (more than one, from dsl.OneOf, is not supported yet)")
+			}
+			continue
+		}
+		v := c.fieldsOf(s.Content[0], f+".artifactSelectors[0]", "an artifact selector", []string{"producerSubtask", "outputArtifactKey"}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], f+".artifactSelectors[0].producerSubtask", "a task name")
+		key, ok2 := c.scalarOf(v["outputArtifactKey"], f+".artifactSelectors[0].outputArtifactKey", "an output name")
+		if ok1 && ok2 {
+			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s.Content[0], f+".artifactSelectors[0]"))
+		}
+	}
+	return out
+}
+
+// ioDef is one input or output definition.
+type ioDef struct {
+	name, field string
+	key         *yaml.Node
+	// typ is pipectl's type; artifact true for an artifact.
+	typ      string
+	artifact bool
+	def      *yaml.Node
+	optional bool
+	desc     string
+}
+
+// paramTypes are KFP's parameterType values as pipectl's types.
+var paramTypes = map[string]string{
+	"STRING":         components.TypeString,
+	"NUMBER_INTEGER": components.TypeInt,
+	"NUMBER_DOUBLE":  components.TypeFloat,
+	"BOOLEAN":        components.TypeBool,
+	"LIST":           components.TypeJSON,
+	"STRUCT":         components.TypeJSON,
+}
+
+// artifactType is pipectl's type for a KFP schemaTitle.
+func artifactType(title string) string {
+	switch title {
+	case "system.Dataset":
+		return components.TypeDataset
+	case "system.Model":
+		return components.TypeModel
+	case "system.Metrics":
+		return components.TypeMetrics
+	}
+	return components.TypeArtifact
+}
+
+// inputDefs reads inputDefinitions (inputs true) or outputDefinitions.
+func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
+	var out []ioDef
+	fs := c.fieldsOf(n, field, "definitions", []string{"parameters", "artifacts"}, nil)
+	pk, pv := pairs(fs["parameters"])
+	pAllowed := []string{"parameterType", "description"}
+	if inputs {
+		pAllowed = append(pAllowed, "defaultValue", "isOptional")
+	}
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		d := c.fieldsOf(pv[i], f, "a parameter definition", pAllowed, nil)
+		t, ok := c.scalarOf(d["parameterType"], f+".parameterType", "a parameterType")
+		if !ok {
+			if d["parameterType"] == nil {
+				c.errorf(k, f, "missing: parameterType")
+			}
+			continue
+		}
+		typ, known := paramTypes[t]
+		if t == "TASK_FINAL_STATUS" && inputs && !c.atRootDefs {
+			typ, known = components.TypeJSON, true
+		}
+		if !known {
+			if t == "TASK_FINAL_STATUS" {
+				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component only")
+			} else {
+				c.errorf(d["parameterType"], f+".parameterType", "unknown parameterType %q (expected STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST or STRUCT)", t)
+			}
+			continue
+		}
+		io := ioDef{name: k.Value, field: f, key: k, typ: typ, def: d["defaultValue"]}
+		if o := d["isOptional"]; o != nil {
+			io.optional = o.Value == "true"
+		}
+		if ds := d["description"]; ds != nil {
+			io.desc = ds.Value
+		}
+		if io.def != nil && components.IsNull(io.def) {
+			io.def = nil
+		}
+		if t == "NUMBER_INTEGER" {
+			io.def = wholeNumber(io.def)
+		}
+		out = append(out, io)
+	}
+	ak, av := pairs(fs["artifacts"])
+	aAllowed := []string{"artifactType", "description", "isArtifactList"}
+	if inputs {
+		aAllowed = append(aAllowed, "isOptional")
+	}
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		d := c.fieldsOf(av[i], f, "an artifact definition", aAllowed, nil)
+		at := c.fieldsOf(d["artifactType"], f+".artifactType", "an artifactType", []string{"schemaTitle", "schemaVersion"}, nil)
+		title, ok := c.scalarOf(at["schemaTitle"], f+".artifactType.schemaTitle", "a schemaTitle such as system.Dataset")
+		if !ok {
+			if d["artifactType"] == nil {
+				c.errorf(k, f, "missing: artifactType")
+			}
+			continue
+		}
+		if l := d["isArtifactList"]; l != nil && l.Value == "true" {
+			c.errorf(l, f+".isArtifactList", "KFP artifact lists (isArtifactList, List[Artifact]) are not supported yet")
+			continue
+		}
+		io := ioDef{name: k.Value, field: f, key: k, typ: artifactType(title), artifact: true}
+		if o := d["isOptional"]; o != nil {
+			io.optional = o.Value == "true"
+		}
+		if ds := d["description"]; ds != nil {
+			io.desc = ds.Value
+		}
+		out = append(out, io)
+	}
+	return out
+}
+
+var dnsUnsafeRE = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// componentName is the name of KFP component comp-NAME: NAME.
+func componentName(kfp string) string {
+	n := strings.TrimPrefix(kfp, "comp-")
+	n = strings.Trim(dnsUnsafeRE.ReplaceAllString(strings.ToLower(n), "-"), "-")
+	if len(n) > 63 {
+		n = strings.Trim(n[:63], "-")
+	}
+	if n == "" {
+		n = "component"
+	}
+	return n
+}
+
+// component returns the step component of KFP component name (ref is the
+// componentRef.name node): an inline component or an inline pipeline.
+func (c *conv) component(name string, ref *yaml.Node, field string) *yaml.Node {
+	if b, ok := c.built[name]; ok {
+		return b
+	}
+	v, k, ok := yamlfile.Lookup(c.comps, name)
+	if c.comps == nil || !ok {
+		var names []string
+		ks, _ := pairs(c.comps)
+		for _, k := range ks {
+			names = append(names, k.Value)
+		}
+		c.errorf(ref, field, "unknown component %q (components: %s)", name, strings.Join(names, ", "))
+		return nil
+	}
+	if c.active[name] {
+		c.errorf(ref, field, "component %q uses itself", name)
+		return nil
+	}
+	c.active[name] = true
+	defer delete(c.active, name)
+	cf := "components." + name
+	c.at(k, cf)
+	var out *yaml.Node
+	if _, _, isDAG := yamlfile.Lookup(v, "dag"); isDAG {
+		meta := c.mapping(k, cf, c.str("name", k, cf), c.str(componentName(name), k, cf))
+		out = c.dagPipeline(meta, v, cf, false)
+	} else {
+		out = c.container(name, k, v, cf)
+	}
+	c.built[name] = out
+	return out
+}
+
+// container converts a component run by a container executor.
+func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.Node {
+	fs := c.fieldsOf(comp, field, "a component", []string{"executorLabel", "inputDefinitions", "outputDefinitions"}, nil)
+	label, ok := c.scalarOf(fs["executorLabel"], field+".executorLabel", "an executor label")
+	if !ok {
+		if fs["executorLabel"] == nil {
+			c.errorf(key, field, "missing: executorLabel or dag")
+		}
+		return nil
+	}
+	ex, exKey, found := yamlfile.Lookup(c.execs, label)
+	if c.execs == nil || !found {
+		c.errorf(fs["executorLabel"], field+".executorLabel", "no executor %q in deploymentSpec.executors", label)
+		return nil
+	}
+	ef := "deploymentSpec.executors." + label
+	c.at(exKey, ef)
+	e := c.fieldsOf(ex, ef, "an executor", []string{"container"}, map[string]string{
+		"importer": " (dsl.importer)",
+		"resolver": "",
+	})
+	cont := e["container"]
+	if cont == nil {
+		if len(c.errs) == 0 {
+			c.errorf(exKey, ef, "missing: container")
+		}
+		return nil
+	}
+	cf := ef + ".container"
+	cs := c.fieldsOf(cont, cf, "a container", []string{"image", "command", "args", "env", "resources"}, map[string]string{
+		"lifecycle": "",
+	})
+	if r := cs["resources"]; r != nil {
+		c.resources(label, r, cf+".resources")
+	}
+	cv := &compConv{executorInput: func() (string, error) { return ExecutorInputPlaceholder, nil }}
+	out := c.mapping(key, field,
+		c.str("apiVersion", key, field), c.str(components.APIVersion, key, field),
+		c.str("kind", key, field), c.str("Component", key, field),
+		c.str("metadata", key, field), c.mapping(key, field, c.str("name", key, field), c.str(componentName(name), key, field)))
+	if img, ok := c.scalarOf(cs["image"], cf+".image", "an image"); ok {
+		c.add(out, "image", cs["image"], cf+".image", c.str(img, cs["image"], cf+".image"))
+	}
+	ins := c.inputDefs(fs["inputDefinitions"], field+".inputDefinitions", true)
+	outs := c.inputDefs(fs["outputDefinitions"], field+".outputDefinitions", false)
+	cv.ins, cv.outs = ins, outs
+	if len(ins) > 0 {
+		list := c.seq(fs["inputDefinitions"], field+".inputDefinitions")
+		for _, in := range ins {
+			m := c.mapping(in.key, in.field, c.str("name", in.key, in.field), c.str(in.name, in.key, in.field), c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
+			if in.def != nil {
+				m.Content = append(m.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
+			} else if in.optional {
+				c.add(m, "optional", in.key, in.field, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true", Line: in.key.Line, Column: in.key.Column})
+			}
+			list.Content = append(list.Content, m)
+		}
+		c.add(out, "inputs", fs["inputDefinitions"], field+".inputDefinitions", list)
+	}
+	if len(outs) > 0 {
+		list := c.seq(fs["outputDefinitions"], field+".outputDefinitions")
+		for _, o := range outs {
+			list.Content = append(list.Content, c.mapping(o.key, o.field, c.str("name", o.key, o.field), c.str(o.name, o.key, o.field), c.str("type", o.key, o.field), c.str(o.typ, o.key, o.field)))
+		}
+		c.add(out, "outputs", fs["outputDefinitions"], field+".outputDefinitions", list)
+	}
+	for _, key := range []string{"command", "args"} {
+		n := cs[key]
+		if n == nil {
+			continue
+		}
+		kf := cf + "." + key
+		if n.Kind != yaml.SequenceNode {
+			c.errorf(n, kf, "expected a list of strings")
+			continue
+		}
+		list := c.seq(n, kf)
+		for j, el := range n.Content {
+			ef := fmt.Sprintf("%s[%d]", kf, j)
+			if el.Kind != yaml.ScalarNode {
+				c.errorf(el, ef, "expected a string")
+				continue
+			}
+			elems, err := cv.element(el.Value)
+			if err != nil {
+				c.errorf(el, ef, "%v", err)
+				continue
+			}
+			for _, s := range elems {
+				list.Content = append(list.Content, c.str(s, el, ef))
+			}
+		}
+		c.add(out, key, n, kf, list)
+	}
+	if cs["command"] == nil {
+		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
+	}
+	if n := cs["env"]; n != nil {
+		kf := cf + ".env"
+		list := c.seq(n, kf)
+		if n.Kind != yaml.SequenceNode {
+			c.errorf(n, kf, "expected a list of {name, value}")
+		}
+		for j, el := range n.Content {
+			ef := fmt.Sprintf("%s[%d]", kf, j)
+			kv := c.fieldsOf(el, ef, "an env variable", []string{"name", "value"}, nil)
+			name, ok1 := c.scalarOf(kv["name"], ef+".name", "a variable name")
+			val := ""
+			if kv["value"] != nil {
+				val, _ = c.scalarOf(kv["value"], ef+".value", "a string")
+			}
+			t, err := cv.text(val)
+			if err != nil {
+				c.errorf(kv["value"], ef+".value", "%v", err)
+				continue
+			}
+			if ok1 {
+				list.Content = append(list.Content, c.mapping(el, ef, c.str("name", kv["name"], ef+".name"), c.str(name, kv["name"], ef+".name"), c.str("value", el, ef+".value"), c.str(t, el, ef+".value")))
+			}
+		}
+		c.add(out, "env", n, kf, list)
+	}
+	return out
+}
+
+// compConv converts the placeholders of one component.
+type compConv struct {
+	ins, outs []ioDef
+	// executorInput returns the pipectl form of {{$}}; nil when the
+	// executor input is not supported.
+	executorInput func() (string, error)
+}
+
+// task converts one task of a dag into a step.
+func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
+	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
+	// Converting a sub-DAG component below resets atRoot.
+	atRoot := c.atRoot
+	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy", "parameterIterator", "iteratorPolicy"}, map[string]string{
+		"artifactIterator": " (dsl.ParallelFor over artifacts)",
+	})
+	if t["parameterIterator"] != nil {
+		return c.loopTask(key, field, t)
+	}
+	if t["iteratorPolicy"] != nil {
+		c.errorf(t["iteratorPolicy"], field+".iteratorPolicy", "iteratorPolicy without parameterIterator")
+	}
+	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
+	if t["componentRef"] == nil {
+		c.errorf(key, field, "missing: componentRef")
+		return nil
+	}
+	name, ok := c.scalarOf(ref["name"], field+".componentRef.name", "a component name")
+	if !ok {
+		return nil
+	}
+	comp := c.component(name, ref["name"], field+".componentRef.name")
+	if comp == nil {
+		return nil
+	}
+	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	if label := c.executorOf(name); label != "" {
+		step.Content = append(step.Content, c.extra[label]...)
+	}
+	var inputs *yaml.Node
+	if in := t["inputs"]; in != nil {
+		inputs = c.taskInputs(in, field+".inputs", name)
+		c.add(step, "inputs", in, field+".inputs", inputs)
+	}
+	if tp := t["triggerPolicy"]; tp != nil {
+		pf := field + ".triggerPolicy"
+		p := c.fieldsOf(tp, pf, "a triggerPolicy", []string{"condition", "strategy"}, nil)
+		if st := p["strategy"]; st != nil {
+			switch {
+			case st.Value != "ALL_UPSTREAM_TASKS_COMPLETED":
+				c.errorf(st, pf+".strategy", "unknown strategy %q (expected ALL_UPSTREAM_TASKS_COMPLETED)", st.Value)
+			case !atRoot:
+				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
+			case p["condition"] != nil:
+				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")
+			default:
+				// A finally step runs after every other step: its
+				// dependentTasks are what it waited for.
+				c.final = true
+			}
+		}
+		if cond, ok := c.scalarOf(p["condition"], pf+".condition", "a condition"); ok {
+			if when, err := condition(cond, inputs); err != nil {
+				c.errorf(p["condition"], pf+".condition", "%v", err)
+			} else {
+				c.add(step, "when", p["condition"], pf+".condition", c.str(when, p["condition"], pf+".condition"))
+			}
+		}
+	}
+	if d := t["dependentTasks"]; d != nil && !c.final {
+		after := c.seq(d, field+".dependentTasks")
+		if d.Kind != yaml.SequenceNode {
+			c.errorf(d, field+".dependentTasks", "expected a list of task names")
+		}
+		for j, e := range d.Content {
+			if v, ok := c.scalarOf(e, fmt.Sprintf("%s.dependentTasks[%d]", field, j), "a task name"); ok {
+				after.Content = append(after.Content, c.str(v, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+			}
+		}
+		c.add(step, "after", d, field+".dependentTasks", after)
+	}
+	// KFP reads a left-out enableCache as false.
+	enable := false
+	if co := t["cachingOptions"]; co != nil {
+		o := c.fieldsOf(co, field+".cachingOptions", "cachingOptions", []string{"enableCache"}, map[string]string{"cacheKey": " (pipectl's cache key is the step's fingerprint)"})
+		if e := o["enableCache"]; e != nil {
+			if e.Value != "true" && e.Value != "false" {
+				c.errorf(e, field+".cachingOptions.enableCache", "expected true or false")
+			}
+			enable = e.Value == "true"
+		}
+	}
+	// A sub-DAG's task caches nothing itself: its tasks say what they cache.
+	if k, _, _ := yamlfile.Lookup(comp, "kind"); !enable && k.Value != "Pipeline" {
+		at := key
+		if t["cachingOptions"] != nil {
+			at = t["cachingOptions"]
+		}
+		c.add(step, "cache", at, field+".cachingOptions", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false", Line: at.Line, Column: at.Column})
+	}
+	if rp := t["retryPolicy"]; rp != nil {
+		rf := field + ".retryPolicy"
+		r := c.fieldsOf(rp, rf, "a retryPolicy", []string{"maxRetryCount", "backoffDuration", "backoffFactor", "backoffMaxDuration"}, nil)
+		if d := r["backoffDuration"]; d != nil && d.Value != "0s" && d.Value != "0" {
+			c.errorf(d, rf+".backoffDuration", "a retry backoff is not supported yet (pipectl retries at once): expected 0s, got %q", d.Value)
+		}
+		if m := r["maxRetryCount"]; m != nil {
+			c.at(m, rf+".maxRetryCount")
+			c.add(step, "retries", m, rf+".maxRetryCount", m)
+		}
+	}
+	return step
+}
+
+// taskInputs converts a task's inputs into the step's inputs.
+func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
+	out := c.mapping(n, field)
+	fs := c.fieldsOf(n, field, "task inputs", []string{"parameters", "artifacts"}, nil)
+	// Constants holding placeholders of other task inputs (an f-string of
+	// pipeline channels) are resolved once every input is known.
+	var pending []pendingConst
+	defer func() { c.channels(out, pending, comp) }()
+	pk, pv := pairs(fs["parameters"])
+	for i, k := range pk {
+		f := join(field, "parameters."+k.Value)
+		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue", "parameterExpressionSelector", "taskFinalStatus"}, nil)
+		if tf := s["taskFinalStatus"]; tf != nil {
+			o := c.fieldsOf(tf, f+".taskFinalStatus", "a taskFinalStatus", []string{"producerTask"}, nil)
+			if task, ok := c.scalarOf(o["producerTask"], f+".taskFinalStatus.producerTask", "a task name"); ok {
+				c.add(out, k.Value, k, f, c.str(finalStatus(task), tf, f+".taskFinalStatus"))
+			}
+			continue
+		}
+		if s["parameterExpressionSelector"] != nil && s["componentInputParameter"] == nil {
+			c.errorf(s["parameterExpressionSelector"], f+".parameterExpressionSelector", "KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+			continue
+		}
+		switch {
+		case s["componentInputParameter"] != nil:
+			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				val, err := c.scoped(v, s["parameterExpressionSelector"])
+				if err != nil {
+					c.errorf(s["componentInputParameter"], f, "%v", err)
+					continue
+				}
+				c.add(out, k.Value, k, f, c.str(val, s["componentInputParameter"], f+".componentInputParameter"))
+			}
+		case s["taskOutputParameter"] != nil:
+			o := c.fieldsOf(s["taskOutputParameter"], f+".taskOutputParameter", "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
+			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputParameter.producerTask", "a task name")
+			key, ok2 := c.scalarOf(o["outputParameterKey"], f+".taskOutputParameter.outputParameterKey", "an output name")
+			if ok1 && ok2 {
+				key = c.collectedOutput(task, key)
+				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputParameter"], f+".taskOutputParameter"))
+			}
+		case s["runtimeValue"] != nil:
+			r := c.fieldsOf(s["runtimeValue"], f+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)
+			v := r["constant"]
+			switch {
+			case v == nil:
+				c.errorf(s["runtimeValue"], f+".runtimeValue", "missing: constant")
+			case components.IsNull(v):
+			case hasBraces(v):
+				pending = append(pending, pendingConst{key: k, node: v, field: f})
+			default:
+				c.at(v, f+".runtimeValue.constant")
+				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
+					v = wholeNumber(v)
+				}
+				c.add(out, k.Value, k, f, v)
+			}
+		}
+	}
+	ak, av := pairs(fs["artifacts"])
+	for i, k := range ak {
+		f := join(field, "artifacts."+k.Value)
+		s := c.fieldsOf(av[i], f, "a task input artifact", []string{"componentInputArtifact", "taskOutputArtifact"}, nil)
+		switch {
+		case s["componentInputArtifact"] != nil:
+			if v, ok := c.scalarOf(s["componentInputArtifact"], f+".componentInputArtifact", "an input name"); ok {
+				val, err := c.scoped(v, nil)
+				if err != nil {
+					c.errorf(s["componentInputArtifact"], f, "%v", err)
+					continue
+				}
+				c.add(out, k.Value, k, f, c.str(val, s["componentInputArtifact"], f+".componentInputArtifact"))
+			}
+		case s["taskOutputArtifact"] != nil:
+			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
+			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputArtifact.producerTask", "a task name")
+			key, ok2 := c.scalarOf(o["outputArtifactKey"], f+".taskOutputArtifact.outputArtifactKey", "an output name")
+			if ok1 && ok2 {
+				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputArtifact"], f+".taskOutputArtifact"))
+			}
+		}
+	}
+	return out
+}
+
+// hasBraces reports whether a string constant holds {{ (a structured
+// constant is a JSON value, which pipectl never reads references in).
+func hasBraces(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
+}
+
+// paramType is the parameterType of input parameter name of KFP component
+// comp, or "".
+func (c *conv) paramType(comp, name string) string {
+	n, _, ok := yamlfile.Lookup(c.comps, comp, "inputDefinitions", "parameters", name, "parameterType")
+	if !ok || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+var wholeFloatRE = regexp.MustCompile(`^-?[0-9]+\.0*$`)
+
+// wholeNumber is an integer's value as KFP holds it: the IR writes every
+// number as a double (3.0), which is the integer 3.
+func wholeNumber(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind != yaml.ScalarNode || !wholeFloatRE.MatchString(n.Value) {
+		return n
+	}
+	m := *n
+	m.Value, _, _ = strings.Cut(n.Value, ".")
+	m.Tag = "!!int"
+	return &m
+}
+
+var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=)\s*('[^']*'|-?[0-9][0-9.]*|true|false)\s*(\))?$`)
+
+// condition is the when of a task's triggerPolicy.condition: KFP writes a
+// CEL expression; pipectl runs the one comparison of a task input with a
+// literal, as dsl.If(x == 'heads') writes it (or its Else, !(...)).
+func condition(cond string, inputs *yaml.Node) (string, error) {
+	m := conditionRE.FindStringSubmatch(strings.TrimSpace(cond))
+	if m == nil || (m[1] != "") != (m[6] != "") {
+		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs one comparison of a task input with a literal (== or !=), or its negation !(...)", cond)
+	}
+	v, _, ok := yamlfile.Lookup(inputs, m[3])
+	if inputs == nil || !ok || v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "{{") {
+		return "", fmt.Errorf("condition %q: the task has no input parameter %q given by a pipeline input or a task output", cond, m[3])
+	}
+	op := m[4]
+	if m[1] != "" {
+		op = map[string]string{"==": "!=", "!=": "=="}[op]
+	}
+	lit := strings.Trim(m[5], "'")
+	if strings.ContainsAny(lit, "=!{}\\\"") {
+		return "", fmt.Errorf("condition %q: the literal %s is not supported", cond, m[5])
+	}
+	return v.Value + " " + op + " " + lit, nil
+}
+
+// pendingConst is a string constant holding placeholders.
+type pendingConst struct {
+	key, node *yaml.Node
+	field     string
+}
+
+// channels resolves the constants of pending, which hold placeholders of
+// the task's other inputs (KFP's pipeline channels, "{{$.inputs.parameters
+// ['pipelinechannel--x']}}", which its driver fills in): each becomes the
+// reference its input is, "{{params.P}}" (a whole step output only as the
+// whole constant). The channel inputs the component does not declare are
+// then dropped from the step's inputs.
+func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) {
+	used := map[string]bool{}
+	for _, pc := range pending {
+		text := pc.node.Value
+		var b strings.Builder
+		ok := true
+		rest := text
+		for ok {
+			loc := placeholderRE.FindStringSubmatchIndex(rest)
+			if loc == nil {
+				break
+			}
+			b.WriteString(rest[:loc[0]])
+			m := inParamRE.FindStringSubmatch(rest[loc[2]:loc[3]])
+			var ref *yaml.Node
+			if m != nil {
+				ref, _, _ = yamlfile.Lookup(inputs, m[1])
+			}
+			switch {
+			case m == nil:
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task)", rest[loc[2]:loc[3]])
+				ok = false
+			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])
+				ok = false
+			case strings.HasPrefix(ref.Value, "{{steps.") && text != rest[loc[0]:loc[1]]:
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "the output of a task (input %q) inside a constant's text is not supported yet (pipectl embeds pipeline inputs only)", m[1])
+				ok = false
+			default:
+				used[m[1]] = true
+				b.WriteString(ref.Value)
+			}
+			rest = rest[loc[1]:]
+		}
+		if !ok {
+			continue
+		}
+		if strings.Contains(rest, "{{") {
+			c.errorf(pc.node, pc.field+".runtimeValue.constant", "a constant holding {{ outside a KFP placeholder is not supported (pipectl would read it as a reference)")
+			continue
+		}
+		b.WriteString(rest)
+		c.at(pc.node, pc.field+".runtimeValue.constant")
+		c.add(inputs, pc.key.Value, pc.key, pc.field, c.str(b.String(), pc.node, pc.field+".runtimeValue.constant"))
+	}
+	if len(used) == 0 {
+		return
+	}
+	kept := inputs.Content[:0]
+	for i := 0; i+1 < len(inputs.Content); i += 2 {
+		name := inputs.Content[i].Value
+		if _, _, declared := yamlfile.Lookup(c.comps, comp, "inputDefinitions", "parameters", name); used[name] && !declared {
+			continue
+		}
+		kept = append(kept, inputs.Content[i], inputs.Content[i+1])
+	}
+	inputs.Content = kept
+}
+
+var selectorRE = regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
+
+// scoped is the reference of input name of the dag being converted, with
+// a selector of a field of a loop item.
+func (c *conv) scoped(name string, selector *yaml.Node) (string, error) {
+	if c.scope == nil {
+		if selector != nil {
+			return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+		}
+		return "{{params." + name + "}}", nil
+	}
+	if name == c.item {
+		if selector == nil {
+			return "{{item}}", nil
+		}
+		m := selectorRE.FindStringSubmatch(selector.Value)
+		if m == nil {
+			return "", fmt.Errorf("parameterExpressionSelector %q is not supported (supported: parseJson(string_value)[\"FIELD\"], a field of the loop item)", selector.Value)
+		}
+		return "{{item." + m[1] + "}}", nil
+	}
+	if selector != nil {
+		return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
+	}
+	v, ok := c.scope[name]
+	if !ok {
+		return "", fmt.Errorf("the ParallelFor body has no input %q given by its task", name)
+	}
+	return v, nil
+}
+
+// loopTask converts a task with a parameterIterator (dsl.ParallelFor) whose
+// body (a sub-DAG) is one container task: the step is that task, named
+// after the loop task, with loop.items the iterator's items (raw, a JSON
+// list as written; or inputParameter, the reference that task input is)
+// and loop.parallelism the iteratorPolicy's parallelismLimit.
+func (c *conv) loopTask(key *yaml.Node, field string, t map[string]*yaml.Node) *yaml.Node {
+	pf := field + ".parameterIterator"
+	it := c.fieldsOf(t["parameterIterator"], pf, "a parameterIterator", []string{"itemInput", "items"}, nil)
+	item, ok := c.scalarOf(it["itemInput"], pf+".itemInput", "the item's input name")
+	if !ok {
+		return nil
+	}
+	if c.scope != nil {
+		c.errorf(t["parameterIterator"], pf, "a ParallelFor inside a ParallelFor is not supported yet")
+		return nil
+	}
+	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
+	body, ok := c.scalarOf(ref["name"], field+".componentRef.name", "a component name")
+	if !ok {
+		return nil
+	}
+	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
+	tk, tv := pairs(tasks)
+	if !isDAG || len(tk) != 1 {
+		c.errorf(t["parameterIterator"], pf, "a ParallelFor body of %d tasks is not supported yet (pipectl loops one task: each iteration is STEP[i])", len(tk))
+		return nil
+	}
+	if o, _, has := yamlfile.Lookup(c.comps, body, "dag", "outputs"); has {
+		of := "components." + body + ".dag.outputs"
+		ok := true
+		fs := c.fieldsOf(o, of, "dag outputs", []string{"parameters"}, map[string]string{"artifacts": " for the outputs of a ParallelFor (dsl.Collected artifacts, a list of artifacts)"})
+		pk, pv := pairs(fs["parameters"])
+		for i, k := range pk {
+			f := of + ".parameters." + k.Value
+			v := c.fieldsOf(pv[i], f, "a collected output", []string{"valueFromParameter"}, nil)
+			sel := c.fieldsOf(v["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
+			if sel["producerSubtask"] == nil || sel["producerSubtask"].Value != tk[0].Value || sel["outputParameterKey"] == nil {
+				c.errorf(pv[i], f, "expected the output of the ParallelFor's task %q", tk[0].Value)
+				ok = false
+			}
+		}
+		if !ok || fs["artifacts"] != nil {
+			return nil
+		}
+	}
+	if inner, _, _ := yamlfile.Lookup(tv[0], "componentRef", "name"); inner != nil {
+		if _, _, sub := yamlfile.Lookup(c.comps, inner.Value, "dag"); sub {
+			c.errorf(t["parameterIterator"], pf, "a ParallelFor body that is a nested pipeline is not supported yet (pipectl loops one task)")
+			return nil
+		}
+	}
+	// The outer task's inputs are the body's.
+	var outer *yaml.Node
+	if in := t["inputs"]; in != nil {
+		outer = c.taskInputs(in, field+".inputs", body)
+	}
+	scope := map[string]string{}
+	ok2 := true
+	ks, vs := pairs(outer)
+	for i, k := range ks {
+		if vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{") {
+			c.errorf(k, field+".inputs", "a constant input of a ParallelFor task is not supported yet")
+			ok2 = false
+		}
+		scope[k.Value] = vs[i].Value
+	}
+	if !ok2 {
+		return nil
+	}
+	loop := c.mapping(t["parameterIterator"], pf)
+	items := c.fieldsOf(it["items"], pf+".items", "the iterator's items", []string{"raw", "inputParameter"}, nil)
+	switch {
+	case items["raw"] != nil:
+		raw := items["raw"]
+		var list yaml.Node
+		if err := yaml.Unmarshal([]byte(raw.Value), &list); err != nil || len(list.Content) != 1 || list.Content[0].Kind != yaml.SequenceNode {
+			c.errorf(raw, pf+".items.raw", "expected a JSON list, got %q", raw.Value)
+			return nil
+		}
+		seq := list.Content[0]
+		place(seq, raw)
+		c.at(raw, pf+".items.raw")
+		c.add(loop, "items", raw, pf+".items.raw", seq)
+	case items["inputParameter"] != nil:
+		name := items["inputParameter"].Value
+		v, ok := scope[name]
+		if !ok {
+			c.errorf(items["inputParameter"], pf+".items.inputParameter", "the task has no input %q", name)
+			return nil
+		}
+		c.add(loop, "items", items["inputParameter"], pf+".items.inputParameter", c.str(v, items["inputParameter"], pf+".items.inputParameter"))
+	default:
+		c.errorf(t["parameterIterator"], pf+".items", "missing: items (raw or inputParameter)")
+		return nil
+	}
+	if ip := t["iteratorPolicy"]; ip != nil {
+		p := c.fieldsOf(ip, field+".iteratorPolicy", "an iteratorPolicy", []string{"parallelismLimit"}, nil)
+		if l := p["parallelismLimit"]; l != nil {
+			c.add(loop, "parallelism", l, field+".iteratorPolicy.parallelismLimit", l)
+		}
+	}
+	c.scope, c.item = scope, item
+	step := c.task(key, tv[0], "components."+body+".dag.tasks."+tk[0].Value)
+	c.scope, c.item = nil, ""
+	if step == nil {
+		return nil
+	}
+	// The step is the loop task: its name and its dependencies.
+	step.Content[1] = c.str(key.Value, key, field)
+	if d := t["dependentTasks"]; d != nil {
+		after := c.seq(d, field+".dependentTasks")
+		for j, e := range d.Content {
+			after.Content = append(after.Content, c.str(e.Value, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+		}
+		c.add(step, "after", d, field+".dependentTasks", after)
+	}
+	if tp := t["triggerPolicy"]; tp != nil {
+		c.errorf(tp, field+".triggerPolicy", "a condition on a ParallelFor task is not supported yet")
+	}
+	c.add(step, "loop", t["parameterIterator"], pf, loop)
+	return step
+}
+
+// place gives n and the nodes below it the position of at.
+func place(n, at *yaml.Node) {
+	n.Line, n.Column = at.Line, at.Column
+	for _, e := range n.Content {
+		place(e, at)
+	}
+}
+
+// finalStatus is the value of a dsl.PipelineTaskFinalStatus input given by
+// taskFinalStatus of task: the JSON object KFP gives, its state the run's
+// status as a finally step reads it ({{run.status}}: Succeeded, Failed or
+// Cancelled; KFP writes SUCCEEDED, FAILED, CANCELLED).
+func finalStatus(task string) string {
+	return `{"state": "{{run.status}}", "pipelineTaskName": "` + task + `", "error": {}}`
+}
+
+// collectedOutput is the output of the loop step a reference to output key
+// of task names: for a ParallelFor task (its body of one task), the output
+// of that task its dag.outputs collect (dsl.Collected), which the loop
+// step collects into a JSON list; else key itself.
+func (c *conv) collectedOutput(task, key string) string {
+	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
+	if !ok {
+		return key
+	}
+	if _, _, loop := yamlfile.Lookup(t, "parameterIterator"); !loop {
+		return key
+	}
+	body, _, _ := yamlfile.Lookup(t, "componentRef", "name")
+	if body == nil {
+		return key
+	}
+	if o, _, ok := yamlfile.Lookup(c.comps, body.Value, "dag", "outputs", "parameters", key, "valueFromParameter", "outputParameterKey"); ok && o.Kind == yaml.ScalarNode {
+		return o.Value
+	}
+	return key
+}

@@ -1,0 +1,33 @@
+// Package kfpv2 reads a KFP v2 pipeline file, the PipelineSpec IR that
+// kfp.compiler.Compiler writes (components, deploymentSpec.executors,
+// root.dag.tasks, schemaVersion 2.1.0, and optionally a second document of
+// platform specs), and writes it as a pipectl pipeline: a YAML node tree in
+// pipectl's pipeline format whose nodes carry the lines and columns of the
+// KFP file, so that the pipeline loader's checks point into it.
+//
+// The mapping, in KFP's terms:
+//
+//   - pipelineInfo.name is the pipeline's name; root.inputDefinitions.parameters
+//     are its params (parameterType STRING, NUMBER_INTEGER, NUMBER_DOUBLE,
+//     BOOLEAN, LIST, STRUCT are string, int, float, bool, json, json;
+//     defaultValue is the default as written; isOptional without a default
+//     makes the param optional); root.dag.outputs are its outputs;
+//   - each task of root.dag.tasks is a step named after the task; its
+//     componentRef names a component whose executorLabel names a container
+//     executor (image, command, args, env), which becomes the step's inline
+//     component, or whose dag makes the step a nested pipeline;
+//   - a task input is a literal (runtimeValue.constant, as written), a
+//     pipeline input (componentInputParameter, componentInputArtifact) or a
+//     task output (taskOutputParameter, taskOutputArtifact);
+//     dependentTasks are the step's after; cachingOptions.enableCache false
+//     (or left out, as KFP reads it) turns the step's cache off;
+//     retryPolicy.maxRetryCount is its retries;
+//   - artifact types system.Dataset, system.Model and system.Metrics are
+//     Dataset, Model and Metrics; any other schemaTitle is Artifact;
+//   - placeholders in command, args and env (see placeholder.go), {{$}}
+//     the executor input.
+//
+// What pipectl does not run yet (triggerPolicy, parameterIterator,
+// artifactIterator, importers, exit handlers, platform specs, ...) is an
+// error at its line and column, naming the KFP field.
+package kfpv2

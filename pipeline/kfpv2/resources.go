@@ -1,0 +1,133 @@
+package kfpv2
+
+import (
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components/yamlfile"
+)
+
+// What the steps running an executor get from the executor's container
+// resources and its kubernetes platform spec, where pipectl has the field:
+//
+//	resources.resourceCpuLimit (else cpuLimit, else the requests)   resources.cpu
+//	resources.resourceMemoryLimit (else memoryLimit in GB, else the requests)
+//	                                                                resources.memory
+//	resources.accelerator.resourceCount/resourceType (count/type)   resources.gpu, resources.gpuResource
+//	platforms.kubernetes...tolerations (key, operator, value, effect)  tolerations
+//	platforms.kubernetes...nodeSelector.labels                      nodeSelector
+//
+// pipectl's resources are requests with equal limits. A value given at run
+// time (a placeholder, nodeSelectorJson, tolerationJson) is an error.
+
+// stepFields are the step fields of the steps running each executor, by
+// executor label: keys and values to add to the step.
+type stepFields map[string][]*yaml.Node
+
+// resources converts a container's resources (n, at field) into the
+// resources of the steps running executor label.
+func (c *conv) resources(label string, n *yaml.Node, field string) {
+	r := c.fieldsOf(n, field, "container resources", []string{"cpuLimit", "memoryLimit", "cpuRequest", "memoryRequest",
+		"resourceCpuLimit", "resourceMemoryLimit", "resourceCpuRequest", "resourceMemoryRequest", "accelerator"}, nil)
+	out := c.mapping(n, field)
+	first := func(keys ...string) (*yaml.Node, string) {
+		for _, k := range keys {
+			if v := r[k]; v != nil {
+				return v, field + "." + k
+			}
+		}
+		return nil, ""
+	}
+	static := func(v *yaml.Node, f string) bool {
+		if v.Kind != yaml.ScalarNode || strings.Contains(v.Value, "{{") {
+			c.errorf(v, f, "a resource given at run time (a pipeline input or a task output) is not supported: pipectl sets resources when it compiles")
+			return false
+		}
+		return true
+	}
+	if v, f := first("resourceCpuLimit", "cpuLimit", "resourceCpuRequest", "cpuRequest"); v != nil && static(v, f) {
+		c.add(out, "cpu", v, f, c.str(v.Value, v, f))
+	}
+	if v, f := first("resourceMemoryLimit", "resourceMemoryRequest"); v != nil && static(v, f) {
+		c.add(out, "memory", v, f, c.str(v.Value, v, f))
+	} else if v, f := first("memoryLimit", "memoryRequest"); v != nil && static(v, f) {
+		c.add(out, "memory", v, f, c.str(v.Value+"G", v, f))
+	}
+	if a := r["accelerator"]; a != nil {
+		af := field + ".accelerator"
+		acc := c.fieldsOf(a, af, "an accelerator", []string{"count", "type", "resourceCount", "resourceType"}, nil)
+		cnt, cf := acc["resourceCount"], af+".resourceCount"
+		if cnt == nil {
+			cnt, cf = acc["count"], af+".count"
+		}
+		typ, tf := acc["resourceType"], af+".resourceType"
+		if typ == nil {
+			typ, tf = acc["type"], af+".type"
+		}
+		if cnt != nil && static(cnt, cf) {
+			if k, err := strconv.Atoi(cnt.Value); err != nil || k < 0 {
+				c.errorf(cnt, cf, "expected a number of accelerators, got %q", cnt.Value)
+			} else {
+				c.add(out, "gpu", cnt, cf, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(k), Line: cnt.Line, Column: cnt.Column})
+			}
+		}
+		if typ != nil && static(typ, tf) && typ.Value != "nvidia.com/gpu" {
+			c.add(out, "gpuResource", typ, tf, c.str(typ.Value, typ, tf))
+		}
+	}
+	if len(out.Content) > 0 {
+		c.extra[label] = append(c.extra[label], c.str("resources", n, field), out)
+	}
+}
+
+// platformExecutor maps the kubernetes platform spec of executor label
+// (n, at field): tolerations and nodeSelector; anything else is an error.
+func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
+	keys, values := pairs(n)
+	for i, k := range keys {
+		f := field + "." + k.Value
+		c.at(k, f)
+		switch k.Value {
+		case "tolerations":
+			list := c.seq(values[i], f)
+			for j, t := range values[i].Content {
+				tf := f + "[" + strconv.Itoa(j) + "]"
+				fs := c.fieldsOf(t, tf, "a toleration", []string{"key", "operator", "value", "effect"}, map[string]string{
+					"tolerationJson":    " (tolerations given at run time)",
+					"tolerationSeconds": "",
+				})
+				m := c.mapping(t, tf)
+				for _, name := range []string{"key", "operator", "value", "effect"} {
+					if v := fs[name]; v != nil {
+						c.add(m, name, v, tf+"."+name, c.str(v.Value, v, tf+"."+name))
+					}
+				}
+				list.Content = append(list.Content, m)
+			}
+			c.extra[label] = append(c.extra[label], c.str("tolerations", k, f), list)
+		case "nodeSelector":
+			fs := c.fieldsOf(values[i], f, "a nodeSelector", []string{"labels"}, map[string]string{"nodeSelectorJson": " (a node selector given at run time)"})
+			if l := fs["labels"]; l != nil {
+				m := c.mapping(l, f+".labels")
+				lk, lv := pairs(l)
+				for j, key := range lk {
+					c.add(m, key.Value, key, f+".labels."+key.Value, c.str(lv[j].Value, lv[j], f+".labels."+key.Value))
+				}
+				c.extra[label] = append(c.extra[label], c.str("nodeSelector", k, f), m)
+			}
+		default:
+			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported yet (executor %s)", k.Value, label)
+		}
+	}
+}
+
+// executorOf is the executor label of KFP component name, or "".
+func (c *conv) executorOf(name string) string {
+	n, _, ok := yamlfile.Lookup(c.comps, name, "executorLabel")
+	if !ok || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}

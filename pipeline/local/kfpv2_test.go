@@ -1,0 +1,95 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// TestRunKFPv2 runs KFP v2 pipeline files with real programs: a shell
+// producer and consumer wired through placeholders, Concat and IfPresent,
+// a sub-DAG, and a python3 program speaking KFP's executor protocol (it
+// reads {{$}} and returns values through the executor output file).
+func TestRunKFPv2(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		file   string
+		params map[string]string
+		// want are output values by STEP/OUTPUT; files artifact contents.
+		want, files map[string]string
+	}{{
+		file: "../testdata/kfpv2/wiring.yaml",
+		want: map[string]string{
+			"produce/count":           "3",
+			"wrapped.consume/summary": `--count=3 --ratio 1.0 {"a":[1,2.50]} --suffix ! 3`,
+			"for-loop-1[0]/tagged":    "hello, x",
+			"for-loop-1[1]/tagged":    "hello, y",
+			"join/joined":             `["hello, x","hello, y"]`,
+		},
+		files: map[string]string{"produce/data": "hello\nhello\nhello\n"},
+	}, {
+		file: "../testdata/kfpv2/executor.yaml",
+		want: map[string]string{
+			"stats/Output": "30",
+			"stats/tag":    `it's "quoted"|0.5|True|{"a": "x", "b": [1, 2]}|False`,
+			"show/shown":   "n=30",
+		},
+		files: map[string]string{"stats/report": `{"lines": 3}`},
+	}, {
+		file: "../testdata/kfpv2/exit.yaml",
+		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
+	}, {
+		// The exit task runs when the handler's task fails, and sees it.
+		file:   "../testdata/kfpv2/exit.yaml",
+		params: map[string]string{"fail": "true"},
+		want:   map[string]string{"report/seen": `{"state": "Failed", "pipelineTaskName": "exit-handler-1", "error": {}}`},
+	}} {
+		t.Run(tc.file, func(t *testing.T) {
+			f := newFixture(t)
+			p, err := pipeline.Load(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := f.run(ctx, p, tc.params, nil)
+			if err != nil && tc.params["fail"] != "true" {
+				t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+			}
+			if tc.params["fail"] == "true" && (err == nil || run.Status != artifacts.StatusFailed) {
+				t.Fatalf("run with a failing task: status %s, err %v", run.Status, err)
+			}
+			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, s := range rec.Steps {
+				for _, o := range s.Outputs {
+					if o.Value != nil {
+						got[s.Name+"/"+o.Name] = *o.Value
+					}
+				}
+			}
+			for k, want := range tc.want {
+				if got[k] != want {
+					t.Errorf("%s = %q, want %q", k, got[k], want)
+				}
+			}
+			for k, want := range tc.files {
+				out, err := artifacts.Resolve(ctx, f.store, run.ID+"/"+k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := artifacts.Copy(ctx, f.store, out.Key, &buf, out.Meta.SHA256); err != nil {
+					t.Fatal(err)
+				}
+				if buf.String() != want {
+					t.Errorf("%s holds %q, want %q", k, buf.String(), want)
+				}
+			}
+		})
+	}
+}

@@ -512,24 +512,109 @@ func copyHashed(ctx context.Context, w io.Writer, r io.Reader) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// PutJSON stores v as indented JSON at key.
+// PutJSON stores v as JSON at key, indented to jsonIndentDepth levels
+// (see IndentShallow).
 func PutJSON(ctx context.Context, s Store, key string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := MarshalShallow(v)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	return s.Put(ctx, key, bytes.NewReader(b), int64(len(b)))
 }
 
-// GetJSON reads the JSON object at key into v.
+// MaxJSONObject bounds a JSON object of the store that GetJSON reads (a
+// run record, a journal entry, metadata): a larger one is corrupt.
+const MaxJSONObject = 128 << 20
+
+// jsonIndentDepth is how many levels of a stored JSON object are indented:
+// a run record's steps and their outputs; deeper values (a loop item) stay
+// compact, so a record grows with its data, not with its depth squared.
+const jsonIndentDepth = 6
+
+// MarshalShallow is json.Marshal, indented by two spaces to
+// jsonIndentDepth levels, with a final newline.
+func MarshalShallow(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(IndentShallow(b, jsonIndentDepth), '\n'), nil
+}
+
+// IndentShallow indents the compact JSON b as json.Indent does with two
+// spaces, but only to depth levels: values nested deeper stay on one line.
+// Its cost is linear in len(b) whatever the nesting (json.MarshalIndent's
+// is quadratic in it: a 9,000-deep loop item made a 162 MB record).
+func IndentShallow(b []byte, depth int) []byte {
+	out := make([]byte, 0, len(b)+len(b)/4)
+	newline := func(d int) {
+		out = append(out, '\n')
+		for range d {
+			out = append(out, ' ', ' ')
+		}
+	}
+	d, inString, escaped := 0, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			out = append(out, c)
+		case '{', '[':
+			out = append(out, c)
+			d++
+			if d <= depth && i+1 < len(b) && b[i+1] != '}' && b[i+1] != ']' {
+				newline(d)
+			}
+		case '}', ']':
+			if d <= depth && i > 0 && b[i-1] != '{' && b[i-1] != '[' {
+				newline(d - 1)
+			}
+			d--
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			if d <= depth {
+				newline(d)
+			}
+		case ':':
+			out = append(out, c)
+			if d <= depth {
+				out = append(out, ' ')
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// GetJSON reads the JSON object at key into v. An object larger than
+// MaxJSONObject is a CorruptError, never read whole.
 func GetJSON(ctx context.Context, s Store, key string, v any) error {
 	r, err := s.Get(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := json.NewDecoder(r).Decode(v); err != nil {
+	lr := &io.LimitedReader{R: r, N: MaxJSONObject + 1}
+	err = json.NewDecoder(lr).Decode(v)
+	if lr.N <= 0 {
+		return &CorruptError{URI: s.URI(key), Err: fmt.Errorf("larger than the %d MiB a record may hold", MaxJSONObject>>20)}
+	}
+	if err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &se) || errors.As(err, &te) {

@@ -131,11 +131,10 @@ func WriteRun(ctx context.Context, s Store, r *Run) error {
 // holds a run of that id already, it fails with an error for which
 // errors.Is(err, fs.ErrExist) holds and leaves that run alone.
 func CreateRun(ctx context.Context, s Store, r *Run) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := MarshalShallow(r)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	return s.Create(ctx, RunKey(r.ID), bytes.NewReader(b), int64(len(b)))
 }
 

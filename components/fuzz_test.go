@@ -138,6 +138,9 @@ func FuzzCheckValue(f *testing.F) {
 	for _, s := range []string{"1", "-0", "1e3", "0x1F", "1_000", " 2", "true", "Yes", "NaN", "-Inf", "1.5", `{"a": [1, 2.0]}`, `"s"`, "12345678901234567890", "pipectl-b64:e3t9", "{{x}}", "$(HOME)", "\xff"} {
 		f.Add(s)
 	}
+	// Valid JSON deeper than encoding/json reads (issue 21).
+	f.Add(strings.Repeat("[", 20000) + strings.Repeat("]", 20000))
+	f.Add(`["\\"` + strings.Repeat("[", 10001) + `"` + strings.Repeat("]", 10001) + "]")
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > componentstest.MaxFuzzInput {
 			return

@@ -54,6 +54,9 @@ func CheckValue(t, s string) error {
 			return fmt.Errorf("expected true or false (bool), got %q", s)
 		}
 	case TypeJSON:
+		if d := jsonDepth(s); d > MaxJSONDepth {
+			return fmt.Errorf("expected JSON (json) nested at most %d deep, got a value nested %d deep (%d bytes)", MaxJSONDepth, d, len(s))
+		}
 		if err := checkJSON(s); err != nil {
 			return fmt.Errorf("expected JSON (json), got %q: %v", s, err)
 		}
@@ -61,6 +64,38 @@ func CheckValue(t, s string) error {
 		return fmt.Errorf("type %s takes no literal value", t)
 	}
 	return nil
+}
+
+// MaxJSONDepth is how deep a json value may nest: Go's encoding/json reads
+// no deeper.
+const MaxJSONDepth = 10000
+
+// jsonDepth is the deepest nesting of arrays and objects in s, read as
+// JSON text (brackets inside strings do not count).
+func jsonDepth(s string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func checkJSON(s string) error {

@@ -38,6 +38,10 @@ func TestCheckValue(t *testing.T) {
 		{TypeJSON, ``, "expected JSON"},
 		{TypeJSON, `{"a": 1} x`, "expected JSON"},
 		{TypeDataset, "x", "takes no literal value"},
+		// Valid JSON, deeper than encoding/json reads: said so.
+		{TypeJSON, strings.Repeat("[", 60000) + strings.Repeat("]", 60000), "expected JSON (json) nested at most 10000 deep, got a value nested 60000 deep"},
+		{TypeJSON, strings.Repeat("[", 10000) + strings.Repeat("]", 10000), ""},
+		{TypeJSON, `["[[[[", {"a": "\"]]"}]`, ""},
 	}
 	for _, tt := range tests {
 		err := CheckValue(tt.typ, tt.in)

@@ -111,3 +111,39 @@ func BenchmarkNestingBound(b *testing.B) {
 		}
 	}
 }
+
+// TestNestedNameTooLong: five levels of 63-character step names, joined as
+// OUTER.INNER, make a 319-byte name that no file system takes as a
+// directory name: validate refuses it at the outer step's name instead of
+// run failing with 'file name too long'.
+func TestNestedNameTooLong(t *testing.T) {
+	dir := t.TempDir()
+	name := func(k int) string { return fmt.Sprintf("s%d-", k) + strings.Repeat("x", 60) }
+	if err := os.WriteFile(filepath.Join(dir, "leaf.yaml"), []byte(leafComponent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comp := "leaf.yaml"
+	for k := 0; k < 5; k++ {
+		body := fmt.Sprintf("apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: p%d}\nsteps:\n  - {name: %s, component: %s}\n", k, name(k), comp)
+		comp = fmt.Sprintf("p%d.yaml", k)
+		if err := os.WriteFile(filepath.Join(dir, comp), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Load(filepath.Join(dir, comp))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("expected at most %d bytes", MaxStepNameLen)) || !strings.Contains(err.Error(), ".name:") {
+		t.Errorf("Load: %v, want the expanded name refused at a step's name", err)
+	}
+	// Two levels of 50 characters (101 bytes) load.
+	short := "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: q}\nsteps:\n  - {name: " + strings.Repeat("a", 50) + ", component: q0.yaml}\n"
+	inner := "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: q0}\nsteps:\n  - {name: " + strings.Repeat("b", 50) + ", component: leaf.yaml}\n"
+	if err := os.WriteFile(filepath.Join(dir, "q0.yaml"), []byte(inner), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "q.yaml"), []byte(short), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, "q.yaml")); err != nil {
+		t.Errorf("two levels of 50 characters: %v", err)
+	}
+}

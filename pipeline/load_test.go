@@ -135,6 +135,11 @@ func TestLoadInvalid(t *testing.T) {
 			`35:18 finally[0].inputs.lr: type mismatch: output "score" of loop step "c" is collected`,
 			`38:13 finally[1].after[0]: finally step "h" cannot depend on the iterations of loop step "a"`,
 		}},
+		{"fractions", []string{
+			`8:40 steps[0].loop.parallelism: expected a whole number, got "1.5"`,
+			`9:14 steps[0].retries: expected a whole number, got "1.9"`,
+			`12:26 steps[1].distributed.nodes: expected a whole number, got "1.5"`,
+		}},
 		{"multi-document", []string{`9:1 a second YAML document (after ---)`}},
 		{"latin1", []string{`3:21 byte 0xE9 is not UTF-8 text`}},
 		{"empty", []string{`1:1 the file holds no YAML`}},

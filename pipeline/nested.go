@@ -53,6 +53,13 @@ const NestedSep = "."
 // other as step components: the outermost file counts as 1.
 const MaxNestingDepth = 32
 
+// MaxStepNameLen bounds the name of a nested pipeline's expanded step
+// (OUTER.INNER, any depth): it becomes a directory of the store and of the
+// work directory (STEP[i] for a loop's iteration, within a file name's 255
+// bytes) and an Argo DAG task's name (at most 128 characters, with "step-"
+// before a leading digit).
+const MaxStepNameLen = 120
+
 // MaxNestedSteps bounds the steps that nested pipelines add to one
 // pipeline when they are expanded. Pipelines that each use the next one
 // twice double at every level: without a bound 25 levels are 33 million
@@ -280,6 +287,10 @@ func (v *validator) expand() {
 				} else {
 					v.at(v.sp(i, "component"), "%v", err)
 				}
+				continue
+			}
+			if len(t.Name) > MaxStepNameLen {
+				v.atValue(v.sp(i, "name"), "step %s of %s would be named %s (%d bytes): expected at most %d bytes, as the name becomes a directory of the store and an Argo task's name (shorten step %s or the steps of %s)", strings.TrimPrefix(t.Name, inner.prefix), sub.Source, t.Name, len(t.Name), MaxStepNameLen, s.Name, sub.Source)
 				continue
 			}
 			if t.Name == "run.json" || strings.HasPrefix(t.Name, "run.json"+NestedSep) {

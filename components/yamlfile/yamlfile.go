@@ -308,10 +308,26 @@ func (f *File) check(n *yaml.Node, t reflect.Type, field string, errs *[]error) 
 			return
 		}
 		var v = reflect.New(t)
+		if isInt(t) && n.ShortTag() != "!!int" {
+			// yaml.v3 truncates a float into an integer field (1.5 is 1):
+			// a whole number is written as one.
+			*errs = append(*errs, f.Errorf(n, field, "expected a %s, got %q", scalarName(t), n.Value))
+			return
+		}
 		if err := n.Decode(v.Interface()); err != nil {
 			*errs = append(*errs, f.Errorf(n, field, "expected a %s, got %q", scalarName(t), n.Value))
 		}
 	}
+}
+
+// isInt reports whether t is an integer type.
+func isInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 func scalarName(t reflect.Type) string {

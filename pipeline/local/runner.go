@@ -248,12 +248,11 @@ func (e *execution) save(ctx context.Context) error {
 	e.run.Journal = e.jr.seq
 	rec := *e.run
 	rec.Steps = e.ordered()
-	b, err := json.MarshalIndent(&rec, "", "  ")
+	b, err := artifacts.MarshalShallow(&rec)
 	e.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	return e.r.Store.Put(ctx, artifacts.RunKey(e.run.ID), bytes.NewReader(b), int64(len(b)))
 }
 

@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -37,11 +36,11 @@ func CheckFormat(f string) error {
 func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) error {
 	switch format {
 	case FormatJSON:
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := artifacts.MarshalShallow(v)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+		_, err = w.Write(b)
 		return err
 	case FormatYAML:
 		b, err := yaml.Marshal(v)

@@ -55,12 +55,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := artifacts.MarshalShallow(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // filterRuns returns the runs of the given pipeline and status (empty:

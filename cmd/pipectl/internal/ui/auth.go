@@ -15,6 +15,10 @@ import (
 const TokenCookie = "pipectl_ui_token"
 
 // NewToken returns a random access token (32 hex digits).
+// MinTokenLen is the shortest token pipectl ui takes for a listen address
+// other machines can reach: a short one is guessed in a few requests.
+const MinTokenLen = 16
+
 func NewToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -19,6 +19,9 @@ type Comparison struct {
 	Runs    []runview.Summary `json:"runs"`
 	Params  []Row             `json:"params"`
 	Metrics []Row             `json:"metrics"`
+	// Omitted counts the Metrics outputs left out: past compareBytes read
+	// in all, or past maxMetrics metrics.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // Row is one param or metric across the compared runs.
@@ -36,6 +39,21 @@ const maxCompare = 12
 
 // metricsBytes bounds the Metrics output read for a comparison.
 const metricsBytes = 1 << 20
+
+// compareBytes bounds the bytes of Metrics outputs one comparison reads in
+// all, and maxMetrics the metrics it holds: a run with a 20-iteration loop
+// of 1 MiB metrics made one comparison read 940 MB.
+const (
+	compareBytes = 8 << 20
+	maxMetrics   = 5000
+)
+
+// metricsBudget is what a comparison may still read and hold.
+type metricsBudget struct {
+	bytes   int64
+	metrics int
+	omitted int
+}
 
 // compareIDs returns the runs a compare URL names: ?runs=A,B or ?run=A&run=B.
 func compareIDs(r *http.Request) ([]string, error) {
@@ -64,23 +82,26 @@ func (s *server) compare(r *http.Request) (*Comparison, error) {
 	}
 	var recs []*artifacts.Run
 	var metrics []map[[2]string]string
+	budget := &metricsBudget{bytes: compareBytes, metrics: maxMetrics}
 	for _, id := range ids {
 		rec, err := s.Records.Get(r.Context(), id)
 		if err != nil {
 			return nil, err
 		}
-		m, err := s.runMetrics(r.Context(), rec)
+		m, err := s.runMetrics(r.Context(), rec, budget)
 		if err != nil {
 			return nil, err
 		}
 		recs = append(recs, rec)
 		metrics = append(metrics, m)
 	}
-	return compareRuns(recs, metrics), nil
+	c := compareRuns(recs, metrics)
+	c.Omitted = budget.omitted
+	return c, nil
 }
 
 // runMetrics reads the Metrics outputs of rec: (STEP/OUTPUT, name) → value.
-func (s *server) runMetrics(ctx context.Context, rec *artifacts.Run) (map[[2]string]string, error) {
+func (s *server) runMetrics(ctx context.Context, rec *artifacts.Run, budget *metricsBudget) (map[[2]string]string, error) {
 	out := map[[2]string]string{}
 	for _, st := range rec.Steps {
 		for _, o := range st.Outputs {
@@ -91,7 +112,12 @@ func (s *server) runMetrics(ctx context.Context, rec *artifacts.Run) (map[[2]str
 			if err != nil || obj.Dir || obj.Size > metricsBytes {
 				continue // not a readable metrics file: nothing to compare
 			}
-			body, err := artifacts.GetRange(ctx, s.Store, obj.Key, 0, metricsBytes)
+			if obj.Size > budget.bytes || budget.metrics <= 0 {
+				budget.omitted++
+				continue
+			}
+			budget.bytes -= obj.Size
+			body, err := artifacts.GetRange(ctx, s.Store, obj.Key, 0, obj.Size)
 			if err != nil {
 				return nil, err
 			}
@@ -101,6 +127,11 @@ func (s *server) runMetrics(ctx context.Context, rec *artifacts.Run) (map[[2]str
 				return nil, err
 			}
 			ms, _ := ParseMetrics(data)
+			if len(ms) > budget.metrics {
+				budget.omitted++
+				continue
+			}
+			budget.metrics -= len(ms)
 			for _, m := range ms {
 				out[[2]string{st.Name + "/" + o.Name, m.Name}] = m.Value
 			}

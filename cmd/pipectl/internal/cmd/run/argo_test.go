@@ -295,6 +295,8 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"p.yaml", "--on", "argo", "--attach", "w"}, false},
 		{[]string{"--attach", "w"}, false},
 		{[]string{"p.yaml", "--on", "mars"}, false},
+		{[]string{"p.yaml", "--parallelism", "-1"}, false},
+		{[]string{"p.yaml", "--parallelism", "0"}, true},
 	} {
 		ios, _, _, _ := cmdutil.Test()
 		f := &cmdutil.Factory{IOStreams: ios}

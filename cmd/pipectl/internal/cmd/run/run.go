@@ -66,6 +66,9 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
+			if opts.Parallelism < 0 {
+				return cmdutil.FlagErrorf("--parallelism %d: expected a number of steps at once, at least 1 (or 0: the number of CPUs)", opts.Parallelism)
+			}
 			switch opts.On {
 			case "local":
 				if opts.Argo.Attach != "" {

@@ -91,6 +91,9 @@ func uiRun(ctx context.Context, opts *Options) error {
 		return cmdutil.FlagErrorf("%v", err)
 	}
 	token, made := opts.Token, false
+	if token != "" && !loopback && len(token) < ui.MinTokenLen {
+		return cmdutil.FlagErrorf("--token (or $%s): a token for --listen %s, which other machines can reach, needs at least %d characters, got %d (leave it out and pipectl makes one)", EnvToken, opts.Listen, ui.MinTokenLen, len(token))
+	}
 	if token == "" && !loopback {
 		if token, err = ui.NewToken(); err != nil {
 			return err

@@ -122,3 +122,13 @@ func TestBadListen(t *testing.T) {
 		t.Errorf("uiRun with --listen 8421: %v", err)
 	}
 }
+
+// A token for an address other machines can reach must not be guessable:
+// a one-character --token is refused before anything listens.
+func TestShortTokenRefused(t *testing.T) {
+	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}, ArtifactsRoot: t.TempDir()}
+	err := uiRun(context.Background(), &Options{IO: f.IOStreams, Factory: f, Listen: "0.0.0.0:0", Token: "x"})
+	if err == nil || !strings.Contains(err.Error(), "needs at least 16 characters, got 1") {
+		t.Errorf("uiRun with --token x on 0.0.0.0: %v", err)
+	}
+}

@@ -61,6 +61,21 @@ type Launcher struct {
 	// RetryInterval is the pause before a watch is reopened after an error
 	// and between polls of the cleanup (default 1s).
 	RetryInterval time.Duration
+	// LogOutage is how long a rank's log stream is tried again while it
+	// cannot be opened (default DefaultLogOutage).
+	LogOutage time.Duration
+}
+
+// DefaultLogOutage bounds the retries of a rank's log stream: an API
+// server restart (as the cluster drills do) takes seconds, its caches a
+// few more.
+const DefaultLogOutage = 2 * time.Minute
+
+func (l *Launcher) logOutage() time.Duration {
+	if l.LogOutage > 0 {
+		return l.LogOutage
+	}
+	return DefaultLogOutage
 }
 
 // Result describes a JobSet that succeeded.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -48,16 +49,25 @@ func (s *session) stream(ctx context.Context, rp *rankPod, pod string) {
 	if logs == nil {
 		logs = KubeLogs{Client: s.l.Kube}
 	}
-	for try := 0; ; try++ {
+	// A stream that cannot be opened or breaks is tried again until it has
+	// failed for logOutage on end: an API server that restarts answers
+	// with refused connections, then for a while with authorization
+	// errors until its caches are warm.
+	var failingSince time.Time
+	for {
 		r, err := logs.Open(ctx, s.ns, pod, jobset.RankContainer)
 		if err == nil {
+			failingSince = time.Time{}
 			_, err = io.Copy(rp.log, r)
 			r.Close()
 			if err == nil || ctx.Err() != nil {
 				return
 			}
 		}
-		if ctx.Err() != nil || try >= 4 {
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		if ctx.Err() != nil || time.Since(failingSince) >= s.l.logOutage() {
 			s.l.logf("%s: cannot stream the log of pod %s: %v", s.who(rp.node), pod, err)
 			return
 		}

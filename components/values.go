@@ -112,7 +112,8 @@ func checkJSON(s string) error {
 // Canonical returns the form of a value of type t used to compare values
 // (a step's when): ints as decimal without sign or leading zeros, floats in
 // Go's shortest form, bools as true/false, JSON re-encoded compactly with
-// sorted keys and numbers as float64, strings trimmed. The program never
+// sorted keys and numbers as float64 (as written when no float64 holds
+// them), strings trimmed. The program never
 // sees this form.
 func Canonical(t, s string) (string, error) {
 	if err := CheckValue(t, s); err != nil {
@@ -132,7 +133,13 @@ func Canonical(t, s string) (string, error) {
 	case TypeJSON:
 		var x any
 		if err := json.Unmarshal([]byte(s), &x); err != nil {
-			return "", err
+			// Valid JSON with a number no float64 holds (1e700): its
+			// numbers stay as written.
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
+			if dec.Decode(&x) != nil {
+				return "", err
+			}
 		}
 		b, err := json.Marshal(x)
 		return string(b), err

@@ -84,6 +84,10 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 		body := strings.TrimSpace(s[i+2 : i+j])
 		parts := strings.Split(body, ".")
 		switch {
+		case strings.ContainsAny(body, "{}"):
+			// "{{params.} }}" would name a parameter "}", which could never
+			// be written back as a reference.
+			return nil, nil, fmt.Errorf("unknown reference {{%s}}: a name cannot hold { or } (want %s)", body, refForms)
 		case len(parts) == 2 && parts[0] == "params" && parts[1] != "":
 			refs = append(refs, ref{param: parts[1]})
 		case len(parts) >= 4 && parts[0] == "steps" && parts[len(parts)-2] == "outputs" && !slices.Contains(parts[1:], ""):

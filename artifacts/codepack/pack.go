@@ -1,0 +1,207 @@
+package codepack
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Limits bound a pack (and what Fetch unpacks).
+type Limits struct {
+	// MaxBytes bounds the total size of the files; MaxFiles the number of
+	// entries (files, folders and links).
+	MaxBytes int64
+	MaxFiles int
+}
+
+// DefaultLimits are a code folder's: data belongs in a step's inputs.
+var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxFiles: 20000}
+
+// SkipNames are the files and folders a pack leaves out, wherever they are:
+// version control, language caches, virtual environments and the local
+// artifact store's default folder.
+var SkipNames = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".pipectl": true,
+	"__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ipynb_checkpoints": true,
+	".venv": true, ".DS_Store": true,
+}
+
+// Prefix is the algorithm part of a digest.
+const Prefix = "sha256:"
+
+// Key is the store key of the pack with digest d ("sha256:<hex>").
+func Key(d string) string { return ".code/" + strings.TrimPrefix(d, Prefix) + ".tar" }
+
+// CheckDigest reports whether d is a pack digest: sha256: and 64 lowercase hex digits.
+func CheckDigest(d string) error {
+	h, ok := strings.CutPrefix(d, Prefix)
+	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return fmt.Errorf("code digest %q: want sha256: and 64 lowercase hex digits", d)
+	}
+	return nil
+}
+
+// Pack is what Write wrote.
+type Pack struct {
+	// Digest is "sha256:<hex>" of the archive.
+	Digest string
+	// Size is the archive's size; Files the entries in it.
+	Size  int64
+	Files int
+}
+
+// Write packs the folder dir into w (see the package doc).
+func Write(ctx context.Context, dir string, w io.Writer, lim Limits) (Pack, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return Pack{}, fmt.Errorf("code folder: %w", err)
+	}
+	if !info.IsDir() {
+		return Pack{}, fmt.Errorf("code folder %s: not a folder", dir)
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(w, h)}
+	p := &packer{ctx: ctx, root: dir, tw: tar.NewWriter(cw), lim: lim}
+	if err := p.folder(""); err != nil {
+		return Pack{}, err
+	}
+	if err := p.tw.Close(); err != nil {
+		return Pack{}, err
+	}
+	return Pack{Digest: digestOf(h), Size: cw.n, Files: p.files}, nil
+}
+
+// Digest is the digest of the pack of dir, without keeping the pack.
+func Digest(ctx context.Context, dir string, lim Limits) (string, error) {
+	p, err := Write(ctx, dir, io.Discard, lim)
+	return p.Digest, err
+}
+
+func digestOf(h hash.Hash) string { return Prefix + hex.EncodeToString(h.Sum(nil)) }
+
+type packer struct {
+	ctx   context.Context
+	root  string
+	tw    *tar.Writer
+	lim   Limits
+	files int
+	bytes int64
+}
+
+// folder packs the entries of the folder rel ("" for the root), sorted.
+func (p *packer) folder(rel string) error {
+	entries, err := os.ReadDir(filepath.Join(p.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return fmt.Errorf("code folder %s: %w", p.root, err)
+	}
+	for _, e := range entries { // sorted by name: byte order
+		if SkipNames[e.Name()] {
+			continue
+		}
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		if err := p.entry(path.Join(rel, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuse names a file of the folder in an error.
+func (p *packer) refuse(rel, format string, args ...any) error {
+	return fmt.Errorf("code folder %s: %s: %s", p.root, filepath.Join(p.root, filepath.FromSlash(rel)), fmt.Sprintf(format, args...))
+}
+
+func (p *packer) entry(rel string) error {
+	full := filepath.Join(p.root, filepath.FromSlash(rel))
+	info, err := os.Lstat(full)
+	if err != nil {
+		return fmt.Errorf("code folder %s: %w", p.root, err)
+	}
+	if p.files++; p.lim.MaxFiles > 0 && p.files > p.lim.MaxFiles {
+		return p.refuse(rel, "the folder holds more than %d files and folders (a component's folder is shipped with every cluster run; keep data out of it and pass it as an input)", p.lim.MaxFiles)
+	}
+	hdr := &tar.Header{Name: rel, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, rel+"/", 0o755
+		if err := p.tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		return p.folder(rel)
+	case mode&fs.ModeSymlink != 0:
+		target, err := os.Readlink(full)
+		if err != nil {
+			return fmt.Errorf("code folder %s: %w", p.root, err)
+		}
+		if !inside(rel, target) {
+			return p.refuse(rel, "a link to %s, outside the folder (only links that stay inside a component's folder are shipped)", target)
+		}
+		hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, filepath.ToSlash(target), 0o777
+		return p.tw.WriteHeader(hdr)
+	case mode.IsRegular():
+		if p.bytes += info.Size(); p.lim.MaxBytes > 0 && p.bytes > p.lim.MaxBytes {
+			return p.refuse(rel, "the folder holds more than %d MiB (a component's folder is shipped with every cluster run; keep data out of it and pass it as an input)", p.lim.MaxBytes>>20)
+		}
+		hdr.Typeflag, hdr.Size, hdr.Mode = tar.TypeReg, info.Size(), 0o644
+		if mode&0o111 != 0 {
+			hdr.Mode = 0o755
+		}
+		return p.file(rel, full, hdr)
+	default:
+		return p.refuse(rel, "a special file (%s); only files, folders and links are shipped", mode.Type())
+	}
+}
+
+func (p *packer) file(rel, full string, hdr *tar.Header) error {
+	f, err := os.Open(full)
+	if err != nil {
+		return fmt.Errorf("code folder %s: %w", p.root, err)
+	}
+	defer f.Close()
+	if err := p.tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	n, err := io.Copy(p.tw, io.LimitReader(f, hdr.Size))
+	if err == nil && n < hdr.Size {
+		err = errors.New("the file shrank while it was packed")
+	}
+	if err != nil {
+		return p.refuse(rel, "%v", err)
+	}
+	return nil
+}
+
+// inside reports whether the link at rel (slash-separated, relative to
+// the folder) with target stays inside the folder, lexically.
+func inside(rel, target string) bool {
+	t := filepath.ToSlash(target)
+	if t == "" || path.IsAbs(t) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" {
+		return false
+	}
+	j := path.Join(path.Dir(rel), t)
+	return j != ".." && !strings.HasPrefix(j, "../")
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

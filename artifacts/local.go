@@ -308,3 +308,13 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// LocalDir is the folder of a store whose root is file:///PATH (a Local
+// store, or one wrapping it), and false for any other store.
+func LocalDir(s Store) (string, bool) {
+	u, err := url.Parse(s.Root())
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	return filepath.FromSlash(u.Path), true
+}

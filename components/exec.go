@@ -69,6 +69,14 @@ func (req ExecRequest) PodName() string {
 	return h
 }
 
+// ShipsCode reports whether a cluster run ships the component's folder
+// (RunDir) as its code: a pipectl component loaded from a file, whose
+// program runs in a folder relative to it. A KFP v1 component's code is in
+// its image, and so is that of a component whose workingDir is absolute.
+func (c *Component) ShipsCode() bool {
+	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
+}
+
 // RunDir is where the component's program runs: WorkingDir when absolute,
 // else WorkingDir under Dir (the component file's directory locally, ""
 // in a pod, where the image's WORKDIR is the current directory).

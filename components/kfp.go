@@ -90,6 +90,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 		Kind:       "Component",
 		Metadata:   Metadata{Name: kfpResourceName(name), Description: k.Description},
 		Image:      cont.Image,
+		KFP:        true,
 	}
 	if want := ValidDNSLabel(c.Metadata.Name); want != "" {
 		errs = append(errs, f.Errorf(keyOf("name"), at("name"), "KFP name %q gives the component name %q, which is not %s", k.Name, c.Metadata.Name, want))

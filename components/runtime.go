@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
 )
 
 // Invocation is one execution of a component: everything the runtime needs
@@ -46,12 +47,16 @@ func (inv *Invocation) OutputKey(name string) string {
 	return artifacts.OutputKey(inv.Run, inv.Step, name)
 }
 
-// Workspace is an invocation's local directory: inputs/<name> holds fetched
+// Workspace is an invocation's local directory: code/ is the component's
+// folder in a pod, inputs/<name> holds fetched
 // input artifacts; outputs/<name> is where rank 0 (or the only process)
 // writes outputs; ranks/<n>/<name> are throw-away output paths for the other ranks.
 type Workspace struct {
 	Dir string
 }
+
+// CodePath is where a pod unpacks the component's code (Component.Code).
+func (w Workspace) CodePath() string { return filepath.Join(w.Dir, "code") }
 
 // InputPath is where input artifact name is materialised.
 func (w Workspace) InputPath(name string) string { return filepath.Join(w.Dir, "inputs", name) }
@@ -88,6 +93,17 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 		Params:     map[string]string{},
 		InputPaths: map[string]string{},
 		InputURIs:  map[string]string{},
+	}
+	if c.Code != "" && c.Dir == "" {
+		// In a pod: the component's folder is the pack its digest names.
+		dest := ws.CodePath()
+		if err := os.RemoveAll(dest); err != nil { // an earlier start's
+			return v, err
+		}
+		if err := codepack.Fetch(ctx, rt.Store, c.Code, dest, codepack.Defaults); err != nil {
+			return v, fmt.Errorf("component %s: %w", c.Metadata.Name, err)
+		}
+		c.Dir, c.WorkingDir = dest, ""
 	}
 	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
 		for name := range m {

@@ -89,6 +89,15 @@ type Component struct {
 	// program of its own: a pipeline uses it as a nested pipeline).
 	Graph *KFPGraph `yaml:"-" json:"-"`
 
+	// Code is the digest of the component's folder (RunDir) as package
+	// codepack packs it, "" when it is not shipped (ShipsCode). It is part
+	// of the fingerprint; in a pod, Runtime.Prepare unpacks that pack as the
+	// folder the program runs in.
+	Code string `yaml:"-" json:"code,omitempty"`
+	// KFP is true for a component loaded from a KFP v1 file: its code is in
+	// its image, not in its folder.
+	KFP bool `yaml:"-" json:"-"`
+
 	// Dir is the directory of the file the component came from; set by the loader.
 	Dir string `yaml:"-" json:"-"`
 	// Source is the file the component came from; set by the loader.

@@ -40,7 +40,7 @@ func tree(t *testing.T, files map[string]string) string {
 
 func digest(t *testing.T, dir string) string {
 	t.Helper()
-	d, err := Digest(context.Background(), dir, DefaultLimits)
+	d, err := Digest(context.Background(), dir, Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +93,14 @@ func TestWriteRefuses(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
 		setup func(dir string) error
-		lim   Limits
+		lim   Options
 		want  string
 	}{
-		"absolute link":  {func(d string) error { return os.Symlink("/etc/passwd", filepath.Join(d, "p")) }, DefaultLimits, "a link to /etc/passwd, outside the folder"},
-		"link upwards":   {func(d string) error { return os.Symlink("../../x", filepath.Join(d, "sub", "p")) }, DefaultLimits, "outside the folder"},
-		"fifo":           {func(d string) error { return syscall.Mkfifo(filepath.Join(d, "sub", "pipe"), 0o644) }, DefaultLimits, "a special file"},
-		"too many bytes": {func(d string) error { return os.WriteFile(filepath.Join(d, "big"), make([]byte, 2<<20), 0o644) }, Limits{MaxBytes: 1 << 20}, "more than 1 MiB"},
-		"too many files": {func(d string) error { return nil }, Limits{MaxFiles: 2}, "more than 2 files"},
+		"absolute link":  {func(d string) error { return os.Symlink("/etc/passwd", filepath.Join(d, "p")) }, Defaults, "a link to /etc/passwd, outside the folder"},
+		"link upwards":   {func(d string) error { return os.Symlink("../../x", filepath.Join(d, "sub", "p")) }, Defaults, "outside the folder"},
+		"fifo":           {func(d string) error { return syscall.Mkfifo(filepath.Join(d, "sub", "pipe"), 0o644) }, Defaults, "a special file"},
+		"too many bytes": {func(d string) error { return os.WriteFile(filepath.Join(d, "big"), make([]byte, 2<<20), 0o644) }, Options{MaxBytes: 1 << 20}, "more than 1 MiB"},
+		"too many files": {func(d string) error { return nil }, Options{MaxFiles: 2}, "more than 2 files"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := tree(t, map[string]string{"sub/a.py": "1", "b.py": "2"})
@@ -118,7 +118,7 @@ func TestWriteRefuses(t *testing.T) {
 	if err := os.Symlink("sub/a.py", filepath.Join(dir, "a.py")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Digest(ctx, dir, DefaultLimits); err != nil {
+	if _, err := Digest(ctx, dir, Defaults); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -136,18 +136,18 @@ func TestShipAndFetch(t *testing.T) {
 	if err := os.Symlink("lib/util.py", filepath.Join(dir, "util.py")); err != nil {
 		t.Fatal(err)
 	}
-	p, uploaded, err := Ship(ctx, store, dir, DefaultLimits)
+	p, uploaded, err := Ship(ctx, store, dir, Defaults)
 	if err != nil || !uploaded {
 		t.Fatalf("Ship: %v, uploaded %v", err, uploaded)
 	}
 	if p.Digest != digest(t, dir) {
 		t.Fatalf("Ship's digest %s is not Digest's", p.Digest)
 	}
-	if _, again, err := Ship(ctx, store, dir, DefaultLimits); err != nil || again {
+	if _, again, err := Ship(ctx, store, dir, Defaults); err != nil || again {
 		t.Fatalf("a second Ship: %v, uploaded %v (want stored once)", err, again)
 	}
 	dest := filepath.Join(t.TempDir(), "code")
-	if err := Fetch(ctx, store, p.Digest, dest, DefaultLimits); err != nil {
+	if err := Fetch(ctx, store, p.Digest, dest, Defaults); err != nil {
 		t.Fatal(err)
 	}
 	if got := digest(t, dest); got != p.Digest {
@@ -160,15 +160,15 @@ func TestShipAndFetch(t *testing.T) {
 		t.Fatalf("util.py: %q, %v (want a link to lib/util.py)", target, err)
 	}
 	// dest exists: no second unpack over it.
-	if err := Fetch(ctx, store, p.Digest, dest, DefaultLimits); err == nil {
+	if err := Fetch(ctx, store, p.Digest, dest, Defaults); err == nil {
 		t.Fatal("Fetch into an existing folder succeeded")
 	}
 	// A digest the store does not have.
 	missing := Prefix + strings.Repeat("0", 64)
-	if err := Fetch(ctx, store, missing, filepath.Join(t.TempDir(), "c"), DefaultLimits); !errors.Is(err, artifacts.ErrNotFound) {
+	if err := Fetch(ctx, store, missing, filepath.Join(t.TempDir(), "c"), Defaults); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Fatalf("a missing pack: %v, want ErrNotFound", err)
 	}
-	if err := Fetch(ctx, store, "sha256:../../etc", filepath.Join(t.TempDir(), "c"), DefaultLimits); err == nil || !strings.Contains(err.Error(), "64 lowercase hex") {
+	if err := Fetch(ctx, store, "sha256:../../etc", filepath.Join(t.TempDir(), "c"), Defaults); err == nil || !strings.Contains(err.Error(), "64 lowercase hex") {
 		t.Fatalf("a bad digest: %v", err)
 	}
 }
@@ -199,13 +199,13 @@ func TestFetchRefusesTamperedAndHostilePacks(t *testing.T) {
 	}
 	// A pack whose bytes were changed after it was stored: nothing is left behind.
 	dir := tree(t, map[string]string{"a.py": "1"})
-	p, _, err := Ship(ctx, store, dir, DefaultLimits)
+	p, _, err := Ship(ctx, store, dir, Defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
 	put(t, p.Digest, archive(&tar.Header{Name: "a.py", Size: 1, Mode: 0o644, Typeflag: tar.TypeReg}, &tar.Header{Name: "evil.py", Size: 3, Mode: 0o644, Typeflag: tar.TypeReg}))
 	parent := t.TempDir()
-	if err := Fetch(ctx, store, p.Digest, filepath.Join(parent, "code"), DefaultLimits); err == nil || !strings.Contains(err.Error(), "changed after it was stored") {
+	if err := Fetch(ctx, store, p.Digest, filepath.Join(parent, "code"), Defaults); err == nil || !strings.Contains(err.Error(), "changed after it was stored") {
 		t.Fatalf("a tampered pack: %v", err)
 	}
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
@@ -225,7 +225,7 @@ func TestFetchRefusesTamperedAndHostilePacks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			put(t, d, archive(hdrs...))
 			parent := t.TempDir()
-			err := Fetch(ctx, store, d, filepath.Join(parent, "code"), Limits{MaxBytes: 1 << 20, MaxFiles: 10})
+			err := Fetch(ctx, store, d, filepath.Join(parent, "code"), Options{MaxBytes: 1 << 20, MaxFiles: 10})
 			if err == nil {
 				t.Fatal("unpacked")
 			}
@@ -246,7 +246,7 @@ func BenchmarkFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, _, err := Ship(ctx, store, filepath.Join("..", "..", "examples", "attrition", "components", "train"), DefaultLimits)
+	p, _, err := Ship(ctx, store, filepath.Join("..", "..", "examples", "attrition", "components", "train"), Defaults)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func BenchmarkFetch(b *testing.B) {
 	parent := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		if err := Fetch(ctx, store, p.Digest, filepath.Join(parent, fmt.Sprint(i)), DefaultLimits); err != nil {
+		if err := Fetch(ctx, store, p.Digest, filepath.Join(parent, fmt.Sprint(i)), Defaults); err != nil {
 			b.Fatal(err)
 		}
 	}

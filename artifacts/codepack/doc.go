@@ -10,7 +10,7 @@
 // any execute bit is set, 0755; a folder 0755). Version-control folders and
 // caches (SkipNames) are left out. A link is kept as a link when its target
 // stays inside the folder; a link that leaves it, a special file (FIFO,
-// socket, device) or a folder over Limits is refused with an error naming the
+// socket, device) or a folder over Options is refused with an error naming the
 // file.
 //
 // In the store:

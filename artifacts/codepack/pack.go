@@ -17,16 +17,19 @@ import (
 	"time"
 )
 
-// Limits bound a pack (and what Fetch unpacks).
-type Limits struct {
+// Options bound a pack (and what Fetch unpacks) and say what it leaves out.
+type Options struct {
 	// MaxBytes bounds the total size of the files; MaxFiles the number of
 	// entries (files, folders and links).
 	MaxBytes int64
 	MaxFiles int
+	// Exclude are paths a pack leaves out besides SkipNames: a local
+	// artifact store's folder when it is inside the component's.
+	Exclude []string
 }
 
-// DefaultLimits are a code folder's: data belongs in a step's inputs.
-var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxFiles: 20000}
+// Defaults are a code folder's: data belongs in a step's inputs.
+var Defaults = Options{MaxBytes: 256 << 20, MaxFiles: 20000}
 
 // SkipNames are the files and folders a pack leaves out, wherever they are:
 // version control, language caches, virtual environments and the local
@@ -62,7 +65,7 @@ type Pack struct {
 }
 
 // Write packs the folder dir into w (see the package doc).
-func Write(ctx context.Context, dir string, w io.Writer, lim Limits) (Pack, error) {
+func Write(ctx context.Context, dir string, w io.Writer, lim Options) (Pack, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return Pack{}, fmt.Errorf("code folder: %w", err)
@@ -72,7 +75,15 @@ func Write(ctx context.Context, dir string, w io.Writer, lim Limits) (Pack, erro
 	}
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
-	p := &packer{ctx: ctx, root: dir, tw: tar.NewWriter(cw), lim: lim}
+	p := &packer{ctx: ctx, root: dir, tw: tar.NewWriter(cw), lim: lim, exclude: map[string]bool{}}
+	for _, x := range lim.Exclude {
+		if abs, err := filepath.Abs(x); err == nil {
+			p.exclude[abs] = true
+		}
+	}
+	if p.absRoot, err = filepath.Abs(dir); err != nil {
+		return Pack{}, err
+	}
 	if err := p.folder(""); err != nil {
 		return Pack{}, err
 	}
@@ -83,7 +94,7 @@ func Write(ctx context.Context, dir string, w io.Writer, lim Limits) (Pack, erro
 }
 
 // Digest is the digest of the pack of dir, without keeping the pack.
-func Digest(ctx context.Context, dir string, lim Limits) (string, error) {
+func Digest(ctx context.Context, dir string, lim Options) (string, error) {
 	p, err := Write(ctx, dir, io.Discard, lim)
 	return p.Digest, err
 }
@@ -91,12 +102,15 @@ func Digest(ctx context.Context, dir string, lim Limits) (string, error) {
 func digestOf(h hash.Hash) string { return Prefix + hex.EncodeToString(h.Sum(nil)) }
 
 type packer struct {
-	ctx   context.Context
-	root  string
-	tw    *tar.Writer
-	lim   Limits
-	files int
-	bytes int64
+	ctx  context.Context
+	root string
+	tw   *tar.Writer
+	lim  Options
+	// exclude holds Options.Exclude made absolute, absRoot the folder's.
+	exclude map[string]bool
+	absRoot string
+	files   int
+	bytes   int64
 }
 
 // folder packs the entries of the folder rel ("" for the root), sorted.
@@ -106,7 +120,7 @@ func (p *packer) folder(rel string) error {
 		return fmt.Errorf("code folder %s: %w", p.root, err)
 	}
 	for _, e := range entries { // sorted by name: byte order
-		if SkipNames[e.Name()] {
+		if SkipNames[e.Name()] || len(p.exclude) > 0 && p.exclude[filepath.Join(p.absRoot, filepath.FromSlash(rel), e.Name())] {
 			continue
 		}
 		if err := p.ctx.Err(); err != nil {

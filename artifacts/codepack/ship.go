@@ -17,7 +17,7 @@ import (
 
 // Ship packs dir and stores the pack at Key(digest) unless the store has
 // it already; it returns the pack and whether it was uploaded.
-func Ship(ctx context.Context, s artifacts.Store, dir string, lim Limits) (Pack, bool, error) {
+func Ship(ctx context.Context, s artifacts.Store, dir string, lim Options) (Pack, bool, error) {
 	tmp, err := os.CreateTemp("", "pipectl-code-*.tar")
 	if err != nil {
 		return Pack{}, false, err
@@ -45,7 +45,7 @@ func Ship(ctx context.Context, s artifacts.Store, dir string, lim Limits) (Pack,
 // dest: into a temporary folder beside it, checked against d, then renamed
 // into place, so dest is whole or absent. Entries must stay inside dest
 // (no absolute or .. names, links as Write keeps them) and within lim.
-func Fetch(ctx context.Context, s artifacts.Store, d, dest string, lim Limits) error {
+func Fetch(ctx context.Context, s artifacts.Store, d, dest string, lim Options) error {
 	if err := CheckDigest(d); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func Fetch(ctx context.Context, s artifacts.Store, d, dest string, lim Limits) e
 
 // unpack writes the archive's entries below dir. Links are made last, so
 // no entry is written through one.
-func unpack(ctx context.Context, r io.Reader, dir string, lim Limits) error {
+func unpack(ctx context.Context, r io.Reader, dir string, lim Options) error {
 	tr := tar.NewReader(r)
 	type link struct{ name, target string }
 	var links []link

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 )
@@ -86,6 +87,20 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
+	// A step's fingerprint holds its component folder's digest, as on a
+	// cluster, where that folder is shipped with the run.
+	// The run's own folders (a local store, the work folders) are not
+	// part of a component's code when they are inside its folder.
+	opts := codepack.Defaults
+	opts.Exclude = []string{r.workBase()}
+	if dir, ok := artifacts.LocalDir(r.Store); ok {
+		opts.Exclude = append(opts.Exclude, dir)
+	}
+	if err := p.StampCode(ctx, func(ctx context.Context, dir string) (string, error) {
+		return codepack.Digest(ctx, dir, opts)
+	}); err != nil {
+		return nil, err
+	}
 	now := r.now()
 	id := r.RunID
 	if id == "" {

@@ -56,7 +56,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 func ComponentOf(c *components.Component) (*Component, error) {
 	pc := &Component{
 		Version: ComponentVersion, Name: c.Metadata.Name,
-		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Dir: c.Dir,
+		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Code: c.Code, Dir: c.Dir,
 	}
 	for _, in := range c.Inputs {
 		io := IO{Name: in.Name, Type: in.Type, Optional: in.Optional}

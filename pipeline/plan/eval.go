@@ -84,7 +84,7 @@ func (t Text) Eval(v Values) (string, error) {
 func (c *Component) Resolve(argv []string) (*components.Component, error) {
 	rc := &components.Component{
 		APIVersion: components.APIVersion, Kind: "Component", Metadata: components.Metadata{Name: c.Name},
-		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Dir: c.Dir,
+		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Code: c.Code, Dir: c.Dir,
 	}
 	for _, io := range c.Inputs {
 		in := components.IO{Name: io.Name, Type: io.Type, Optional: io.Optional}

@@ -79,6 +79,8 @@ type Component struct {
 	// WorkingDir is where the program runs: absolute, or relative to Dir
 	// (locally) or to the image's WORKDIR (in a pod).
 	WorkingDir string `json:"workingDir,omitempty"`
+	// Code is the digest of the component's folder (components.Component.Code).
+	Code string `json:"code,omitempty"`
 
 	// Dir is the directory of the component's file on this machine; it
 	// does not travel (a pod has the image's WORKDIR instead).

@@ -7,17 +7,20 @@
 // Fingerprint is the sha256 (hex) of a JSON document of what decides a
 // step's work:
 //
-//	{"component": the component as the runtime runs it (image included),
-//	 "files": {ARG: sha256} for each argument of its command that names a
-//	          regular file in the component's directory (locally only: in a
-//	          pod the component has no directory, the image holds its files),
+//	{"component": the component as the runtime runs it, image and "code"
+//	          included: the digest of the component's folder as it is
+//	          shipped with a cluster run (package codepack), the same on
+//	          both backends, so any edit in the folder re-runs its steps,
+//	 "files": {ARG: sha256}, for a component whose code is not shipped (KFP
+//	          v1: its image holds it), for each argument of its command that
+//	          names a regular file in the component's directory (locally
+//	          only: in a pod the component has no directory),
 //	 "params": the resolved input parameter values (defaults applied),
 //	 "inputs": {INPUT: sha256} of each input artifact,
 //	 "env": the step's env, "nodes"?, "procs"?: the gang shape}
 //
 // The image is part of it, so a local run's entries and a cluster run's mix
-// only when the component names the same image and its command names no
-// file beside the component (a local run hashes such files; a pod cannot).
+// only when the component names the same image.
 // The gang shape is the one the step runs with: locally procsPerNode as
 // written (or 1), on Kubernetes as written, else the GPUs per rank pod.
 //

@@ -69,8 +69,9 @@ func StepMode(cache, noCache bool) Mode {
 }
 
 // Fingerprint identifies a step's work (see the package doc): the component
-// spec (image included), the files its command names in the component's
-// directory, the resolved parameter values, the input artifacts' sha256
+// spec (image and code digest included; for a component whose code is not
+// shipped, the files its command names in the component's directory), the
+// resolved parameter values, the input artifacts' sha256
 // (inputSums, by input name) and the gang shape.
 func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[string]string, shape Shape) (string, error) {
 	// Inputs fed by artifacts (KFP passes an artifact to an input parameter
@@ -88,7 +89,7 @@ func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 	}
 	files := map[string]string{}
 	for _, arg := range append(append([]string{}, inv.Component.Command...), inv.Component.Args...) {
-		if arg == "" || filepath.IsAbs(arg) || inv.Component.Dir == "" {
+		if arg == "" || filepath.IsAbs(arg) || inv.Component.Dir == "" || inv.Component.Code != "" {
 			continue
 		}
 		p := filepath.Join(inv.Component.Dir, inv.Component.WorkingDir, arg)

@@ -85,3 +85,17 @@ func WriteSummary(w io.Writer, rec *artifacts.Run) {
 		}
 	}
 }
+
+// Bytes is n in binary units: "512 B", "1.5 KiB", "2.0 MiB", ….
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

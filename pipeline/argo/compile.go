@@ -87,7 +87,7 @@ type Options struct {
 // Compile turns a loaded pipeline into an Argo Workflow. It reads nothing
 // but its arguments and changes neither.
 func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
-	if err := checkOptions(&opts); err != nil {
+	if err := opts.Check(); err != nil {
 		return nil, err
 	}
 	args, err := arguments(p, opts.Params)
@@ -162,7 +162,9 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	return wf, nil
 }
 
-func checkOptions(o *Options) error {
+// Check reports what is wrong with the options, before anything is compiled
+// or shipped.
+func (o *Options) Check() error {
 	var errs []error
 	if o.Image == "" {
 		errs = append(errs, errors.New("no pipectl image (want --image)"))
@@ -489,7 +491,7 @@ func Launch(sp *plan.Step, opts Options) (*plan.Launch, error) {
 	if sp.Distributed == nil {
 		return nil, fmt.Errorf("step %s is not distributed", sp.Name)
 	}
-	if err := checkOptions(&opts); err != nil {
+	if err := opts.Check(); err != nil {
 		return nil, err
 	}
 	c := &compiler{opts: opts}

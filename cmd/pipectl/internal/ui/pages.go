@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"fmt"
 	"html/template"
 	"maps"
 	"net/http"
@@ -25,7 +24,7 @@ func templateFuncs() template.FuncMap {
 			}
 			return duration(&start, end)
 		},
-		"bytes": humanBytes,
+		"bytes": runview.Bytes,
 		"short": func(s string) string {
 			if len(s) > 12 {
 				return s[:12]
@@ -84,18 +83,6 @@ func duration(start, end *time.Time) string {
 	return d.Round(time.Second).String()
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
 
 // render executes the template name into a buffer, so that a failure never
 // leaves half a page.

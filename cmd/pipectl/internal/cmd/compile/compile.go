@@ -2,6 +2,7 @@
 package compile
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
 // Options are the inputs of `pipectl compile`.
@@ -31,6 +33,9 @@ type Options struct {
 	S3Region               string
 	Params                 []string
 	NoCache                bool
+	// NoShipCode leaves the components' folders out of the store: the
+	// pods run the code in their images.
+	NoShipCode bool
 }
 
 // NewCmdCompile returns `pipectl compile`; runF replaces the run function in tests.
@@ -72,6 +77,7 @@ encoded. The output is the same for the same input.`,
 	fl.StringVar(&opts.S3Region, "s3-region", "", "the S3 region the pods use")
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
+	fl.BoolVar(&opts.NoShipCode, "no-ship-code", false, "do not pack the components' folders into the store: the pods run the code in their images")
 	return cmd
 }
 
@@ -84,7 +90,7 @@ func compileRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	wf, err := argo.Compile(p, argo.Options{
+	ao := argo.Options{
 		Image:                  opts.Image,
 		Artifacts:              opts.Factory.Root(),
 		AllowNonS3:             opts.AllowNonS3,
@@ -96,7 +102,22 @@ func compileRun(opts *Options) error {
 		S3Region:               opts.S3Region,
 		NoCache:                opts.NoCache,
 		Params:                 overrides,
-	})
+	}
+	wf, err := argo.Compile(p, ao)
+	if err == nil && !opts.NoShipCode {
+		// The workflow's pods fetch the components' code from the store:
+		// shipped once the pipeline is known to compile, then compiled
+		// with the code's digests.
+		ctx := context.Background()
+		store, err := opts.Factory.Store(ctx)
+		if err != nil {
+			return err
+		}
+		if err := argorun.ShipCode(ctx, store, p, opts.IO.ErrOut); err != nil {
+			return fmt.Errorf("compile %s: %w", opts.File, err)
+		}
+		wf, err = argo.Compile(p, ao)
+	}
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.File, err)
 	}

@@ -1,8 +1,10 @@
 package compile
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,7 +30,7 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 }
 
 func TestCompileToStdout(t *testing.T) {
-	out, _, err := run(t, nil, example, "--artifacts", "s3://ml/runs", "-p", "epochs=7", "--s3-secret", "pipectl-s3")
+	out, _, err := run(t, nil, example, "--artifacts", "s3://ml/runs", "-p", "epochs=7", "--s3-secret", "pipectl-s3", "--no-ship-code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestCompileToStdout(t *testing.T) {
 
 func TestCompileToFile(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "wf.yaml")
-	out, stderr, err := run(t, map[string]string{"PIPECTL_ARTIFACTS": "s3://env/runs"}, example, "-o", dest, "--image", "pipectl:1.2.3")
+	out, stderr, err := run(t, map[string]string{"PIPECTL_ARTIFACTS": "s3://env/runs"}, example, "-o", dest, "--image", "pipectl:1.2.3", "--no-ship-code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +56,46 @@ func TestCompileToFile(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "Wrote "+dest) {
 		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// Compiling ships each component's folder into the store once and writes
+// its digest into the workflow; nothing is shipped when it does not compile.
+func TestCompileShipsCode(t *testing.T) {
+	store := t.TempDir()
+	_, stderr, err := run(t, nil, example, "--artifacts", store, "--allow-non-s3", "-p", "epochs=notanumber")
+	if err == nil {
+		t.Fatal("compiled with a bad param")
+	}
+	if ents, _ := os.ReadDir(store); len(ents) != 0 {
+		t.Fatalf("a failed compile wrote %v into the store", ents)
+	}
+	out, stderr, err := run(t, nil, example, "--artifacts", store, "--allow-non-s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "Code: 3 component folder(s), 3 stored now") {
+		t.Errorf("stderr %q", stderr)
+	}
+	packs, err := filepath.Glob(filepath.Join(store, ".code", "*.tar"))
+	if err != nil || len(packs) != 3 {
+		t.Fatalf("packs %v, %v: want the example's 3 component folders", packs, err)
+	}
+	// The components travel base64-encoded (plan.Encode) in the pods' args.
+	var decoded strings.Builder
+	for _, tok := range regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`).FindAllString(out, -1) {
+		if b, err := base64.StdEncoding.DecodeString(tok); err == nil {
+			decoded.Write(b)
+		}
+	}
+	for _, p := range packs {
+		digest := "sha256:" + strings.TrimSuffix(filepath.Base(p), ".tar")
+		if !strings.Contains(decoded.String(), `"code":"`+digest+`"`) {
+			t.Errorf("the workflow does not name the pack %s", digest)
+		}
+	}
+	if _, stderr, err = run(t, nil, example, "--artifacts", store, "--allow-non-s3"); err != nil || !strings.Contains(stderr, "3 component folder(s), 0 stored now") {
+		t.Errorf("a second compile: %v, %q (want every pack stored once)", err, stderr)
 	}
 }
 

@@ -78,18 +78,7 @@ func argoRun(opts *Options) error {
 		if err != nil {
 			return err
 		}
-		if !opts.NoCache {
-			// Every step known and cached before it runs: no workflow.
-			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace)
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				fmt.Fprintf(ios.ErrOut, "Every step is cached: run %s reuses their outputs (artifacts %s); no workflow submitted\n", rec.ID, store.URI(rec.ID))
-				return finish(opts, rec)
-			}
-		}
-		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, argo.Options{
+		ao := argo.Options{
 			Image:                  opts.Argo.Image,
 			Artifacts:              f.Root(),
 			AllowNonS3:             opts.Argo.AllowNonS3,
@@ -101,7 +90,26 @@ func argoRun(opts *Options) error {
 			S3Region:               f.StoreOptions.S3.Region,
 			NoCache:                opts.NoCache,
 			Params:                 overrides,
-		})
+		}
+		if err := ao.Check(); err != nil {
+			return fmt.Errorf("compile %s: %w", opts.File, err)
+		}
+		// The pods run this checkout's code, fetched from the store.
+		if err := argorun.ShipCode(ctx, store, p, ios.ErrOut); err != nil {
+			return err
+		}
+		if !opts.NoCache {
+			// Every step known and cached before it runs: no workflow.
+			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace)
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				fmt.Fprintf(ios.ErrOut, "Every step is cached: run %s reuses their outputs (artifacts %s); no workflow submitted\n", rec.ID, store.URI(rec.ID))
+				return finish(opts, rec)
+			}
+		}
+		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, ao)
 		if err != nil {
 			return err
 		}

@@ -65,6 +65,21 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "code",
+		status: "Succeeded",
+		steps:  []confStep{ok("reader", seen()), ok("other", seen())},
+		probes: map[string]probeRecord{
+			"reader": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "lib/settings.txt"}, Env: stepEnv("reader"),
+				Read: []string{`lib/settings.txt: . = "one\n"`}},
+			"other": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("other")},
+		},
+		edit: map[string]string{"reader/lib/settings.txt": "two\n"},
+		edited: map[string]probeRecord{
+			"reader": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "lib/settings.txt"}, Env: stepEnv("reader"),
+				Read: []string{`lib/settings.txt: . = "two\n"`}},
+		},
+	},
+	{
 		name:   "failure",
 		status: "Failed",
 		steps: []confStep{
@@ -261,6 +276,51 @@ type confCase struct {
 	// rerun: run the case a second time on each backend, with the cache:
 	// every step that succeeded is reused from the first run (rerunCase).
 	rerun bool
+	// edit, when set, makes the case run from a copy of its folder, and
+	// run a second time on each backend, with the cache, once these files
+	// of the copy (by path in the folder) have the new content: the steps
+	// of edited run again and see what it says, the others are reused
+	// (editCase).
+	edit   map[string]string
+	edited map[string]probeRecord
+}
+
+// editCase is what the run of tc after its edit wants: its edited steps
+// run as in the first run, seeing what tc.edited says; every other step
+// that succeeded is reused, as in a re-run.
+func editCase(tc confCase) confCase {
+	re := rerunCase(tc)
+	re.probes = tc.edited
+	first := wantRecord(tc)
+	for i, s := range first {
+		if _, ok := tc.edited[s.Name]; ok {
+			re.steps[i] = s
+		}
+	}
+	return re
+}
+
+// caseFile is the pipeline file of tc: in the repository, or for a case
+// with edits, in a copy of its folder.
+func caseFile(t *testing.T, tc confCase) string {
+	src := filepath.Join("conformance", tc.name)
+	if tc.edit == nil {
+		return filepath.Join(src, "pipeline.yaml")
+	}
+	dst := filepath.Join(t.TempDir(), tc.name)
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dst, "pipeline.yaml")
+}
+
+// applyEdit writes tc's edits into the folder of its copied pipeline file.
+func applyEdit(t *testing.T, tc confCase, file string) {
+	for name, content := range tc.edit {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(file), filepath.FromSlash(name)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // rerunCase is what a re-run of tc wants: the same record, every step that
@@ -424,7 +484,7 @@ func TestConformance(t *testing.T) {
 			ll, la := *a, *a
 			ll.t, la.t = t, t
 			ll.env, la.env = withStore(tc.name, "local"), withStore(tc.name, "argo")
-			file := filepath.Join("conformance", tc.name, "pipeline.yaml")
+			file := caseFile(t, tc)
 			var local, argo confResult
 			var wg sync.WaitGroup
 			wg.Go(func() { local = ll.confRun(ctx, "local", file, tc.params, "") })
@@ -436,6 +496,19 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			confCompare(t, tc, local, argo)
+			if tc.edit != nil && !t.Failed() {
+				applyEdit(t, tc, file)
+				var local2, argo2 confResult
+				wg.Go(func() { local2 = ll.confRun(ctx, "local", file, tc.params, local.run) })
+				wg.Go(func() { argo2 = la.confRun(ctx, "argo", file, tc.params, argo.run) })
+				wg.Wait()
+				for _, r := range []confResult{local2, argo2} {
+					if r.err != nil {
+						t.Fatalf("%s run after the edit: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+					}
+				}
+				confCompare(t, editCase(tc), local2, argo2)
+			}
 			if !tc.rerun || t.Failed() {
 				return
 			}
@@ -488,12 +561,20 @@ func TestConformanceLocal(t *testing.T) {
 			l.t = t
 			// A store per case, as in TestConformance.
 			l.env = append(slices.Clone(a.env), "PIPECTL_ARTIFACTS=file://"+t.TempDir())
-			file := filepath.Join("conformance", tc.name, "pipeline.yaml")
+			file := caseFile(t, tc)
 			r := l.confRun(ctx, "local", file, tc.params, "")
 			if r.err != nil {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
 			}
 			confCompare(t, tc, r)
+			if tc.edit != nil && !t.Failed() {
+				applyEdit(t, tc, file)
+				r2 := l.confRun(ctx, "local", file, tc.params, r.run)
+				if r2.err != nil {
+					t.Fatalf("run after the edit: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
+				}
+				confCompare(t, editCase(tc), r2)
+			}
 			if !tc.rerun || t.Failed() {
 				return
 			}

@@ -22,12 +22,10 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The attrition example's evaluate.py: the same model loading and metrics;
-# next to pick.py in the image (examples/sweep/Dockerfile), else in this
-# repository's layout.
-EVALUATE = os.path.join(HERE, "evaluate.py")
-if not os.path.exists(EVALUATE):
-    EVALUATE = os.path.join(HERE, "..", "..", "..", "attrition", "components", "evaluate", "evaluate.py")
+# The attrition example's evaluate.py: the same model loading and metrics.
+# (The component's working directory is the examples folder, so a cluster
+# run ships both.)
+EVALUATE = os.path.join(HERE, "..", "..", "..", "attrition", "components", "evaluate", "evaluate.py")
 
 
 def die(msg):

@@ -53,8 +53,32 @@ type Run struct {
 	// Journal is the last entry of the run's journal that this record
 	// holds (see JournalEntry).
 	Journal int `json:"journal,omitempty"`
+	// Origin says what ran: the pipectl and the checkout the run came
+	// from (each step's code and image are in its record).
+	Origin *Origin `json:"origin,omitempty"`
 	// Steps are the run's steps in the pipeline's order.
 	Steps []StepRecord `json:"steps"`
+}
+
+// Origin is where a run came from.
+type Origin struct {
+	// Pipectl is the version of the pipectl that started the run.
+	Pipectl string `json:"pipectl"`
+	// Git is the git checkout holding the pipeline file, when it is in one.
+	Git *GitOrigin `json:"git,omitempty"`
+}
+
+// GitOrigin is the state of the git checkout a run came from.
+type GitOrigin struct {
+	// Commit is HEAD's commit; Branch its branch ("" when detached).
+	Commit string `json:"commit"`
+	Branch string `json:"branch,omitempty"`
+	// Remote is the URL of the remote "origin", credentials removed.
+	Remote string `json:"remote,omitempty"`
+	// Dirty says the work tree differed from HEAD (changed or untracked
+	// files); DiffSHA256 is then the sha256 of `git diff HEAD --binary`.
+	Dirty      bool   `json:"dirty"`
+	DiffSHA256 string `json:"diffSha256,omitempty"`
 }
 
 // StepRecord is the record of one step of a run.
@@ -71,6 +95,10 @@ type StepRecord struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 	// CachedFrom names the run whose outputs were reused.
 	CachedFrom string `json:"cachedFrom,omitempty"`
+	// Code is the digest of the step's component folder, its code
+	// (codepack); Image the image it ran in on a cluster.
+	Code  string `json:"code,omitempty"`
+	Image string `json:"image,omitempty"`
 	// Fingerprint identifies the step's work for caching.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Attempts counts the step's attempts (retries and gang restarts included).

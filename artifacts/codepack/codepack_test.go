@@ -89,6 +89,31 @@ func TestDigestIsDeterministic(t *testing.T) {
 	}
 }
 
+func TestIgnoreFile(t *testing.T) {
+	files := map[string]string{"train.py": "1", "lib/u.py": "2", ".pipectlignore": "# outputs\n*.csv\nout/\nlib/tmp\n"}
+	base := digest(t, tree(t, files))
+	for _, extra := range []string{"a.csv", "lib/b.csv", "out/model.pt", "lib/tmp"} {
+		dir := tree(t, files)
+		p := filepath.Join(dir, filepath.FromSlash(extra))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if d := digest(t, dir); d != base {
+			t.Errorf("%s, which .pipectlignore names, changed the digest", extra)
+		}
+	}
+	dir := tree(t, files)
+	os.WriteFile(filepath.Join(dir, "lib", "c.py"), []byte("x"), 0o644)
+	if digest(t, dir) == base {
+		t.Error("lib/c.py, which .pipectlignore does not name, did not change the digest")
+	}
+	bad := tree(t, map[string]string{".pipectlignore": "ok\n[\n"})
+	if _, err := Digest(context.Background(), bad, Defaults); err == nil || !strings.Contains(err.Error(), ".pipectlignore:2") {
+		t.Errorf("a bad pattern: %v, want an error naming .pipectlignore:2", err)
+	}
+}
+
 func TestWriteRefuses(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {

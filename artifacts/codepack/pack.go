@@ -84,6 +84,9 @@ func Write(ctx context.Context, dir string, w io.Writer, lim Options) (Pack, err
 	if p.absRoot, err = filepath.Abs(dir); err != nil {
 		return Pack{}, err
 	}
+	if p.ignore, err = readIgnore(dir); err != nil {
+		return Pack{}, err
+	}
 	if err := p.folder(""); err != nil {
 		return Pack{}, err
 	}
@@ -109,8 +112,10 @@ type packer struct {
 	// exclude holds Options.Exclude made absolute, absRoot the folder's.
 	exclude map[string]bool
 	absRoot string
-	files   int
-	bytes   int64
+	// ignore are the patterns of the folder's IgnoreFile.
+	ignore []string
+	files  int
+	bytes  int64
 }
 
 // folder packs the entries of the folder rel ("" for the root), sorted.
@@ -120,7 +125,8 @@ func (p *packer) folder(rel string) error {
 		return fmt.Errorf("code folder %s: %w", p.root, err)
 	}
 	for _, e := range entries { // sorted by name: byte order
-		if SkipNames[e.Name()] || len(p.exclude) > 0 && p.exclude[filepath.Join(p.absRoot, filepath.FromSlash(rel), e.Name())] {
+		if SkipNames[e.Name()] || p.ignored(path.Join(rel, e.Name())) ||
+			len(p.exclude) > 0 && p.exclude[filepath.Join(p.absRoot, filepath.FromSlash(rel), e.Name())] {
 			continue
 		}
 		if err := p.ctx.Err(); err != nil {
@@ -218,4 +224,47 @@ func (c *countWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// IgnoreFile, in a component's folder, lists what its pack leaves out: one
+// pattern a line (path.Match syntax; # starts a comment). A pattern with a
+// slash matches a path from the folder, one without matches a name at any
+// depth; a match on a folder leaves out all of it.
+const IgnoreFile = ".pipectlignore"
+
+func readIgnore(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, IgnoreFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("code folder %s: %w", dir, err)
+	}
+	var pats []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		pat := strings.Trim(line, "/")
+		if _, err := path.Match(pat, ""); err != nil || pat == "" {
+			return nil, fmt.Errorf("%s:%d: %q is not a pattern (want path.Match syntax, e.g. *.csv or data/raw)", filepath.Join(dir, IgnoreFile), i+1, line)
+		}
+		pats = append(pats, pat)
+	}
+	return pats, nil
+}
+
+// ignored reports whether the entry rel matches a pattern of IgnoreFile.
+func (p *packer) ignored(rel string) bool {
+	for _, pat := range p.ignore {
+		name := rel
+		if !strings.Contains(pat, "/") {
+			name = path.Base(rel)
+		}
+		if ok, _ := path.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/origin"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
@@ -19,7 +20,7 @@ import (
 // reused, written to the store with each step's outputs record; no
 // workflow is submitted and no pod starts. It returns nil when some step
 // must run.
-func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
+func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, org *artifacts.Origin) (*artifacts.Run, error) {
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)
@@ -36,10 +37,11 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 			return nil, err
 		}
 		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-			Source: source, On: On, Namespace: namespace, Params: params}
+			Source: source, On: On, Namespace: namespace, Params: params, Origin: org}
 		for _, s := range p.Steps {
 			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps()})
 		}
+		origin.Steps(rec, p, true)
 		err = artifacts.CreateRun(ctx, store, rec)
 		if errors.Is(err, fs.ErrExist) {
 			continue // the id is taken: draw another
@@ -59,6 +61,7 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 			done := time.Now().UTC()
 			rec.Steps[i] = artifacts.StepRecord{
 				Name: s.Name, Status: artifacts.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
+				Code: rec.Steps[i].Code, Image: rec.Steps[i].Image,
 				Started: &now, Finished: &done, Cached: true, CachedFrom: e.Run, Outputs: e.Outputs,
 				Message: "outputs reused from run " + e.Run,
 			}

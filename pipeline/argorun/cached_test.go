@@ -93,7 +93,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	ctx := context.Background()
 	store, p, params, first := cachedStore(t)
 	w := &writeLog{Store: store}
-	rec, err := CachedRun(ctx, w, p, params, "pipeline.yaml", "ml")
+	rec, err := CachedRun(ctx, w, p, params, "pipeline.yaml", "ml", nil)
 	if err != nil || rec == nil {
 		t.Fatalf("cachedRun = %v, %v; want every step cached", rec, err)
 	}
@@ -117,7 +117,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	}
 
 	w = &writeLog{Store: store}
-	rec, err = CachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml")
+	rec, err = CachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml", nil)
 	if err == nil || !strings.Contains(err.Error(), "step count") || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("cachedRun with count's outputs record failing = %v, %v; want an error naming step count", rec, err)
 	}

@@ -11,12 +11,13 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/origin"
 )
 
 // Submit compiles p with opts, creates the workflow in the clients'
 // namespace and writes the run's record (params are the run's parameter
-// values, source the pipeline file).
-func Submit(ctx context.Context, kc *Clients, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source string, opts argo.Options) (*artifacts.Run, *wfv1.Workflow, error) {
+// values, source the pipeline file, org where it came from).
+func Submit(ctx context.Context, kc *Clients, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source string, org *artifacts.Origin, opts argo.Options) (*artifacts.Run, *wfv1.Workflow, error) {
 	compiled, err := argo.Compile(p, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile %s: %w", source, err)
@@ -26,6 +27,8 @@ func Submit(ctx context.Context, kc *Clients, store artifacts.Store, p *pipeline
 		return nil, nil, fmt.Errorf("submit %s: %w", source, err)
 	}
 	rec := NewRecord(p, wf, params, source, time.Now())
+	rec.Origin = org
+	origin.Steps(rec, p, true)
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		return nil, nil, fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
 	}

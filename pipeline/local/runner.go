@@ -28,6 +28,9 @@ import (
 type Runner struct {
 	// Store receives outputs, logs and the run record.
 	Store artifacts.Store
+	// Origin, when set, is recorded as where the run came from
+	// (origin.Of); each step's record has its code digest either way.
+	Origin *artifacts.Origin
 	// Parallelism bounds the steps running at once (default: the number of CPUs).
 	Parallelism int
 	// NoCache turns off output reuse for every step.
@@ -108,11 +111,15 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	run := &artifacts.Run{
 		ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-		Source: p.Source, On: "local", Params: params, Runner: artifacts.ThisRunner(),
+		Source: p.Source, On: "local", Params: params, Runner: artifacts.ThisRunner(), Origin: r.Origin,
 	}
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
-		run.Steps = append(run.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
+		rs := artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}}
+		if s.Resolved != nil {
+			rs.Code = s.Resolved.Code
+		}
+		run.Steps = append(run.Steps, rs)
 		index[s.Name] = i
 	}
 	base := r.workBase()

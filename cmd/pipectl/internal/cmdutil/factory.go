@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime/debug"
 	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -72,4 +73,20 @@ func (f *Factory) Runs(ctx context.Context, warn io.Writer) (*runstore.Reader, e
 		return nil, err
 	}
 	return runstore.New(f.Clients, store, warn), nil
+}
+
+// FullVersion is Version, or for a development build ("dev") dev- and the
+// first 12 digits of the commit it was built from, when Go recorded it.
+func (f *Factory) FullVersion() string {
+	if f.Version != "dev" {
+		return f.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return f.Version
 }

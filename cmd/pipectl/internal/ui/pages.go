@@ -83,7 +83,6 @@ func duration(start, end *time.Time) string {
 	return d.Round(time.Second).String()
 }
 
-
 // render executes the template name into a buffer, so that a failure never
 // leaves half a page.
 func (s *server) render(w http.ResponseWriter, name string, data any) {

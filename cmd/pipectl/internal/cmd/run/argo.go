@@ -21,6 +21,7 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/origin"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
@@ -98,9 +99,10 @@ func argoRun(opts *Options) error {
 		if err := argorun.ShipCode(ctx, store, p, ios.ErrOut); err != nil {
 			return err
 		}
+		org := origin.Of(ctx, p, f.FullVersion())
 		if !opts.NoCache {
 			// Every step known and cached before it runs: no workflow.
-			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace)
+			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace, org)
 			if err != nil {
 				return err
 			}
@@ -109,7 +111,7 @@ func argoRun(opts *Options) error {
 				return finish(opts, rec)
 			}
 		}
-		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, ao)
+		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, org, ao)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/origin"
 )
 
 // Options are the inputs of `pipectl run`.
@@ -135,6 +136,7 @@ func runRun(opts *Options) error {
 	}
 	r := &local.Runner{
 		Store:       store,
+		Origin:      origin.Of(ctx, p, opts.Factory.FullVersion()),
 		Parallelism: opts.Parallelism,
 		NoCache:     opts.NoCache,
 		KeepWork:    opts.KeepWork,

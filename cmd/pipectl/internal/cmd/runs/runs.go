@@ -2,8 +2,10 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -135,8 +137,21 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 		if r.Message != "" {
 			fmt.Fprintf(tw, "Message:\t%s\n", r.Message)
 		}
+		if o := r.Origin; o != nil {
+			fmt.Fprintf(tw, "Pipectl:\t%s\n", o.Pipectl)
+			if g := o.Git; g != nil {
+				state := "clean"
+				if g.Dirty {
+					state = "dirty, diff sha256 " + cmp.Or(g.DiffSHA256, "unknown")
+				}
+				fmt.Fprintf(tw, "Git:\t%s %s (%s)\n", cmp.Or(g.Branch, "(detached)"), g.Commit, state)
+				if g.Remote != "" {
+					fmt.Fprintf(tw, "Remote:\t%s\n", g.Remote)
+				}
+			}
+		}
 		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "STEP\tSTATUS\tEXIT\tCACHED\tDURATION\tOUTPUTS")
+		fmt.Fprintln(tw, "STEP\tSTATUS\tEXIT\tCACHED\tDURATION\tCODE\tOUTPUTS")
 		for _, s := range r.Steps {
 			exit := "-"
 			if s.ExitCode != nil {
@@ -153,7 +168,11 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 					outs += fmt.Sprintf("%s (%s, %d B)", o.Name, o.Type, o.Size)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", s.Name, s.Status, exit, s.Cached, duration(s.Started, s.Finished), outs)
+			code := "-"
+			if c, ok := strings.CutPrefix(s.Code, "sha256:"); ok && len(c) >= 12 {
+				code = c[:12]
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", s.Name, s.Status, exit, s.Cached, duration(s.Started, s.Finished), code, outs)
 		}
 	})
 }

@@ -4,7 +4,6 @@ package version
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ type Options struct {
 
 // NewCmdVersion returns `pipectl version`; runF replaces the run function in tests.
 func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Version: f.Version}
+	opts := &Options{IO: f.IOStreams, Version: f.FullVersion()}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print pipectl's version",
@@ -38,15 +37,6 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 
 func versionRun(opts *Options) error {
 	v := opts.Version
-	if v == "dev" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-					v = "dev-" + s.Value[:12]
-				}
-			}
-		}
-	}
 	_, err := fmt.Fprintf(opts.IO.Out, "pipectl %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }

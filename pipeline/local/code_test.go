@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,7 @@ command: [sh, run.sh]
   - {name: a, component: a/component.yaml}
   - {name: b, component: b/component.yaml}
 `)
+	codes := map[string]string{}
 	run := func() (cached map[string]bool) {
 		t.Helper()
 		rec, err := f.run(context.Background(), p, nil, nil)
@@ -45,16 +47,24 @@ command: [sh, run.sh]
 		cached = map[string]bool{}
 		for _, s := range rec.Steps {
 			cached[s.Name] = s.Cached
+			codes[s.Name] = s.Code
 		}
 		return cached
 	}
 	run()
+	first := maps.Clone(codes)
+	if !strings.HasPrefix(first["a"], "sha256:") || first["a"] == first["b"] {
+		t.Fatalf("the run record's code digests: %v, want one per folder", first)
+	}
 	if c := run(); !c["a"] || !c["b"] {
 		t.Fatalf("a second run reused %v, want both steps", c)
 	}
 	write("b/lib/settings.sh", "WORD=two\n")
 	if c := run(); !c["a"] || c["b"] {
 		t.Fatalf("after an edit in b's folder the run reused %v, want a only", c)
+	}
+	if codes["a"] != first["a"] || codes["b"] == first["b"] {
+		t.Errorf("code digests %v after b's edit, were %v: want b's only changed", codes, first)
 	}
 	if !strings.Contains(f.logs.String(), "b says two") {
 		t.Fatalf("b did not run the edited file: %q", f.logs.String())

@@ -26,6 +26,7 @@ func templateFuncs() template.FuncMap {
 		},
 		"bytes": runview.Bytes,
 		"short": func(s string) string {
+			s = strings.TrimPrefix(s, "sha256:")
 			if len(s) > 12 {
 				return s[:12]
 			}

@@ -61,11 +61,12 @@ func fixture(t *testing.T) (*artifacts.Local, *artifacts.Run) {
 	mustWrite(t, filepath.Join(src, "tree", "x.txt"), "x\n")
 	mustWrite(t, filepath.Join(src, "tree", "sub", "y.txt"), "yy\n")
 	rec := &artifacts.Run{ID: "r1", Pipeline: "p", Status: artifacts.StatusSucceeded, Started: time.Unix(100, 0).UTC(),
-		Params: map[string]string{"lr": "0.1"}, On: "local"}
+		Params: map[string]string{"lr": "0.1"}, On: "local",
+		Origin: &artifacts.Origin{Pipectl: "v9.9.9", Git: &artifacts.GitOrigin{Commit: "c0ffee1234", Branch: "main", Remote: "https://git.example.com/ml.git", Dirty: true, DiffSHA256: strings.Repeat("d", 64)}}}
 	end := time.Unix(160, 0).UTC()
 	rec.Finished = &end
 	code, v := 0, "7"
-	st := artifacts.StepRecord{Name: "make", Status: artifacts.StatusSucceeded, ExitCode: &code}
+	st := artifacts.StepRecord{Name: "make", Status: artifacts.StatusSucceeded, ExitCode: &code, Code: "sha256:" + strings.Repeat("ab", 32)}
 	for _, o := range []struct{ name, file, typ string }{{"data", "data.csv", "Dataset"}, {"tree", "tree", "Artifact"}} {
 		key := artifacts.OutputKey("r1", "make", o.name)
 		meta, err := artifacts.Publish(ctx, store, key, filepath.Join(src, o.file), artifacts.Metadata{Type: o.typ})
@@ -436,10 +437,11 @@ func TestPages(t *testing.T) {
 	store, _ := fixture(t)
 	h := newHandler(t, store, "")
 	for path, want := range map[string][]string{
-		"/":                                  {`href="/runs/r1"`, `st-succeeded`},
-		"/?status=Failed":                    {"No runs match"},
-		"/runs/r1":                           {`data-node="make"`, `data-node="use"`, `class="edge st-succeeded"`, "Run params", "lr"},
-		"/runs/r1?step=make":                 {`<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt"},
+		"/":               {`href="/runs/r1"`, `st-succeeded`},
+		"/?status=Failed": {"No runs match"},
+		"/runs/r1": {`data-node="make"`, `data-node="use"`, `class="edge st-succeeded"`, "Run params", "lr",
+			"<code>v9.9.9</code>", "<code>c0ffee1234</code> on <code>main</code>", "https://git.example.com/ml.git", "dirty, diff", "sha256 dddddddddddd"},
+		"/runs/r1?step=make":                 {`<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt", "<dt>Code</dt>", ">abababababab</code>"},
 		"/runs/r1?step=make&file=tree/x.txt": {`<b class="oname">tree<span class="muted">/x.txt`, "<pre>x\n</pre>"},
 		"/runs/r1?part=live":                 {`<svg class="graph"`},
 		"/compare?runs=r1":                   {`data-row="param:lr"`},

@@ -135,7 +135,15 @@ func mustYAML(tb testing.TB, doc string, into any) {
 // pipectl runs the pipectl binary built for the tests.
 func pipectl(tb testing.TB, ctx context.Context, args ...string) string {
 	tb.Helper()
+	return pipectlEnv(tb, ctx, nil, args...)
+}
+
+// pipectlEnv runs the pipectl binary built for the tests with env added to
+// the test's environment.
+func pipectlEnv(tb testing.TB, ctx context.Context, env []string, args ...string) string {
+	tb.Helper()
 	cmd := exec.CommandContext(ctx, images.pipectl, args...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -155,7 +163,9 @@ type workflow struct {
 // --no-cache: the lab runs the same step again and again, and means it to run.
 func (l *lab) compile(ctx context.Context, file string) *workflow {
 	l.tb.Helper()
-	out := pipectl(l.tb, ctx, "compile", file, "--no-cache", "--image", pipectlImage,
+	// The store's credentials and endpoint: compile ships the components'
+	// code to it.
+	out := pipectlEnv(l.tb, ctx, l.c.Env(), "compile", file, "--no-cache", "--image", pipectlImage,
 		"--artifacts", "s3://"+l.bucket+"/"+runsPrefix, "--s3-secret", s3Secret,
 		"--s3-endpoint", "http://"+l.c.MinIOEndpoint, "--s3-region", "us-east-1")
 	var wf struct {

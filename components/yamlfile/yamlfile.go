@@ -186,9 +186,12 @@ func (f *File) Errorf(n *yaml.Node, field, format string, args ...any) *Error {
 // Lookup returns the value node at path below n (string keys for mappings,
 // int indices for sequences) and the key node naming it (nil for indices).
 // When the path does not exist it returns the deepest node that does, with
-// ok false.
+// ok false (a nil n has no path below it).
 func Lookup(n *yaml.Node, path ...any) (value, key *yaml.Node, ok bool) {
 	value = n
+	if n == nil {
+		return nil, nil, len(path) == 0
+	}
 	for _, p := range path {
 		switch p := p.(type) {
 		case string:

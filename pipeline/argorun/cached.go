@@ -18,13 +18,18 @@ import (
 // known before it runs (stepcache.ResolveAll): its record, every step
 // reused, written to the store with each step's outputs record; no
 // workflow is submitted and no pod starts. It returns nil when some step
-// must run.
-func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string) (*artifacts.Run, error) {
+// must run. images maps image references as written to the pinned ones
+// the workflow would name (argo.Options.Images): the steps' fingerprints
+// hold the image the pod runs.
+func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, images map[string]string) (*artifacts.Run, error) {
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)
 		if err != nil {
 			return nil, nil // the compiler reports it
+		}
+		if pinned, ok := images[sp.Image]; ok && pinned != "" {
+			sp.Image = pinned
 		}
 		steps = append(steps, sp)
 	}

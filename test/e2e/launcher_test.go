@@ -155,9 +155,9 @@ type workflow struct {
 // --no-cache: the lab runs the same step again and again, and means it to run.
 func (l *lab) compile(ctx context.Context, file string) *workflow {
 	l.tb.Helper()
-	out := pipectl(l.tb, ctx, "compile", file, "--no-cache", "--image", pipectlImage,
-		"--artifacts", "s3://"+l.bucket+"/"+runsPrefix, "--s3-secret", s3Secret,
-		"--s3-endpoint", "http://"+l.c.MinIOEndpoint, "--s3-region", "us-east-1")
+	out := pipectl(l.tb, ctx, append([]string{"compile", file, "--no-cache", "--image", pipectlImage,
+		"--artifacts", "s3://" + l.bucket + "/" + runsPrefix, "--s3-secret", s3Secret,
+		"--s3-endpoint", "http://" + l.c.MinIOEndpoint, "--s3-region", "us-east-1"}, imageFlags...)...)
 	var wf struct {
 		Spec map[string]any `json:"spec"`
 	}

@@ -2,6 +2,7 @@
 package compile
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,8 @@ type Options struct {
 	S3Region               string
 	Params                 []string
 	NoCache                bool
+	// Images pin the workflow's images to digests (or keep their tags).
+	Images cmdutil.ImageFlags
 }
 
 // NewCmdCompile returns `pipectl compile`; runF replaces the run function in tests.
@@ -45,6 +48,11 @@ func NewCmdCompile(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 step runs 'pipectl launch'. Artifacts go to the --artifacts store, under the
 workflow's name as the run id. Pipeline params become workflow arguments
 (override them with 'argo submit -p'); -p here sets their defaults.
+
+Every image the workflow names (the steps', --image's) is pinned to a digest,
+NAME@sha256:..., through its registry (credentials from the docker config;
+plain HTTP only for --insecure-registry); --image-tags keeps the tags, for
+compiling offline.
 
 Nothing from the pipeline is evaluated by Argo: component specs and values travel
 encoded. The output is the same for the same input.`,
@@ -72,6 +80,7 @@ encoded. The output is the same for the same input.`,
 	fl.StringVar(&opts.S3Region, "s3-region", "", "the S3 region the pods use")
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
+	cmdutil.AddImageFlags(fl, &opts.Images, "")
 	return cmd
 }
 
@@ -84,7 +93,7 @@ func compileRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	wf, err := argo.Compile(p, argo.Options{
+	aopts := argo.Options{
 		Image:                  opts.Image,
 		Artifacts:              opts.Factory.Root(),
 		AllowNonS3:             opts.AllowNonS3,
@@ -96,7 +105,18 @@ func compileRun(opts *Options) error {
 		S3Region:               opts.S3Region,
 		NoCache:                opts.NoCache,
 		Params:                 overrides,
-	})
+	}
+	// Every mistake in the pipeline and the flags is reported before any
+	// registry is asked (Compile is pure and quick).
+	if _, err := argo.Compile(p, aopts); err != nil {
+		return fmt.Errorf("compile %s: %w", opts.File, err)
+	}
+	pinned, err := opts.Images.Resolve(context.Background(), opts.Factory, argo.Images(p, aopts))
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", opts.File, err)
+	}
+	aopts.Images = pinned.Pinned
+	wf, err := argo.Compile(p, aopts)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.File, err)
 	}

@@ -19,7 +19,7 @@ FUZZTIME_SHORT ?= 4s
 # lets FuzzBuild spend a whole run shrinking its first interesting input)
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build demo sweep test unit fuzz fuzz-short bench vet fmt clean
+.PHONY: all build image demo sweep test unit fuzz fuzz-short bench vet fmt clean
 
 include test/e2e/e2e.mk
 
@@ -28,6 +28,12 @@ all: build
 ## build: the pipectl binary in bin/
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/pipectl
+
+## image: build pipectl's OCI image (linux/amd64 + linux/arm64, static, non-root, /pipectl/pipectl)
+## without Docker and push it: make image IMAGE=REGISTRY/pipectl:TAG [IMAGE_INSECURE=1 for plain HTTP]
+image:
+	@[ -n "$(IMAGE)" ] || { echo "make image: set IMAGE=REGISTRY/pipectl:TAG"; exit 2; }
+	$(GO) run ./cmd/pipectl/internal/mkimage -image '$(IMAGE)' -version '$(VERSION)' $(if $(IMAGE_INSECURE),-insecure)
 
 ## demo: run the example pipeline (preprocess → DDP train on 2 ranks → evaluate) on this machine
 demo: build

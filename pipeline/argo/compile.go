@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -82,6 +83,11 @@ type Options struct {
 	// Params are name=value defaults for the workflow arguments, type-checked
 	// against the pipeline's params.
 	Params map[string]string
+	// Images maps image references as written (Image, the steps' and
+	// components' images) to the references the workflow names instead:
+	// their digests, NAME@sha256:… (from package images; the compiler
+	// makes no registry calls). A reference not in it is used as written.
+	Images map[string]string
 }
 
 // Compile turns a loaded pipeline into an Argo Workflow. It reads nothing
@@ -90,6 +96,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
+	opts.Image = pin(opts.Images, opts.Image)
 	args, err := arguments(p, opts.Params)
 	if err != nil {
 		return nil, err
@@ -302,6 +309,7 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 	if err != nil {
 		return wfv1.DAGTask{}, err
 	}
+	sp.Image = pin(c.opts.Images, sp.Image)
 	stepArg, err := plan.Encode(sp.Wiring)
 	if err != nil {
 		return wfv1.DAGTask{}, err
@@ -494,8 +502,11 @@ func Launch(sp *plan.Step, opts Options) (*plan.Launch, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
+	opts.Image = pin(opts.Images, opts.Image)
+	pinned := *sp
+	pinned.Image = pin(opts.Images, sp.Image)
 	c := &compiler{opts: opts}
-	return c.launch(sp), nil
+	return c.launch(&pinned), nil
 }
 
 func (c *compiler) launch(sp *plan.Step) *plan.Launch {
@@ -599,6 +610,36 @@ func (c *compiler) storeEnv() []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: EnvRegion, Value: c.opts.S3Region})
 	}
 	return env
+}
+
+// Images returns the image references, as written, that a workflow
+// compiled from p with opts names: opts.Image and every step's image
+// (sorted, each once; a step whose plan cannot be built is left to
+// Compile to report). They are what Options.Images maps.
+func Images(p *pipeline.Pipeline, opts Options) []string {
+	seen := map[string]bool{}
+	if opts.Image != "" {
+		seen[opts.Image] = true
+	}
+	for _, s := range p.Steps {
+		if sp, err := plan.Build(p, s.Name); err == nil && sp.Image != "" {
+			seen[sp.Image] = true
+		}
+	}
+	refs := make([]string, 0, len(seen))
+	for r := range seen {
+		refs = append(refs, r)
+	}
+	sort.Strings(refs)
+	return refs
+}
+
+// pin is ref as images maps it, or ref.
+func pin(images map[string]string, ref string) string {
+	if p, ok := images[ref]; ok && p != "" {
+		return p
+	}
+	return ref
 }
 
 // imageProblem describes what is wrong with an image reference, or "".

@@ -19,13 +19,18 @@ import (
 // known before it runs (stepcache.ResolveAll): its record, every step
 // reused, written to the store with each step's outputs record; no
 // workflow is submitted and no pod starts. It returns nil when some step
-// must run.
-func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, org *artifacts.Origin) (*artifacts.Run, error) {
+// must run. org is where the run came from; images maps image references
+// as written to the pinned ones the workflow would name
+// (argo.Options.Images): the steps' fingerprints hold the image the pod runs.
+func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, org *artifacts.Origin, images map[string]string) (*artifacts.Run, error) {
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)
 		if err != nil {
 			return nil, nil // the compiler reports it
+		}
+		if pinned, ok := images[sp.Image]; ok && pinned != "" {
+			sp.Image = pinned
 		}
 		steps = append(steps, sp)
 	}
@@ -41,7 +46,7 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		for _, s := range p.Steps {
 			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps()})
 		}
-		origin.Steps(rec, p, true)
+		origin.Steps(rec, p, true, images)
 		err = artifacts.CreateRun(ctx, store, rec)
 		if errors.Is(err, fs.ErrExist) {
 			continue // the id is taken: draw another

@@ -93,7 +93,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	ctx := context.Background()
 	store, p, params, first := cachedStore(t)
 	w := &writeLog{Store: store}
-	rec, err := CachedRun(ctx, w, p, params, "pipeline.yaml", "ml", nil)
+	rec, err := CachedRun(ctx, w, p, params, "pipeline.yaml", "ml", nil, nil)
 	if err != nil || rec == nil {
 		t.Fatalf("cachedRun = %v, %v; want every step cached", rec, err)
 	}
@@ -117,7 +117,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	}
 
 	w = &writeLog{Store: store}
-	rec, err = CachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml", nil)
+	rec, err = CachedRun(ctx, &failOutputs{writeLog: w, step: "count"}, p, params, "pipeline.yaml", "ml", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "step count") || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("cachedRun with count's outputs record failing = %v, %v; want an error naming step count", rec, err)
 	}
@@ -145,4 +145,19 @@ func (f *failOutputs) Put(ctx context.Context, key string, r io.Reader, size int
 		return errors.New("disk full")
 	}
 	return f.writeLog.Put(ctx, key, r, size)
+}
+
+// TestCachedRunPinnedImage: the fingerprints CachedRun looks up hold the
+// pinned image the pods would run, not the tag: outputs made under the tag
+// are not reused for a digest.
+func TestCachedRunPinnedImage(t *testing.T) {
+	ctx := context.Background()
+	store, p, params, _ := cachedStore(t)
+	pinned := map[string]string{"busybox": "reg.test/busybox@sha256:" + strings.Repeat("3", 64)}
+	if rec, err := CachedRun(ctx, store, p, params, "pipeline.yaml", "ml", nil, pinned); err != nil || rec != nil {
+		t.Errorf("CachedRun with busybox pinned = %+v, %v; want nil: nothing ran in that image", rec, err)
+	}
+	if rec, err := CachedRun(ctx, store, p, params, "pipeline.yaml", "ml", nil, map[string]string{"other:1": "reg.test/other@sha256:" + strings.Repeat("4", 64)}); err != nil || rec == nil {
+		t.Errorf("CachedRun with another image pinned = %v, %v; want every step cached", rec, err)
+	}
 }

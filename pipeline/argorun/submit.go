@@ -28,7 +28,7 @@ func Submit(ctx context.Context, kc *Clients, store artifacts.Store, p *pipeline
 	}
 	rec := NewRecord(p, wf, params, source, time.Now())
 	rec.Origin = org
-	origin.Steps(rec, p, true)
+	origin.Steps(rec, p, true, opts.Images)
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		return nil, nil, fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
 	}

@@ -35,16 +35,18 @@ func Of(ctx context.Context, p *pipeline.Pipeline, version string) *artifacts.Or
 }
 
 // Steps sets each step record of rec's code digest (after
-// pipeline.StampCode) and, with images (a cluster run), its image.
-func Steps(rec *artifacts.Run, p *pipeline.Pipeline, images bool) {
+// pipeline.StampCode) and, for a cluster run, its image: as pinned in
+// images (argo.Options.Images), else as written.
+func Steps(rec *artifacts.Run, p *pipeline.Pipeline, cluster bool, images map[string]string) {
 	for i := range rec.Steps {
 		s := p.Step(rec.Steps[i].Name)
 		if s == nil || s.Resolved == nil {
 			continue
 		}
 		rec.Steps[i].Code = s.Resolved.Code
-		if images {
-			rec.Steps[i].Image = cmp.Or(s.Image, s.Resolved.Image)
+		if cluster {
+			img := cmp.Or(s.Image, s.Resolved.Image)
+			rec.Steps[i].Image = cmp.Or(images[img], img)
 		}
 	}
 }

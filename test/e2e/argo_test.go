@@ -91,10 +91,15 @@ func (a *argoLab) runArgo(ctx context.Context, file string, extra ...string) (st
 // argoArgs are the arguments of `pipectl run FILE --on argo` with the flags
 // the test bed needs, then extra.
 func (a *argoLab) argoArgs(file string, extra ...string) []string {
-	return append([]string{"run", file, "--on", "argo", "-n", a.ns,
-		"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
-		"--service-account", "pipectl-step"}, extra...)
+	return append(append([]string{"run", file, "--on", "argo", "-n", a.ns}, imageFlags...),
+		append([]string{"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
+			"--service-account", "pipectl-step"}, extra...)...)
 }
+
+// imageFlags are the image flags of every compile and run --on argo: the
+// test bed's catalogue images are host binds, not in a registry, so their
+// tags are kept.
+var imageFlags = []string{"--image-tags"}
 
 func writePipeline(t testing.TB, body string) string {
 	t.Helper()

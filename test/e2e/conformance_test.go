@@ -622,9 +622,9 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file}, args...)...)
 		m = localRunID.FindStringSubmatch(r.stderr)
 	} else {
-		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append([]string{"run", file, "--on", "argo", "-n", a.ns,
-			"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
-			"--service-account", "pipectl-step"}, args...)...)
+		r.stdout, r.stderr, r.code = a.pipectlTry(ctx, append(append([]string{"run", file, "--on", "argo", "-n", a.ns}, imageFlags...),
+			append([]string{"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://" + a.c.MinIOEndpoint,
+				"--service-account", "pipectl-step"}, args...)...)...)
 		m = runID.FindStringSubmatch(r.stderr)
 	}
 	a.t.Logf("%s run took %s", backend, time.Since(began).Round(100*time.Millisecond))

@@ -165,9 +165,9 @@ func (l *lab) compile(ctx context.Context, file string) *workflow {
 	l.tb.Helper()
 	// The store's credentials and endpoint: compile ships the components'
 	// code to it.
-	out := pipectlEnv(l.tb, ctx, l.c.Env(), "compile", file, "--no-cache", "--image", pipectlImage,
-		"--artifacts", "s3://"+l.bucket+"/"+runsPrefix, "--s3-secret", s3Secret,
-		"--s3-endpoint", "http://"+l.c.MinIOEndpoint, "--s3-region", "us-east-1")
+	out := pipectlEnv(l.tb, ctx, l.c.Env(), append([]string{"compile", file, "--no-cache", "--image", pipectlImage,
+		"--artifacts", "s3://" + l.bucket + "/" + runsPrefix, "--s3-secret", s3Secret,
+		"--s3-endpoint", "http://" + l.c.MinIOEndpoint, "--s3-region", "us-east-1"}, imageFlags...)...)
 	var wf struct {
 		Spec map[string]any `json:"spec"`
 	}

@@ -245,10 +245,10 @@ func personBanner(c *testbed.Cluster, root string) string {
 		fmt.Fprintf(&b, "  alias kubectl=%s\n", c.Kubectl)
 	}
 	fmt.Fprintf(&b, "\nRun the example (preprocess → train on 2 ranks as a JobSet → evaluate) through Argo:\n\n")
-	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
+	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo --image-tags -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
 		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "\nOr the sweep (a 2-rank trial per learning rate, each its own JobSet; the best one evaluated):\n\n")
-	fmt.Fprintf(&b, "  bin/pipectl run examples/sweep/pipeline.yaml --on argo -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s -p rows=4000 -p epochs=1\n",
+	fmt.Fprintf(&b, "  bin/pipectl run examples/sweep/pipeline.yaml --on argo --image-tags -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s -p rows=4000 -p epochs=1\n",
 		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "\nThen look at it:\n\n")
 	for _, cmd := range []string{"runs ls", "runs get latest", "logs latest train", "artifacts cat latest/evaluate/metrics"} {

@@ -36,6 +36,8 @@ type Options struct {
 	// NoShipCode leaves the components' folders out of the store: the
 	// pods run the code in their images.
 	NoShipCode bool
+	// Images pin the workflow's images to digests (or keep their tags).
+	Images cmdutil.ImageFlags
 }
 
 // NewCmdCompile returns `pipectl compile`; runF replaces the run function in tests.
@@ -50,6 +52,11 @@ func NewCmdCompile(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 step runs 'pipectl launch'. Artifacts go to the --artifacts store, under the
 workflow's name as the run id. Pipeline params become workflow arguments
 (override them with 'argo submit -p'); -p here sets their defaults.
+
+Every image the workflow names (the steps', --image's) is pinned to a digest,
+NAME@sha256:..., through its registry (credentials from the docker config;
+plain HTTP only for --insecure-registry); --image-tags keeps the tags, for
+compiling offline.
 
 Nothing from the pipeline is evaluated by Argo: component specs and values travel
 encoded. The output is the same for the same input.`,
@@ -78,6 +85,7 @@ encoded. The output is the same for the same input.`,
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
 	fl.BoolVar(&opts.NoShipCode, "no-ship-code", false, "do not pack the components' folders into the store: the pods run the code in their images")
+	cmdutil.AddImageFlags(fl, &opts.Images, "")
 	return cmd
 }
 
@@ -90,7 +98,7 @@ func compileRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	ao := argo.Options{
+	aopts := argo.Options{
 		Image:                  opts.Image,
 		Artifacts:              opts.Factory.Root(),
 		AllowNonS3:             opts.AllowNonS3,
@@ -103,11 +111,18 @@ func compileRun(opts *Options) error {
 		NoCache:                opts.NoCache,
 		Params:                 overrides,
 	}
-	wf, err := argo.Compile(p, ao)
-	if err == nil && !opts.NoShipCode {
-		// The workflow's pods fetch the components' code from the store:
-		// shipped once the pipeline is known to compile, then compiled
-		// with the code's digests.
+	// Every mistake in the pipeline and the flags is reported before any
+	// registry is asked or any code is shipped (Compile is pure and quick).
+	if _, err := argo.Compile(p, aopts); err != nil {
+		return fmt.Errorf("compile %s: %w", opts.File, err)
+	}
+	pinned, err := opts.Images.Resolve(context.Background(), opts.Factory, argo.Images(p, aopts))
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", opts.File, err)
+	}
+	aopts.Images = pinned.Pinned
+	if !opts.NoShipCode {
+		// The workflow's pods fetch the components' code from the store.
 		ctx := context.Background()
 		store, err := opts.Factory.Store(ctx)
 		if err != nil {
@@ -116,8 +131,8 @@ func compileRun(opts *Options) error {
 		if err := argorun.ShipCode(ctx, store, p, opts.IO.ErrOut); err != nil {
 			return fmt.Errorf("compile %s: %w", opts.File, err)
 		}
-		wf, err = argo.Compile(p, ao)
 	}
+	wf, err := argo.Compile(p, aopts)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w", opts.File, err)
 	}

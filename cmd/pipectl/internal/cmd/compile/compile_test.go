@@ -2,12 +2,18 @@ package compile
 
 import (
 	"encoding/base64"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/crane"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
@@ -15,7 +21,14 @@ import (
 
 const example = "../../../../../examples/attrition/pipeline.yaml"
 
+// run runs pipectl compile --image-tags ARGS (offline: no registry).
 func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return runResolving(t, env, append([]string{"--image-tags"}, args...)...)
+}
+
+// runResolving runs pipectl compile ARGS.
+func runResolving(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ios, _, out, errOut := cmdutil.Test()
 	f := &cmdutil.Factory{IOStreams: ios, Version: "v9.9.9", Getenv: func(k string) string { return env[k] }}
@@ -133,5 +146,72 @@ func TestCompileErrorsWriteNothing(t *testing.T) {
 				t.Errorf("files left behind: %v", entries)
 			}
 		})
+	}
+}
+
+// TestCompilePinsImages: compile pins every image through a real registry
+// (in-process, loopback): the step images and --image become NAME@sha256:…
+// in the workflow; a tag the registry does not have is an error naming the
+// image and the registry, and nothing is written.
+func TestCompilePinsImages(t *testing.T) {
+	s := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer s.Close()
+	reg := strings.TrimPrefix(s.URL, "http://")
+	digests := map[string]string{}
+	for _, ref := range []string{reg + "/pipectl:1", reg + "/example:0.1"} {
+		img, err := random.Image(128, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := crane.Push(img, ref); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := img.Digest()
+		digests[ref] = d.String()
+	}
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(pipe, []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: pinned}
+steps:
+  - name: a
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: a}, image: "`+reg+`/example:0.1", command: [echo, hi]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir) // no credentials of this machine
+	var env map[string]string
+	out, stderr, err := runResolving(t, env, pipe, "--artifacts", "s3://b/r", "--image", reg+"/pipectl:1", "--no-ship-code")
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"image: " + reg + "/pipectl@" + digests[reg+"/pipectl:1"], "image: " + reg + "/example@" + digests[reg+"/example:0.1"]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("workflow lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "pipectl:1") || strings.Contains(out, "example:0.1") {
+		t.Errorf("the workflow still names a tag:\n%s", out)
+	}
+	if !strings.Contains(stderr, "Image "+reg+"/pipectl:1: "+reg+"/pipectl@sha256:") {
+		t.Errorf("stderr %q does not report the pinned image", stderr)
+	}
+
+	dest := filepath.Join(dir, "wf.yaml")
+	_, _, err = runResolving(t, env, pipe, "--artifacts", "s3://b/r", "--image", reg+"/pipectl:2", "-o", dest, "--no-ship-code")
+	if err == nil || !strings.Contains(err.Error(), "image "+reg+"/pipectl:2: cannot resolve it to a digest through registry "+reg+": no such image or tag") {
+		t.Errorf("unknown tag: %v", err)
+	}
+	if code := cmdutil.Code(err); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if _, serr := os.Stat(dest); serr == nil {
+		t.Error("a workflow was written")
+	}
+	for _, bad := range [][]string{{"--insecure-registry", "http://" + reg}} {
+		if _, _, err := runResolving(t, env, append([]string{pipe, "--artifacts", "s3://b/r"}, bad...)...); err == nil || cmdutil.Code(err) != 2 {
+			t.Errorf("%q: %v (exit %d), want a flag error", bad, err, cmdutil.Code(err))
+		}
 	}
 }

@@ -42,6 +42,8 @@ type ArgoOptions struct {
 	Signals <-chan os.Signal
 	// Poll is the follower's retry delay (tests).
 	Poll time.Duration
+	// Images pin the workflow's images to digests (or keep their tags).
+	Images cmdutil.ImageFlags
 }
 
 func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, opts *Options) {
@@ -55,6 +57,7 @@ func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, opts *Options) {
 	fl.BoolVar(&a.AllowNonS3, "allow-non-s3", false, "--on argo: accept an --artifacts root that is not s3:// (every pod must see the same path)")
 	fl.StringVar(&a.Attach, "attach", "", "--on argo: follow the run RUN (a workflow, or \"latest\") instead of submitting one; its record names its namespace")
 	fl.BoolVar(&a.StopOnExit, "stop-on-exit", false, "--on argo: on Ctrl-C, stop the workflow without asking")
+	cmdutil.AddImageFlags(fl, &a.Images, "--on argo: ")
 	cmdutil.AddKubeFlags(cmd, f)
 }
 
@@ -75,6 +78,12 @@ func argoRun(opts *Options) error {
 		if p, overrides, params, err = loadPipeline(opts); err != nil {
 			return err
 		}
+		// Every image pinned first: the cache lookup and the workflow
+		// see the digests the pods will run.
+		pinned, err := opts.Argo.Images.Resolve(ctx, f, argo.Images(p, argo.Options{Image: opts.Argo.Image}))
+		if err != nil {
+			return fmt.Errorf("run %s: %w", opts.File, err)
+		}
 		kc, err := f.Clients()
 		if err != nil {
 			return err
@@ -91,6 +100,7 @@ func argoRun(opts *Options) error {
 			S3Region:               f.StoreOptions.S3.Region,
 			NoCache:                opts.NoCache,
 			Params:                 overrides,
+			Images:                 pinned.Pinned,
 		}
 		if err := ao.Check(); err != nil {
 			return fmt.Errorf("compile %s: %w", opts.File, err)
@@ -102,7 +112,7 @@ func argoRun(opts *Options) error {
 		org := origin.Of(ctx, p, f.FullVersion())
 		if !opts.NoCache {
 			// Every step known and cached before it runs: no workflow.
-			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace, org)
+			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace, org, pinned.Pinned)
 			if err != nil {
 				return err
 			}

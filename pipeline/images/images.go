@@ -1,0 +1,202 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// EnvInsecure names registries (HOST[:PORT], comma-separated) reached over
+// plain HTTP, as --insecure-registry does.
+const EnvInsecure = "PIPECTL_INSECURE_REGISTRIES"
+
+// DefaultTimeout bounds the resolution of one image.
+const DefaultTimeout = 30 * time.Second
+
+// Options are how Resolve reaches registries.
+type Options struct {
+	// Insecure are the registries (HOST[:PORT], as in the image
+	// reference) reached over plain HTTP.
+	Insecure []string
+	// KeepTags skips resolution: every reference stays as written and
+	// Result.KeptTags says so (offline compiles).
+	KeepTags bool
+	// Keychain finds credentials (default authn.DefaultKeychain: the
+	// docker config).
+	Keychain authn.Keychain
+	// Transport carries the requests (default remote.DefaultTransport).
+	Transport http.RoundTripper
+	// Timeout bounds each image's resolution (default DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Result is what Resolve found.
+type Result struct {
+	// Pinned maps each reference as written to the reference to use:
+	// NAME@sha256:… (a reference already holding a digest maps to
+	// itself; with KeepTags, every one does).
+	Pinned map[string]string
+	// KeptTags is true when references were left as written
+	// (Options.KeepTags): nothing was resolved, a tag may name another
+	// image tomorrow.
+	KeptTags bool
+}
+
+// Image returns the reference to use for ref: its pinned form, or ref.
+func (r Result) Image(ref string) string {
+	if p, ok := r.Pinned[ref]; ok {
+		return p
+	}
+	return ref
+}
+
+// CheckRegistry checks one insecure registry name: HOST or HOST:PORT, no
+// scheme, no path.
+func CheckRegistry(reg string) error {
+	if reg == "" || strings.ContainsAny(reg, "/ \t@") || strings.Contains(reg, "://") {
+		return fmt.Errorf("insecure registry %q: want HOST or HOST:PORT (no scheme, no path)", reg)
+	}
+	if _, err := name.NewRegistry(reg, name.StrictValidation); err != nil {
+		return fmt.Errorf("insecure registry %q: %v", reg, err)
+	}
+	return nil
+}
+
+// ParseInsecure splits the value of EnvInsecure into registry names,
+// each checked.
+func ParseInsecure(v string) ([]string, error) {
+	var regs []string
+	var errs []error
+	for _, r := range strings.Split(v, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		if err := CheckRegistry(r); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvInsecure, err))
+			continue
+		}
+		regs = append(regs, r)
+	}
+	return regs, errors.Join(errs...)
+}
+
+// Resolve pins every reference of refs (duplicates allowed). A reference
+// already holding a digest passes through unchanged without a registry
+// call. Every reference that cannot be resolved is reported, each error
+// naming the image and its registry.
+func Resolve(ctx context.Context, refs []string, opts Options) (Result, error) {
+	res := Result{Pinned: map[string]string{}, KeptTags: opts.KeepTags}
+	var errs []error
+	for _, ref := range sorted(refs) {
+		if opts.KeepTags {
+			res.Pinned[ref] = ref
+			continue
+		}
+		pinned, err := Pin(ctx, ref, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		res.Pinned[ref] = pinned
+	}
+	return res, errors.Join(errs...)
+}
+
+// Pin resolves one reference to NAME@sha256:… through its registry; a
+// reference with a digest is returned as it is.
+func Pin(ctx context.Context, ref string, opts Options) (string, error) {
+	for _, r := range opts.Insecure {
+		if err := CheckRegistry(r); err != nil {
+			return "", err
+		}
+	}
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %v", ref, err)
+	}
+	if _, ok := parsed.(name.Digest); ok {
+		return ref, nil
+	}
+	reg := parsed.Context().RegistryStr()
+	if slices.Contains(opts.Insecure, reg) {
+		if parsed, err = name.ParseReference(ref, name.Insecure); err != nil {
+			return "", fmt.Errorf("image %q: %v", ref, err)
+		}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	kc := opts.Keychain
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc)}
+	if opts.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(opts.Transport))
+	}
+	// HEAD is enough where the registry answers it with the digest; a
+	// GET of the manifest otherwise.
+	desc, herr := remote.Head(parsed, ropts...)
+	if herr != nil && ctx.Err() == nil && !notFound(herr) {
+		if d, gerr := remote.Get(parsed, ropts...); gerr == nil {
+			desc, herr = &d.Descriptor, nil
+		} else {
+			herr = gerr
+		}
+	}
+	if herr != nil {
+		return "", resolveError(ref, reg, slices.Contains(opts.Insecure, reg), herr, ctx.Err())
+	}
+	return Repository(ref) + "@" + desc.Digest.String(), nil
+}
+
+// Repository is ref as written without its ":tag" and "@digest" (a
+// registry's ":port" stays).
+func Repository(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	slash := strings.LastIndex(ref, "/")
+	if i := strings.LastIndex(ref, ":"); i > slash {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+func notFound(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && te.StatusCode == http.StatusNotFound
+}
+
+// resolveError says which image could not be resolved at which registry,
+// and why, in a user's words.
+func resolveError(ref, reg string, insecure bool, err, ctxErr error) error {
+	why := err.Error()
+	switch {
+	case notFound(err):
+		why = "no such image or tag"
+	case ctxErr != nil:
+		why = "no answer in time (" + ctxErr.Error() + ")"
+	case strings.Contains(why, "server gave HTTP response to HTTPS client") && !insecure:
+		why += fmt.Sprintf(" (a plain-HTTP registry: name it with --insecure-registry %s)", reg)
+	}
+	return fmt.Errorf("image %s: cannot resolve it to a digest through registry %s: %s (keep tags with --image-tags to compile offline)", ref, reg, why)
+}
+
+func sorted(refs []string) []string {
+	out := slices.Clone(refs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

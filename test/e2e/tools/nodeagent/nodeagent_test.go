@@ -191,16 +191,16 @@ func TestImageLookup(t *testing.T) {
 		"registry.local:5000/team/tool": {WorkingDir: "/registry"},
 	}
 	for ref, want := range map[string]string{
-		"pipectl:e2e":                       "/exact",
-		"example:0.1":                       "/any-tag",
-		"example":                           "/any-tag",
-		"example@sha256:abcd":               "/any-tag",
-		"registry.local:5000/team/tool:v2":  "/registry",
-		"registry.local:5000/team/tool":     "/registry",
-		"pipectl:other":                     "",
-		"registry.local:5000/team/other:v2": "",
-		"docker.io/library/example:0.1":     "",
-		"":                                  "",
+		"pipectl:e2e":                          "/exact",
+		"example:0.1":                          "/any-tag",
+		"example":                              "/any-tag",
+		"example@sha256:abcd":                  "/any-tag",
+		"registry.local:5000/team/tool:v2":     "/registry",
+		"registry.local:5000/team/tool":        "/registry",
+		"pipectl:other":                        "",
+		"registry.local:5000/team/other:v2":    "",
+		"registry.example/library/example:0.1": "",
+		"":                                     "",
 	} {
 		img, ok := cat.lookup(ref)
 		if img.WorkingDir != want || ok != (want != "") {

@@ -66,6 +66,10 @@ type Origin struct {
 	Pipectl string `json:"pipectl"`
 	// Git is the git checkout holding the pipeline file, when it is in one.
 	Git *GitOrigin `json:"git,omitempty"`
+	// ImageTags says a cluster run's images were not pinned to digests
+	// (--image-tags): a tag in its steps' images may name another image
+	// tomorrow.
+	ImageTags bool `json:"imageTags,omitempty"`
 }
 
 // GitOrigin is the state of the git checkout a run came from.

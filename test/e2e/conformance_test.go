@@ -640,7 +640,11 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 	}
 	var rec struct {
 		Status string `json:"status"`
-		Steps  []struct {
+		Origin *struct {
+			Pipectl   string `json:"pipectl"`
+			ImageTags bool   `json:"imageTags"`
+		} `json:"origin"`
+		Steps []struct {
 			Name      string          `json:"name"`
 			DependsOn []string        `json:"dependsOn"`
 			Status    string          `json:"status"`
@@ -661,6 +665,12 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 	}
 	if err := json.Unmarshal([]byte(js), &rec); err != nil {
 		r.err = fmt.Errorf("runs get %s: %v\n%s", r.run, err, js)
+		return r
+	}
+	// The record says what ran: the pipectl, and on Argo that the images
+	// kept their tags (imageFlags).
+	if o := rec.Origin; o == nil || o.Pipectl == "" || o.ImageTags != (backend == "argo") {
+		r.err = fmt.Errorf("runs get %s: origin %+v, want the pipectl version and imageTags %v", r.run, o, backend == "argo")
 		return r
 	}
 	root := envValue(a.env, "PIPECTL_ARTIFACTS")

@@ -110,6 +110,7 @@ func argoRun(opts *Options) error {
 			return err
 		}
 		org := origin.Of(ctx, p, f.FullVersion())
+		org.ImageTags = pinned.KeptTags
 		if !opts.NoCache {
 			// Every step known and cached before it runs: no workflow.
 			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace, org, pinned.Pinned)

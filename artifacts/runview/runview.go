@@ -99,3 +99,16 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// WriteOutputs reports a step's outputs on w, one line each, after who:
+// "who: output NAME = VALUE" for a parameter, "who: output NAME → URI (N
+// bytes)" for an artifact.
+func WriteOutputs(w io.Writer, who string, records []artifacts.OutputRecord) {
+	for _, r := range records {
+		if r.Value != nil {
+			fmt.Fprintf(w, "%s: output %s = %s\n", who, r.Name, *r.Value)
+		} else {
+			fmt.Fprintf(w, "%s: output %s → %s (%d bytes)\n", who, r.Name, r.URI, r.Size)
+		}
+	}
+}

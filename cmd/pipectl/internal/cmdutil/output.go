@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -56,15 +57,32 @@ func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) 
 	}
 }
 
-// PrintOutputs reports a step's outputs on w, one line each, after who:
-// "who: output NAME = VALUE" for a parameter, "who: output NAME → URI (N
-// bytes)" for an artifact.
-func PrintOutputs(w io.Writer, who string, records []artifacts.OutputRecord) {
-	for _, r := range records {
-		if r.Value != nil {
-			fmt.Fprintf(w, "%s: output %s = %s\n", who, r.Name, *r.Value)
-		} else {
-			fmt.Fprintf(w, "%s: output %s → %s (%d bytes)\n", who, r.Name, r.URI, r.Size)
+// PrintObjects prints Kubernetes objects in format (FormatJSON or
+// FormatYAML): one object, or a List of several (several YAML documents).
+func PrintObjects(w io.Writer, format string, objs []any) error {
+	if format == FormatJSON {
+		var v any = objs[0]
+		if len(objs) > 1 {
+			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	for i, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
 		}
 	}
+	return nil
 }

@@ -5,18 +5,14 @@ package exec
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/pipeline/step"
-	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -102,9 +98,6 @@ func execRun(opts *Options) error {
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
-	if opts.Gang {
-		r.Cache = stepcache.ModeOff // the launcher looks the step up
-	}
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", sig, opts.GracePeriod)
@@ -114,44 +107,11 @@ func execRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	work, cleanup, err := workDir(opts.WorkDir)
-	if err != nil {
-		return err
+	pod := &step.Pod{
+		Request: r, Store: store, WorkDir: opts.WorkDir, Gang: opts.Gang, KeepLog: opts.KeepLog, OutputParams: opts.OutputParams,
+		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut, GracePeriod: opts.GracePeriod, Getenv: opts.Factory.Getenv,
 	}
-	defer cleanup()
-	stdout, stderr := opts.IO.Out, opts.IO.ErrOut
-	job := &step.Job{
-		Run: r.Values.Run, Name: r.Name, Image: r.Image, Cache: r.Cache, OutputParams: opts.OutputParams,
-		KeepCachedLog: true,
-		Cached: func(hit stepcache.Entry) {
-			fmt.Fprintf(stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", r.Name, hit.Step, hit.Run)
-		},
-		Warnf: func(format string, args ...any) { fmt.Fprintf(stderr, "pipectl exec: warning: "+format+"\n", args...) },
-	}
-	if opts.KeepLog && !opts.Gang {
-		if job.Log, err = step.NewLog(work); err != nil {
-			return err
-		}
-		defer job.Log.Close()
-		stdout, stderr = job.Log.Tee(stdout), job.Log.Tee(stderr)
-	}
-	req := components.ExecRequest{WorkDir: work, OutputParams: opts.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: opts.GracePeriod}
-	if opts.Gang {
-		job.Strategy = &step.Node{Runtime: &components.Runtime{Store: store}, Request: req, Getenv: opts.Factory.Getenv}
-	} else {
-		p := step.NewProcess(store, work)
-		p.Stdout, p.Stderr, p.GracePeriod, p.OutputParams, p.PodName = stdout, stderr, opts.GracePeriod, opts.OutputParams, req.PodName()
-		job.Strategy = p
-	}
-	var res step.Result
-	job.Invocation, job.InputSums, err = step.Invocation(ctx, store, r)
-	if err != nil && opts.Gang {
-		err = &gang.ConfigError{Err: err}
-	}
-	if err == nil {
-		job.Invocation.Component.Image = r.Image
-		res, err = (&step.Executor{Store: store}).Execute(ctx, job)
-	}
+	res, err := pod.Execute(ctx)
 	if res.Cached {
 		if err != nil {
 			return fmt.Errorf("step %s: %w", r.Name, err)
@@ -162,19 +122,8 @@ func execRun(opts *Options) error {
 	if err := cmdutil.StepError(ctx, r.Name, stopper.Signal(), err, ""); err != nil {
 		return err
 	}
-	cmdutil.PrintOutputs(stderr, "pipectl exec", res.Outputs)
+	runview.WriteOutputs(opts.IO.ErrOut, "pipectl exec", res.Outputs)
 	return nil
-}
-
-// workDir is dir, made if missing, or a temporary directory removed by cleanup.
-func workDir(dir string) (work string, cleanup func(), err error) {
-	if dir != "" {
-		return dir, func() {}, os.MkdirAll(dir, 0o755)
-	}
-	if work, err = os.MkdirTemp("", "pipectl-exec-"); err != nil {
-		return "", nil, err
-	}
-	return work, func() { os.RemoveAll(work) }, nil
 }
 
 // install copies the running binary to opts.Install.
@@ -184,32 +133,8 @@ func install(opts *Options) error {
 		exe = os.Executable
 	}
 	src, err := exe()
-	if err != nil {
-		return err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	dir := filepath.Dir(opts.Install)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".pipectl-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, in)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o755)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), opts.Install)
+		err = wire.Install(src, opts.Install)
 	}
 	if err != nil {
 		return fmt.Errorf("install %s: %w", opts.Install, err)

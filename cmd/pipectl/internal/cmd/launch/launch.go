@@ -11,16 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
-	"pipectl.dev/pipectl/pipeline/step"
-	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -114,46 +108,6 @@ Timings for benchmarks are logged on stderr as
 	return cmd
 }
 
-// objects are what the launcher creates for a step, from its request,
-// and what it needs after.
-type objects struct {
-	req      *wire.Request
-	outputs  []components.IO
-	jobset   *jobsetv1alpha2.JobSet
-	podGroup *unstructured.Unstructured
-}
-
-// decode decodes the launcher's arguments and builds the objects of its
-// step: its JobSet (and PodGroup) from the launch plan, each rank running
-// `pipectl exec --gang` with the launcher's arguments, values decoded and
-// encoded again for the rank pods.
-func decode(a wire.Args, namespace string, owner *jobset.Owner) (*objects, error) {
-	if a.Distributed == "" {
-		return nil, cmdutil.FlagErrorf("--distributed: the launch spec is missing")
-	}
-	r, err := a.Decode()
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("%v", err)
-	}
-	c, err := r.Component.Resolve(r.Argv)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("--component: %v", err)
-	}
-	rank := wire.Args{
-		Run: a.Run, Step: a.Step, Component: a.Component, Iteration: a.Iteration,
-		Params: wire.Values(r.Values.Params), Upstream: wire.Values(r.Values.Upstream),
-		ArgoStatus: a.ArgoStatus, ArgoFailures: a.ArgoFailures, ArgoSteps: a.ArgoSteps, Argv: a.Argv,
-	}
-	o := jobset.BuildOptions{
-		Namespace: namespace,
-		Step:      r.Name,
-		Exec:      rank,
-		Command:   append(append([]string{}, c.Command...), c.Args...),
-		Owner:     owner,
-	}
-	return &objects{req: r, outputs: c.Outputs, jobset: jobset.BuildJobSet(r.Launch, o), podGroup: jobset.BuildPodGroup(r.Launch, o)}, nil
-}
-
 func (o *Options) getenv(name string) string {
 	if o.Factory.Getenv != nil {
 		return o.Factory.Getenv(name)
@@ -165,15 +119,14 @@ func launchRun(opts *Options) error {
 	if opts.DryRun {
 		return dryRun(opts)
 	}
-	cs, p, err := target(opts)
+	cs, req, err := target(opts)
 	if err != nil {
 		return err
 	}
-	ls, run, name := p.req.Launch, p.req.Values.Run, p.req.Name
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, nil)
 	defer release()
-	if d := time.Duration(ls.Timeout); d > 0 {
+	if d := time.Duration(req.Launch.Timeout); d > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
 		defer stop()
@@ -182,61 +135,26 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	// The launcher's log (its ranks' lines) is the step's: kept at
-	// <run>/<step>/step.log whatever happens.
-	log, err := step.NewLog("")
-	if err != nil {
-		return err
+	l := &launcher.Launcher{
+		Clients: cs, Logs: opts.Logs, Out: opts.IO.Out, ErrOut: opts.IO.ErrOut, Keep: opts.Keep,
+		RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
 	}
-	defer log.Close()
-	ios := *opts.IO
-	ios.Out, ios.ErrOut = log.Tee(ios.Out), log.Tee(ios.ErrOut)
-	opts.IO = &ios
-	job := &step.Job{
-		Run: run, Name: name, Cache: p.req.Cache, OutputParams: opts.OutputParams,
-		Shape: stepcache.Shape{Nodes: ls.Nodes, Procs: ls.ProcsPerNode},
-		Log:   log, KeepCachedLog: true,
-		Cached: func(hit stepcache.Entry) {
-			fmt.Fprintf(ios.ErrOut, "pipectl launch: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", name, hit.Step, hit.Run)
-			cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", hit.Outputs)
-		},
-		Warnf: func(format string, args ...any) {
-			fmt.Fprintf(ios.ErrOut, "pipectl launch: warning: "+format+"\n", args...)
-		},
-	}
-	if job.Cache != stepcache.ModeOff {
-		// Fingerprinted as `pipectl exec` does, with the rank pods' image.
-		p.req.Image = ls.Image
-		if job.Invocation, job.InputSums, err = step.Invocation(ctx, store, p.req); err != nil {
-			return fmt.Errorf("step %s: %w", name, err)
+	res, js, err := launcher.Execute(ctx, l, store, req, opts.OutputParams)
+	defer func() {
+		if d, ok := js.SinceTerminal(); ok {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", d)
 		}
-	}
-	js := &launcher.Step{
-		Launcher: &launcher.Launcher{
-			Clients: cs, Logs: opts.Logs, Out: ios.Out, ErrOut: ios.ErrOut, Keep: opts.Keep,
-			RetryInterval: opts.RetryInterval, CleanupTimeout: opts.CleanupTimeout,
-		},
-		Store: store, RunID: run, Name: name, Launch: ls, JobSet: p.jobset, PodGroup: p.podGroup,
-		Outputs: p.outputs, OutputParams: opts.OutputParams, Log: ios.ErrOut,
-		Done: func(records []artifacts.OutputRecord) { cmdutil.PrintOutputs(ios.ErrOut, "pipectl launch", records) },
-	}
-	job.Strategy = js
-	res, err := (&step.Executor{Store: store}).Execute(ctx, job)
-	if !js.TerminalAt.IsZero() {
-		defer func() {
-			fmt.Fprintf(ios.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", time.Since(js.TerminalAt))
-		}()
-	}
+	}()
 	if res.Cached && err != nil {
-		return fmt.Errorf("step %s: %w", name, err)
+		return fmt.Errorf("step %s: %w", req.Name, err)
 	}
-	return cmdutil.StepError(ctx, name, stopper.Signal(), err, "; its JobSet was deleted")
+	return cmdutil.StepError(ctx, req.Name, stopper.Signal(), err, "; its JobSet was deleted")
 }
 
 // target decodes the flags and connects to the cluster: the namespace is
 // -n, else the launcher pod's, else the kubeconfig's; the owner of the
 // JobSet is the launcher pod (from the downward API).
-func target(opts *Options) (launcher.Clients, *objects, error) {
+func target(opts *Options) (launcher.Clients, *launcher.Request, error) {
 	clients := opts.Clients
 	if clients == nil {
 		clients = func() (launcher.Clients, string, error) { return opts.Factory.LauncherClients() }
@@ -250,8 +168,8 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 		owner = &jobset.Owner{Name: name, UID: uid}
 	}
 	// Decode everything before touching the cluster: a bad flag fails fast.
-	if _, err := decode(opts.Args, ns, owner); err != nil {
-		return launcher.Clients{}, nil, err
+	if _, err := launcher.FromWire(opts.Args, ns, owner); err != nil {
+		return launcher.Clients{}, nil, cmdutil.FlagErrorf("%v", err)
 	}
 	cs, kubeNS, err := clients()
 	if err != nil {
@@ -263,6 +181,6 @@ func target(opts *Options) (launcher.Clients, *objects, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	p, err := decode(opts.Args, ns, owner)
-	return cs, p, err
+	req, err := launcher.FromWire(opts.Args, ns, owner)
+	return cs, req, err
 }

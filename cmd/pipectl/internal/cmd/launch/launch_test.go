@@ -26,8 +26,6 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/pipeline/argo"
-	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -203,19 +201,11 @@ func (c *cluster) finish(t *testing.T, publish func()) {
 func launcherArgs(t *testing.T, f *cmdutil.Factory, run string) []string {
 	t.Helper()
 	opts := &Options{Factory: f, Args: wire.Args{Run: run, Step: "train"}, File: example, Image: "pipectl:test"}
-	sp, e, err := planStep(opts)
+	e, err := planned(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := argo.Launch(sp, argo.Options{Image: opts.Image, Artifacts: f.Root(), AllowNonS3: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dist, err := plan.Encode(ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml"}
+	args := []string{"--run=" + e.Run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + e.Distributed, "-n", "ml"}
 	for _, p := range e.Params {
 		args = append(args, "--param="+p)
 	}
@@ -421,18 +411,11 @@ func TestLaunchLoopIteration(t *testing.T) {
 	}
 	args := func(run string, iteration int, lrs string) []string {
 		opts := &Options{Factory: f, Args: wire.Args{Run: run, Step: "trial", Iteration: strconv.Itoa(iteration)}, File: sweep, Image: "pipectl:test"}
-		sp, e, err := planStep(opts)
+		e, err := planned(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls, err := argo.Launch(sp, argo.Options{Image: opts.Image, Artifacts: f.Root(), AllowNonS3: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dist, err := plan.Encode(ls)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dist := e.Distributed
 		e.Params = slices.DeleteFunc(e.Params, func(p string) bool { return strings.HasPrefix(p, "lrs=") })
 		e.Params = append(e.Params, wire.Value("lrs", lrs))
 		out := []string{"--run=" + run, "--component=" + e.Component, "--step=" + e.Step, "--distributed=" + dist, "-n", "ml",

@@ -13,15 +13,13 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
-	"pipectl.dev/pipectl/pipeline/origin"
+	"pipectl.dev/pipectl/pipeline/images"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
@@ -63,8 +61,7 @@ func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, opts *Options) {
 
 // argoRun compiles, submits and follows a run on Argo (or attaches to one).
 func argoRun(opts *Options) error {
-	f := opts.Factory
-	ios := opts.IO
+	f, ios, a := opts.Factory, opts.IO, &opts.Argo
 	ctx := context.Background()
 	store, err := f.Store(ctx)
 	if err != nil {
@@ -72,89 +69,50 @@ func argoRun(opts *Options) error {
 	}
 	var rec *artifacts.Run
 	var wf *wfv1.Workflow
-	var p *pipeline.Pipeline
-	if opts.Argo.Attach == "" {
-		var overrides, params map[string]string
-		if p, overrides, params, err = loadPipeline(opts); err != nil {
-			return err
-		}
-		// Every image pinned first: the cache lookup and the workflow
-		// see the digests the pods will run.
-		pinned, err := opts.Argo.Images.Resolve(ctx, f, argo.Images(p, argo.Options{Image: opts.Argo.Image}))
-		if err != nil {
-			return fmt.Errorf("run %s: %w", opts.File, err)
-		}
-		kc, err := f.Clients()
+	if a.Attach == "" {
+		p, overrides, params, err := loadPipeline(opts)
 		if err != nil {
 			return err
 		}
-		ao := argo.Options{
-			Image:                  opts.Argo.Image,
-			Artifacts:              f.Root(),
-			AllowNonS3:             opts.Argo.AllowNonS3,
-			Namespace:              kc.Namespace,
-			ServiceAccount:         opts.Argo.ServiceAccount,
-			LauncherServiceAccount: opts.Argo.LauncherServiceAccount,
-			S3Secret:               opts.Argo.S3Secret,
-			S3Endpoint:             cmp.Or(opts.Argo.PodS3Endpoint, f.StoreOptions.S3.Endpoint),
-			S3Region:               f.StoreOptions.S3.Region,
-			NoCache:                opts.NoCache,
-			Params:                 overrides,
-			Images:                 pinned.Pinned,
+		start := &argorun.Start{
+			Store: store, Pipeline: p, Params: params, Source: opts.File, NoCache: opts.NoCache,
+			Version: f.FullVersion(), Status: ios.ErrOut,
+			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
+			Options: argo.Options{
+				Image: a.Image, Artifacts: f.Root(), AllowNonS3: a.AllowNonS3, NoCache: opts.NoCache, Params: overrides,
+				ServiceAccount: a.ServiceAccount, LauncherServiceAccount: a.LauncherServiceAccount, S3Secret: a.S3Secret,
+				S3Endpoint: cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), S3Region: f.StoreOptions.S3.Region,
+			},
 		}
-		if err := ao.Check(); err != nil {
-			return fmt.Errorf("compile %s: %w", opts.File, err)
-		}
-		// The pods run this checkout's code, fetched from the store.
-		if err := argorun.ShipCode(ctx, store, p, ios.ErrOut); err != nil {
-			return err
-		}
-		org := origin.Of(ctx, p, f.FullVersion())
-		org.ImageTags = pinned.KeptTags
-		if !opts.NoCache {
-			// Every step known and cached before it runs: no workflow.
-			rec, err := argorun.CachedRun(ctx, store, p, params, opts.File, kc.Namespace, org, pinned.Pinned)
+		if rec, wf, err = start.Run(ctx, f.Clients); err != nil || wf == nil {
 			if err != nil {
 				return err
 			}
-			if rec != nil {
-				fmt.Fprintf(ios.ErrOut, "Every step is cached: run %s reuses their outputs (artifacts %s); no workflow submitted\n", rec.ID, store.URI(rec.ID))
-				return finish(opts, rec)
-			}
+			return finish(opts, rec)
 		}
-		rec, wf, err = argorun.Submit(ctx, kc, store, p, params, opts.File, org, ao)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(ios.ErrOut, "Submitted workflow %s in namespace %s (artifacts %s)\n", wf.Name, kc.Namespace, store.URI(wf.Name))
 	} else {
 		// The run's record, when the store has one, names the run's
 		// namespace (used unless -n says otherwise) and resolves "latest".
-		if r, err := runstore.Stored(ctx, store, opts.Argo.Attach, ios.ErrOut); err == nil {
-			opts.Argo.Attach = r.ID
-			if f.Kube.Namespace == "" {
-				f.Kube.Namespace = r.Namespace
-			}
-		} else if opts.Argo.Attach == "latest" {
+		if r, err := runstore.Stored(ctx, store, a.Attach, ios.ErrOut); err == nil {
+			a.Attach = r.ID
+			f.Kube.Namespace = cmp.Or(f.Kube.Namespace, r.Namespace)
+		} else if a.Attach == "latest" {
 			return err
 		}
 		kc, err := f.Clients()
 		if err != nil {
 			return err
 		}
-		if wf, err = kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, opts.Argo.Attach, metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("attach %s: %w", opts.Argo.Attach, err)
-		}
-		if rec, err = artifacts.ReadRun(ctx, store, wf.Name); err != nil {
-			if rec, err = argorun.RecordFromWorkflow(wf); err != nil {
-				return fmt.Errorf("attach %s: %w", wf.Name, err)
-			}
+		if rec, wf, err = argorun.Attach(ctx, store, kc, a.Attach); err != nil {
+			return err
 		}
 		fmt.Fprintf(ios.ErrOut, "Following workflow %s in namespace %s\n", wf.Name, kc.Namespace)
 	}
 	return follow(opts, store, rec, wf.Name)
 }
 
+// follow follows the run's workflow to its end; Ctrl-C asks whether to
+// stop it (--stop-on-exit: stop; no terminal: leave it running).
 func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name string) error {
 	f, ios := opts.Factory, opts.IO
 	kc, err := f.Clients()
@@ -163,42 +121,33 @@ func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name strin
 	}
 	sigs, stopSignals := cmdutil.StopSignals(opts.Argo.Signals)
 	defer stopSignals()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			close(interrupted)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	steps := make([]string, 0, len(rec.Steps))
-	for _, s := range rec.Steps {
-		steps = append(steps, s.Name)
-	}
 	logs := ios.Out
 	if opts.Output != "" && opts.Output != cmdutil.FormatTable {
 		logs = ios.ErrOut
 	}
-	fl := &argorun.Follower{Clients: kc, Name: name, Steps: steps, Logs: logs, Status: ios.ErrOut, TTY: ios.ErrTTY, Poll: opts.Argo.Poll}
-	wf, ferr := fl.Follow(ctx)
-	bg := context.Background()
-	if ferr != nil {
-		select {
-		case <-interrupted:
-			return interruptedRun(opts, kc, store, rec, fl, sigs)
-		default:
-		}
-		if errors.Is(ferr, argorun.ErrDeleted) {
-			if err := argorun.Deleted(bg, store, rec, wf); err != nil {
-				fmt.Fprintf(ios.ErrOut, "Warning: run record: %v\n", err)
+	w := &argorun.Watch{
+		Clients: kc, Store: store, Record: rec, Name: name, Logs: logs, Status: ios.ErrOut, TTY: ios.ErrTTY, Poll: opts.Argo.Poll,
+		Warn: func(err error) { fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err) },
+		Stop: func() bool {
+			if opts.Argo.StopOnExit || !ios.InTTY || !ios.ErrTTY {
+				return opts.Argo.StopOnExit
 			}
-		}
-		return ferr
+			fmt.Fprintf(ios.ErrOut, "\nStop workflow %s? [y/N] ", name)
+			answer, _ := bufio.NewReader(ios.In).ReadString('\n')
+			a := strings.ToLower(strings.TrimSpace(answer))
+			return a == "y" || a == "yes"
+		},
 	}
-	if err := argorun.Complete(bg, store, rec, wf, fl, warn(ios)); err != nil {
+	var stopErr *argorun.StopError
+	switch err := w.Run(sigs); {
+	case errors.Is(err, argorun.ErrLeftRunning):
+		self, ns := program(), kc.Namespace
+		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running in namespace %s. Follow it again (Ctrl-C there offers to stop it):\n  %s run --on argo --attach %s -n %s\n", name, ns, self, name, ns)
+		fmt.Fprintf(ios.ErrOut, "Look at it:\n  %s runs get %s -n %s\n  %s logs %s -n %s\n", self, name, ns, self, name, ns)
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err, Silent: true}
+	case errors.As(err, &stopErr):
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err}
+	case err != nil:
 		return err
 	}
 	return finish(opts, rec)
@@ -224,50 +173,6 @@ func finish(opts *Options, rec *artifacts.Run) error {
 	}
 }
 
-// interruptedRun handles Ctrl-C: stop the workflow when told to (or when
-// the user says so on a terminal), else leave it running and say how to
-// follow it again.
-func interruptedRun(opts *Options, kc *argorun.Clients, store artifacts.Store, rec *artifacts.Run, followed *argorun.Follower, sigs <-chan os.Signal) error {
-	ios := opts.IO
-	name := followed.Name
-	stop := opts.Argo.StopOnExit
-	if !stop && ios.InTTY && ios.ErrTTY {
-		fmt.Fprintf(ios.ErrOut, "\nStop workflow %s? [y/N] ", name)
-		answer, _ := bufio.NewReader(ios.In).ReadString('\n')
-		a := strings.ToLower(strings.TrimSpace(answer))
-		stop = a == "y" || a == "yes"
-	}
-	if !stop {
-		self, ns := program(), kc.Namespace
-		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running in namespace %s. Follow it again (Ctrl-C there offers to stop it):\n  %s run --on argo --attach %s -n %s\n", name, ns, self, name, ns)
-		fmt.Fprintf(ios.ErrOut, "Look at it:\n  %s runs get %s -n %s\n  %s logs %s -n %s\n", self, name, ns, self, name, ns)
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: errors.New("interrupted"), Silent: true}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if err := argorun.Stop(ctx, kc, name); err != nil {
-		return fmt.Errorf("stop workflow %s: %w", name, err)
-	}
-	fmt.Fprintf(ios.ErrOut, "\nStopping workflow %s…\n", name)
-	fl := &argorun.Follower{Clients: kc, Name: name, Logs: ios.ErrOut, Status: ios.ErrOut, Poll: opts.Argo.Poll}
-	wf, err := fl.Follow(ctx)
-	if err != nil {
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("workflow %s asked to stop: %w", name, err)}
-	}
-	// The logs streamed until Ctrl-C: the launcher step's (its ranks') is kept nowhere else.
-	if err := argorun.Complete(context.Background(), store, rec, wf, followed, warn(ios)); err != nil {
-		return err
-	}
-	return finish(opts, rec)
-}
-
 // program is how to name pipectl in hints: as it was run when that was a path to a
 // binary named pipectl (bin/pipectl), else "pipectl".
 func program() string {
@@ -275,9 +180,4 @@ func program() string {
 		return os.Args[0]
 	}
 	return "pipectl"
-}
-
-// warn prints a warning that does not fail the run.
-func warn(ios *cmdutil.IOStreams) func(error) {
-	return func(err error) { fmt.Fprintf(ios.ErrOut, "Warning: %v\n", err) }
 }

@@ -1,0 +1,98 @@
+package argorun
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/images"
+	"pipectl.dev/pipectl/pipeline/origin"
+)
+
+// Start is a run to start on Argo, as `pipectl run --on argo FILE` does:
+// every image pinned, the code shipped, every step looked up in the cache
+// (all cached: the run ends there, with no workflow), else submitted.
+type Start struct {
+	Store    artifacts.Store
+	Pipeline *pipeline.Pipeline
+	// Params are every parameter's value; Source the pipeline file.
+	Params map[string]string
+	Source string
+	// Options compile the workflow; Start sets Namespace and Images.
+	Options argo.Options
+	// NoCache runs every step.
+	NoCache bool
+	// Version is pipectl's, for the record's origin.
+	Version string
+	// Pin resolves image references (images.Resolve with the user's
+	// registries, or keeping tags).
+	Pin func(ctx context.Context, refs []string) (images.Result, error)
+	// Status gets what Start did (code shipped, the run cached).
+	Status io.Writer
+}
+
+// Run starts the run and returns its record and workflow (nil when every
+// step was cached: the record is then final).
+func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1.Workflow, error) {
+	p := s.Pipeline
+	// Every image pinned first: the cache lookup and the workflow see the
+	// digests the pods will run.
+	pinned, err := s.Pin(ctx, argo.Images(p, argo.Options{Image: s.Options.Image}))
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", s.Source, err)
+	}
+	kc, err := connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	ao := s.Options
+	ao.Namespace, ao.Images = kc.Namespace, pinned.Pinned
+	if err := ao.Check(); err != nil {
+		return nil, nil, fmt.Errorf("compile %s: %w", s.Source, err)
+	}
+	// The pods run this checkout's code, fetched from the store.
+	if err := ShipCode(ctx, s.Store, p, s.Status); err != nil {
+		return nil, nil, err
+	}
+	org := origin.Of(ctx, p, s.Version)
+	org.ImageTags = pinned.KeptTags
+	if !s.NoCache {
+		// Every step known and cached before it runs: no workflow.
+		rec, err := CachedRun(ctx, s.Store, p, s.Params, s.Source, kc.Namespace, org, pinned.Pinned)
+		if err != nil || rec != nil {
+			if rec != nil {
+				fmt.Fprintf(s.Status, "Every step is cached: run %s reuses their outputs (artifacts %s); no workflow submitted\n", rec.ID, s.Store.URI(rec.ID))
+			}
+			return rec, nil, err
+		}
+	}
+	rec, wf, err := Submit(ctx, kc, s.Store, p, s.Params, s.Source, org, ao)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(s.Status, "Submitted workflow %s in namespace %s (artifacts %s)\n", wf.Name, kc.Namespace, s.Store.URI(wf.Name))
+	return rec, wf, nil
+}
+
+// Attach finds the workflow name in the clients' namespace to follow it
+// again, with its run's record (or one made from the workflow when the
+// store has none).
+func Attach(ctx context.Context, store artifacts.Store, kc *Clients, name string) (*artifacts.Run, *wfv1.Workflow, error) {
+	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("attach %s: %w", name, err)
+	}
+	rec, err := artifacts.ReadRun(ctx, store, wf.Name)
+	if err != nil {
+		if rec, err = RecordFromWorkflow(wf); err != nil {
+			return nil, nil, fmt.Errorf("attach %s: %w", wf.Name, err)
+		}
+	}
+	return rec, wf, nil
+}

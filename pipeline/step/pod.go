@@ -1,0 +1,88 @@
+package step
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/launcher/gang"
+	"pipectl.dev/pipectl/pipeline/stepcache"
+	"pipectl.dev/pipectl/pipeline/wire"
+)
+
+// Pod is one step run by `pipectl exec` in a step pod, or one node of a
+// distributed step in a rank pod (Gang: the launcher looked the step up
+// and keeps the ranks' log).
+type Pod struct {
+	Request *wire.Request
+	Store   artifacts.Store
+	// WorkDir is the step's work folder (made when missing; a temporary
+	// one, removed after, when empty).
+	WorkDir string
+	Gang    bool
+	// KeepLog keeps the step's log at <run>/<step>/step.log (not with Gang).
+	KeepLog bool
+	// OutputParams is where output parameters are written for Argo.
+	OutputParams   string
+	Stdout, Stderr io.Writer
+	// GracePeriod is the program's time between SIGTERM and SIGKILL.
+	GracePeriod time.Duration
+	// Getenv reads the rank environment (os.Getenv when nil).
+	Getenv func(string) string
+}
+
+// Execute runs the step through the step executor. Its messages go to
+// Stderr, prefixed "pipectl exec: ".
+func (p *Pod) Execute(ctx context.Context) (Result, error) {
+	r, stderr, stdout := p.Request, p.Stderr, p.Stdout
+	if p.Gang {
+		r.Cache = stepcache.ModeOff // the launcher looks the step up
+	}
+	work := p.WorkDir
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "pipectl-exec-"); err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(work)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return Result{}, err
+	}
+	job := &Job{
+		Run: r.Values.Run, Name: r.Name, Image: r.Image, Cache: r.Cache, OutputParams: p.OutputParams,
+		KeepCachedLog: true,
+		Cached: func(hit stepcache.Entry) {
+			fmt.Fprintf(stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", r.Name, hit.Step, hit.Run)
+		},
+		Warnf: func(format string, args ...any) { fmt.Fprintf(stderr, "pipectl exec: warning: "+format+"\n", args...) },
+	}
+	if p.KeepLog && !p.Gang {
+		var err error
+		if job.Log, err = NewLog(work); err != nil {
+			return Result{}, err
+		}
+		defer job.Log.Close()
+		stdout, stderr = job.Log.Tee(stdout), job.Log.Tee(stderr)
+	}
+	req := components.ExecRequest{WorkDir: work, OutputParams: p.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: p.GracePeriod}
+	if p.Gang {
+		job.Strategy = &Node{Runtime: &components.Runtime{Store: p.Store}, Request: req, Getenv: p.Getenv}
+	} else {
+		s := NewProcess(p.Store, work)
+		s.Stdout, s.Stderr, s.GracePeriod, s.OutputParams, s.PodName = stdout, stderr, p.GracePeriod, p.OutputParams, req.PodName()
+		job.Strategy = s
+	}
+	var err error
+	if job.Invocation, job.InputSums, err = Invocation(ctx, p.Store, r); err != nil {
+		if p.Gang {
+			err = &gang.ConfigError{Err: err}
+		}
+		return Result{}, err
+	}
+	job.Invocation.Component.Image = r.Image
+	return (&Executor{Store: p.Store}).Execute(ctx, job)
+}

@@ -257,3 +257,23 @@ func ListRuns(ctx context.Context, s Store, warn io.Writer) ([]*Run, error) {
 	})
 	return runs, nil
 }
+
+// LatestRun names the newest run wherever a run id is expected.
+const LatestRun = "latest"
+
+// StoredRun returns the record of run id (LatestRun: the newest run whose
+// record is readable; corrupt ones are skipped with a warning to warn) as
+// the store has it.
+func StoredRun(ctx context.Context, s Store, id string, warn io.Writer) (*Run, error) {
+	if id != LatestRun {
+		return ReadRun(ctx, s, id)
+	}
+	runs, err := ListRuns(ctx, s, warn)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no runs in %s: %w", s.Root(), ErrNotFound)
+	}
+	return runs[0], nil
+}

@@ -14,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -27,6 +28,26 @@ type Request struct {
 	Outputs  []components.IO
 	JobSet   *jobsetv1alpha2.JobSet
 	PodGroup *unstructured.Unstructured
+}
+
+// Deadline bounds ctx by the step's timeout, when it has one (the
+// cause says so).
+func Deadline(ctx context.Context, ls *plan.Launch) (context.Context, context.CancelFunc) {
+	d := time.Duration(ls.Timeout)
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
+}
+
+// InPod returns the namespace and the pod (the JobSet's owner) of the
+// launcher pod this process runs in, from the downward API's variables
+// (empty and nil outside one).
+func InPod(getenv func(string) string) (namespace string, owner *jobset.Owner) {
+	if name, uid := getenv(wire.EnvPodName), getenv(wire.EnvPodUID); name != "" && uid != "" {
+		owner = &jobset.Owner{Name: name, UID: uid}
+	}
+	return getenv(wire.EnvPodNS), owner
 }
 
 // FromWire decodes the launcher's arguments and builds the objects of its

@@ -80,19 +80,32 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 	return rec, wf, nil
 }
 
-// Attach finds the workflow name in the clients' namespace to follow it
-// again, with its run's record (or one made from the workflow when the
-// store has none).
-func Attach(ctx context.Context, store artifacts.Store, kc *Clients, name string) (*artifacts.Run, *wfv1.Workflow, error) {
+// Attach finds the workflow of run name (or of the newest run, "latest")
+// to follow it again, with its run's record (or one made from the
+// workflow when the store has none). The store's record names the run's
+// namespace, which connect is given ("" when unknown); status is told
+// what Attach follows.
+func Attach(ctx context.Context, store artifacts.Store, name string, connect func(namespace string) (*Clients, error), status io.Writer) (*artifacts.Run, *wfv1.Workflow, *Clients, error) {
+	namespace := ""
+	if r, err := artifacts.StoredRun(ctx, store, name, status); err == nil {
+		name, namespace = r.ID, r.Namespace
+	} else if name == artifacts.LatestRun {
+		return nil, nil, nil, err
+	}
+	kc, err := connect(namespace)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("attach %s: %w", name, err)
+		return nil, nil, nil, fmt.Errorf("attach %s: %w", name, err)
 	}
 	rec, err := artifacts.ReadRun(ctx, store, wf.Name)
 	if err != nil {
 		if rec, err = RecordFromWorkflow(wf); err != nil {
-			return nil, nil, fmt.Errorf("attach %s: %w", wf.Name, err)
+			return nil, nil, nil, fmt.Errorf("attach %s: %w", wf.Name, err)
 		}
 	}
-	return rec, wf, nil
+	fmt.Fprintf(status, "Following workflow %s in namespace %s\n", wf.Name, kc.Namespace)
+	return rec, wf, kc, nil
 }

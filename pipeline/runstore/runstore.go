@@ -13,7 +13,7 @@ import (
 )
 
 // Latest names the newest run wherever a run id is expected.
-const Latest = "latest"
+const Latest = artifacts.LatestRun
 
 // Reader reads run records from one store, refreshing running cluster runs.
 // It is safe for concurrent use.
@@ -88,19 +88,9 @@ func (r *Reader) ExpandLatest(ctx context.Context, ref string) (string, error) {
 
 // Stored returns the record of run id ("latest": the newest run whose
 // record is readable; corrupt ones are skipped with a warning to warn) as
-// the store has it, without refreshing it.
+// the store has it, without refreshing it (artifacts.StoredRun).
 func Stored(ctx context.Context, s artifacts.Store, id string, warn io.Writer) (*artifacts.Run, error) {
-	if id != Latest {
-		return artifacts.ReadRun(ctx, s, id)
-	}
-	runs, err := artifacts.ListRuns(ctx, s, warn)
-	if err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("no runs in %s: %w", s.Root(), artifacts.ErrNotFound)
-	}
-	return runs[0], nil
+	return artifacts.StoredRun(ctx, s, id, warn)
 }
 
 // warnStale tells w that runs could not be refreshed from the cluster,

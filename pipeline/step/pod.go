@@ -14,6 +14,11 @@ import (
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
+// PodGracePeriod is the time a pod's program gets between SIGTERM and
+// SIGKILL by default; below Kubernetes' default termination grace period
+// (30s).
+const PodGracePeriod = 20 * time.Second
+
 // Pod is one step run by `pipectl exec` in a step pod, or one node of a
 // distributed step in a rank pod (Gang: the launcher looked the step up
 // and keeps the ranks' log).

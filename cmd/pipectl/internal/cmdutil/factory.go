@@ -35,16 +35,20 @@ type Factory struct {
 	kube  kubeState
 }
 
+// Env reads the environment variable name (through Getenv when set).
+func (f *Factory) Env(name string) string {
+	if f.Getenv != nil {
+		return f.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
 // Root returns the artifact store root in effect.
 func (f *Factory) Root() string {
 	if f.ArtifactsRoot != "" {
 		return f.ArtifactsRoot
 	}
-	getenv := f.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if r := getenv(artifacts.EnvRoot); r != "" {
+	if r := f.Env(artifacts.EnvRoot); r != "" {
 		return r
 	}
 	return artifacts.DefaultRoot

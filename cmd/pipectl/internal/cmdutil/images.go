@@ -3,11 +3,11 @@ package cmdutil
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
 )
 
@@ -36,11 +36,7 @@ func (o *ImageFlags) Resolve(ctx context.Context, f *Factory, refs []string) (im
 			return images.Result{}, FlagErrorf("--insecure-registry: %v", err)
 		}
 	}
-	getenv := f.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	env, err := images.ParseInsecure(getenv(images.EnvInsecure))
+	env, err := images.ParseInsecure(f.Env(images.EnvInsecure))
 	if err != nil {
 		return images.Result{}, err
 	}
@@ -60,4 +56,16 @@ func (o *ImageFlags) Resolve(ctx context.Context, f *Factory, refs []string) (im
 		}
 	}
 	return res, nil
+}
+
+// AddPodFlags adds the flags of the pods a compiled workflow runs, bound
+// to o (compile, run --on argo): --image, --allow-non-s3,
+// --service-account, --launcher-service-account and --s3-secret; prefix
+// starts their help.
+func AddPodFlags(fl *pflag.FlagSet, o *argo.Options, version, prefix string) {
+	fl.StringVar(&o.Image, "image", "pipectl:"+version, prefix+"the pipectl image of the init containers and launcher pods")
+	fl.BoolVar(&o.AllowNonS3, "allow-non-s3", false, prefix+"accept an --artifacts root that is not s3:// (every pod must see the same path)")
+	fl.StringVar(&o.ServiceAccount, "service-account", "", prefix+"the ServiceAccount of step pods (default: the namespace's default; needs Argo's executor RBAC)")
+	fl.StringVar(&o.LauncherServiceAccount, "launcher-service-account", argo.DefaultLauncherServiceAccount, prefix+"the ServiceAccount of the launcher pods of distributed steps")
+	fl.StringVar(&o.S3Secret, "s3-secret", "", prefix+"a Secret with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -85,4 +87,33 @@ func PrintObjects(w io.Writer, format string, objs []any) error {
 		}
 	}
 	return nil
+}
+
+// EndRun prints a finished run's record in format (nothing for "" or
+// table) on w and maps its status to the exit code: none when it
+// succeeded, ExitCancelled when cancelled, else ExitError1 (silent: the
+// run's summary said why).
+func EndRun(w io.Writer, format string, rec *artifacts.Run) error {
+	if format != "" && format != FormatTable {
+		if err := Print(w, format, rec, nil); err != nil {
+			return err
+		}
+	}
+	switch rec.Status {
+	case artifacts.StatusSucceeded:
+		return nil
+	case artifacts.StatusCancelled:
+		return &ExitError{Code: ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
+	default:
+		return &ExitError{Code: ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}
+	}
+}
+
+// Program is how to name pipectl in hints: as it was run when that was a
+// relative path to a binary named pipectl (bin/pipectl), else "pipectl".
+func Program() string {
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "pipectl" && !filepath.IsAbs(os.Args[0]) {
+		return os.Args[0]
+	}
+	return "pipectl"
 }

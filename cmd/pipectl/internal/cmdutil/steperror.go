@@ -17,12 +17,17 @@ import (
 // any) to the command's error and exit code: 128+signal when stopped, 124
 // when ctx's deadline passed, jobset.ExitConfig for what no restart heals,
 // the exit code of the failed rank or of the program. cleanup is said after
-// a stop or a timeout (the launcher's "; its JobSet was deleted").
-func StepError(ctx context.Context, step string, sig os.Signal, err error, cleanup string) error {
+// a stop or a timeout (the launcher's "; its JobSet was deleted"). A
+// cached step (reused, not run) fails only on err, with exit code 1.
+func StepError(ctx context.Context, step string, cached bool, sig os.Signal, err error, cleanup string) error {
 	var ce *gang.ConfigError
 	var fe *launcher.FailedError
 	var ee *components.ExitError
 	switch {
+	case cached && err != nil:
+		return fmt.Errorf("step %s: %w", step, err)
+	case cached:
+		return nil
 	case sig != nil:
 		return &ExitError{Code: SignalExitCode(sig), Err: fmt.Errorf("step %s stopped by %v%s", step, sig, cleanup)}
 	case errors.As(err, &ce):

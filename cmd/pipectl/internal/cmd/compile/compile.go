@@ -20,19 +20,12 @@ type Options struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 
-	File       string
-	OutFile    string
-	Image      string
-	AllowNonS3 bool
-	Namespace  string
-	// ServiceAccount and LauncherServiceAccount run step and launcher pods.
-	ServiceAccount         string
-	LauncherServiceAccount string
-	S3Secret               string
-	S3Endpoint             string
-	S3Region               string
-	Params                 []string
-	NoCache                bool
+	File    string
+	OutFile string
+	// Pods are the compiled pods' settings (the flags of AddPodFlags,
+	// --namespace, --s3-endpoint, --s3-region and --no-cache).
+	Pods   argo.Options
+	Params []string
 	// NoShipCode leaves the components' folders out of the store: the
 	// pods run the code in their images.
 	NoShipCode bool
@@ -74,16 +67,12 @@ encoded. The output is the same for the same input.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.OutFile, "output", "o", "", "write the workflow to FILE, atomically (default: stdout)")
-	fl.StringVar(&opts.Image, "image", "pipectl:"+f.Version, "the pipectl image of the init containers and launcher pods")
-	fl.BoolVar(&opts.AllowNonS3, "allow-non-s3", false, "accept an --artifacts root that is not s3:// (every pod must see the same path)")
-	fl.StringVarP(&opts.Namespace, "namespace", "n", "", "the workflow's namespace")
-	fl.StringVar(&opts.ServiceAccount, "service-account", "", "the ServiceAccount of step pods (default: the namespace's default)")
-	fl.StringVar(&opts.LauncherServiceAccount, "launcher-service-account", argo.DefaultLauncherServiceAccount, "the ServiceAccount of the launcher pods of distributed steps")
-	fl.StringVar(&opts.S3Secret, "s3-secret", "", "a Secret with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
-	fl.StringVar(&opts.S3Endpoint, "s3-endpoint", "", "the S3 endpoint the pods use (e.g. http://minio.minio:9000)")
-	fl.StringVar(&opts.S3Region, "s3-region", "", "the S3 region the pods use")
+	cmdutil.AddPodFlags(fl, &opts.Pods, f.Version, "")
+	fl.StringVarP(&opts.Pods.Namespace, "namespace", "n", "", "the workflow's namespace")
+	fl.StringVar(&opts.Pods.S3Endpoint, "s3-endpoint", "", "the S3 endpoint the pods use (e.g. http://minio.minio:9000)")
+	fl.StringVar(&opts.Pods.S3Region, "s3-region", "", "the S3 region the pods use")
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
-	fl.BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
+	fl.BoolVar(&opts.Pods.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
 	fl.BoolVar(&opts.NoShipCode, "no-ship-code", false, "do not pack the components' folders into the store: the pods run the code in their images")
 	cmdutil.AddImageFlags(fl, &opts.Images, "")
 	return cmd
@@ -98,19 +87,8 @@ func compileRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	aopts := argo.Options{
-		Image:                  opts.Image,
-		Artifacts:              opts.Factory.Root(),
-		AllowNonS3:             opts.AllowNonS3,
-		Namespace:              opts.Namespace,
-		ServiceAccount:         opts.ServiceAccount,
-		LauncherServiceAccount: opts.LauncherServiceAccount,
-		S3Secret:               opts.S3Secret,
-		S3Endpoint:             opts.S3Endpoint,
-		S3Region:               opts.S3Region,
-		NoCache:                opts.NoCache,
-		Params:                 overrides,
-	}
+	aopts := opts.Pods
+	aopts.Artifacts, aopts.Params = opts.Factory.Root(), overrides
 	// Every mistake in the pipeline and the flags is reported before any
 	// registry is asked or any code is shipped (Compile is pure and quick).
 	if _, err := argo.Compile(p, aopts); err != nil {

@@ -16,10 +16,6 @@ import (
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
-// DefaultGracePeriod is the time the program gets between SIGTERM and
-// SIGKILL; below Kubernetes' default termination grace period (30s).
-const DefaultGracePeriod = 20 * time.Second
-
 // Options are the inputs of `pipectl exec`.
 type Options struct {
 	IO      *cmdutil.IOStreams
@@ -84,7 +80,7 @@ step pod).`,
 	}
 	fl := cmd.Flags()
 	opts.AddFlags(fl, wire.Exec)
-	fl.DurationVar(&opts.GracePeriod, "grace-period", DefaultGracePeriod, "time between SIGTERM and SIGKILL for the program")
+	fl.DurationVar(&opts.GracePeriod, "grace-period", step.PodGracePeriod, "time between SIGTERM and SIGKILL for the program")
 	fl.StringVar(&opts.Install, "install", "", "copy this binary to PATH and exit")
 	fl.BoolVar(&opts.KeepLog, "keep-log", true, "upload the step's log (the program's stdout and stderr) to <run>/<step>/step.log when it ends")
 	return cmd
@@ -112,14 +108,8 @@ func execRun(opts *Options) error {
 		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut, GracePeriod: opts.GracePeriod, Getenv: opts.Factory.Getenv,
 	}
 	res, err := pod.Execute(ctx)
-	if res.Cached {
-		if err != nil {
-			return fmt.Errorf("step %s: %w", r.Name, err)
-		}
-		return nil
-	}
 	release()
-	if err := cmdutil.StepError(ctx, r.Name, stopper.Signal(), err, ""); err != nil {
+	if err := cmdutil.StepError(ctx, r.Name, res.Cached, stopper.Signal(), err, ""); err != nil || res.Cached {
 		return err
 	}
 	runview.WriteOutputs(opts.IO.ErrOut, "pipectl exec", res.Outputs)

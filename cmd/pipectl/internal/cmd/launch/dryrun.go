@@ -6,7 +6,6 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -18,10 +17,7 @@ const DryRunRun = "dry-run"
 // named step of the pipeline, from its plan (with the values the compiled
 // launcher pod would get for run opts.Run), else for the given flags.
 func dryRun(opts *Options) error {
-	ns := opts.Factory.Kube.Namespace
-	if ns == "" {
-		ns = "default"
-	}
+	ns := cmp.Or(opts.Factory.Kube.Namespace, "default")
 	args := opts.Args
 	if opts.File != "" {
 		var err error
@@ -42,11 +38,7 @@ func dryRun(opts *Options) error {
 // run takes them. The values of upstream output parameters are not known
 // before the run: they show as "<tasks.TASK.outputs.parameters.OUTPUT>".
 func planned(opts *Options) (wire.Args, error) {
-	overrides, err := pipeline.ParseOverrides(opts.Params)
-	if err != nil {
-		return wire.Args{}, cmdutil.FlagErrorf("%v", err)
-	}
-	pl, err := pipeline.Load(opts.File)
+	pl, overrides, _, err := cmdutil.LoadPipeline(opts.File, opts.Params)
 	if err != nil {
 		return wire.Args{}, err
 	}

@@ -5,6 +5,7 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -14,7 +15,6 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -36,7 +36,7 @@ type Options struct {
 	Output string
 	Image  string
 
-	// Clients, when set, replaces the clients built from the kubeconfig (tests).
+	// Clients connects to the cluster (the kubeconfig's clients; tests replace it).
 	Clients func() (launcher.Clients, string, error)
 	// Logs, when set, replaces the pods/log API as the rank logs' source (tests).
 	Logs launcher.LogSource
@@ -48,7 +48,7 @@ type Options struct {
 
 // NewCmdLaunch returns `pipectl launch`; runF replaces the run function in tests.
 func NewCmdLaunch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Factory: f}
+	opts := &Options{IO: f.IOStreams, Factory: f, Clients: f.LauncherClients}
 	cmd := &cobra.Command{
 		Use:   "launch --run RUN --component B64 --step B64 --distributed B64 [flags]",
 		Short: "Run a distributed step as a gang-scheduled JobSet (the launcher pod of a compiled workflow)",
@@ -108,13 +108,6 @@ Timings for benchmarks are logged on stderr as
 	return cmd
 }
 
-func (o *Options) getenv(name string) string {
-	if o.Factory.Getenv != nil {
-		return o.Factory.Getenv(name)
-	}
-	return os.Getenv(name)
-}
-
 func launchRun(opts *Options) error {
 	if opts.DryRun {
 		return dryRun(opts)
@@ -126,11 +119,8 @@ func launchRun(opts *Options) error {
 	var stopper cmdutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, nil)
 	defer release()
-	if d := time.Duration(req.Launch.Timeout); d > 0 {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, d, fmt.Errorf("timed out after %s", d))
-		defer stop()
-	}
+	ctx, stop := launcher.Deadline(ctx, req.Launch)
+	defer stop()
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
@@ -145,42 +135,24 @@ func launchRun(opts *Options) error {
 			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", d)
 		}
 	}()
-	if res.Cached && err != nil {
-		return fmt.Errorf("step %s: %w", req.Name, err)
-	}
-	return cmdutil.StepError(ctx, req.Name, stopper.Signal(), err, "; its JobSet was deleted")
+	return cmdutil.StepError(ctx, req.Name, res.Cached, stopper.Signal(), err, "; its JobSet was deleted")
 }
 
 // target decodes the flags and connects to the cluster: the namespace is
 // -n, else the launcher pod's, else the kubeconfig's; the owner of the
 // JobSet is the launcher pod (from the downward API).
 func target(opts *Options) (launcher.Clients, *launcher.Request, error) {
-	clients := opts.Clients
-	if clients == nil {
-		clients = func() (launcher.Clients, string, error) { return opts.Factory.LauncherClients() }
-	}
-	ns := opts.Factory.Kube.Namespace
-	if ns == "" {
-		ns = opts.getenv(wire.EnvPodNS)
-	}
-	var owner *jobset.Owner
-	if name, uid := opts.getenv(wire.EnvPodName), opts.getenv(wire.EnvPodUID); name != "" && uid != "" {
-		owner = &jobset.Owner{Name: name, UID: uid}
-	}
+	podNS, owner := launcher.InPod(opts.Factory.Env)
+	ns := cmp.Or(opts.Factory.Kube.Namespace, podNS)
 	// Decode everything before touching the cluster: a bad flag fails fast.
 	if _, err := launcher.FromWire(opts.Args, ns, owner); err != nil {
 		return launcher.Clients{}, nil, cmdutil.FlagErrorf("%v", err)
 	}
-	cs, kubeNS, err := clients()
+	cs, kubeNS, err := opts.Clients()
 	if err != nil {
 		return launcher.Clients{}, nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	if ns == "" {
-		ns = kubeNS
-	}
-	if ns == "" {
-		ns = "default"
-	}
+	ns = cmp.Or(ns, kubeNS, "default")
 	req, err := launcher.FromWire(opts.Args, ns, owner)
 	return cs, req, err
 }

@@ -19,6 +19,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
@@ -130,7 +131,7 @@ func argoOpts(t *testing.T, kcs *argorun.Clients) (*Options, string, *strings.Bu
 	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: store, KubeClientsFunc: func() (*argorun.Clients, error) { return kcs, nil }}
 	var o, e strings.Builder
 	ios.Out, ios.ErrOut = &o, &e
-	return &Options{IO: ios, Factory: f, File: file, On: "argo", Argo: ArgoOptions{Image: "pipectl:test", AllowNonS3: true, Poll: 20 * time.Millisecond, Images: cmdutil.ImageFlags{KeepTags: true}}}, store, &o, &e
+	return &Options{IO: ios, Factory: f, File: file, On: "argo", Argo: ArgoOptions{Pods: argo.Options{Image: "pipectl:test", AllowNonS3: true}, Poll: 20 * time.Millisecond, Images: cmdutil.ImageFlags{KeepTags: true}}}, store, &o, &e
 }
 
 func readRecord(t *testing.T, store string) *artifacts.Run {

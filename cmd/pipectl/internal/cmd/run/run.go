@@ -11,9 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/origin"
 )
@@ -104,26 +102,8 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 	return cmd
 }
 
-// loadPipeline loads the pipeline file and returns it with the -p
-// overrides and every param's resolved value.
-func loadPipeline(opts *Options) (*pipeline.Pipeline, map[string]string, map[string]string, error) {
-	p, err := pipeline.Load(opts.File)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	overrides, err := pipeline.ParseOverrides(opts.Params)
-	if err != nil {
-		return nil, nil, nil, cmdutil.FlagErrorf("%v", err)
-	}
-	params, err := p.ResolveParams(overrides)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return p, overrides, params, nil
-}
-
 func runRun(opts *Options) error {
-	p, _, params, err := loadPipeline(opts)
+	p, _, params, err := cmdutil.LoadPipeline(opts.File, opts.Params)
 	if err != nil {
 		return err
 	}
@@ -135,34 +115,13 @@ func runRun(opts *Options) error {
 		return err
 	}
 	r := &local.Runner{
-		Store:       store,
-		Origin:      origin.Of(ctx, p, opts.Factory.FullVersion()),
-		Parallelism: opts.Parallelism,
-		NoCache:     opts.NoCache,
-		KeepWork:    opts.KeepWork,
-		Logs:        opts.IO.Out,
-		Status:      opts.IO.ErrOut,
-	}
-	if opts.Output != "" && opts.Output != cmdutil.FormatTable {
-		// Structured output owns stdout; logs go with the status.
-		r.Logs = opts.IO.ErrOut
+		Store: store, Origin: origin.Of(ctx, p, opts.Factory.FullVersion()),
+		Parallelism: opts.Parallelism, NoCache: opts.NoCache, KeepWork: opts.KeepWork,
+		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
 	}
 	rec, err := r.Run(ctx, p, params)
-	if rec != nil && opts.Output != "" && opts.Output != cmdutil.FormatTable {
-		if perr := cmdutil.Print(opts.IO.Out, opts.Output, rec, nil); perr != nil {
-			return perr
-		}
-	}
-	var rerr *local.RunError
-	if errors.As(err, &rerr) {
-		code := cmdutil.ExitError1
-		if rerr.Run.Status == artifacts.StatusCancelled {
-			code = cmdutil.ExitCancelled
-		}
-		return &cmdutil.ExitError{Code: code, Err: err, Silent: true}
-	}
-	if err != nil {
+	if rerr := (*local.RunError)(nil); err != nil && !errors.As(err, &rerr) {
 		return fmt.Errorf("run %s: %w", opts.File, err)
 	}
-	return nil
+	return cmdutil.EndRun(opts.IO.Out, opts.Output, rec)
 }

@@ -67,11 +67,7 @@ in pipectl: the browser gets bytes, never keys.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Token == "" {
-				getenv := f.Getenv
-				if getenv == nil {
-					getenv = os.Getenv
-				}
-				opts.Token = getenv(EnvToken)
+				opts.Token = f.Env(EnvToken)
 			}
 			if runF != nil {
 				return runF(opts)

@@ -1,6 +1,7 @@
 // Package components holds the component spec (kind: Component, and KFP v1
 // component.yaml files) and the component runtime behind `pipectl exec`:
 // materialise inputs, resolve placeholders into argv, run, publish outputs.
+// The programs run under package components/process.
 //
 // # Values as written
 //

@@ -15,6 +15,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components/process"
 )
 
 // Invocation is one execution of a component: everything the runtime needs
@@ -472,8 +473,8 @@ func (rt *Runtime) RunOnce(ctx context.Context, inv *Invocation, ws Workspace, v
 	if err != nil {
 		return nil, err
 	}
-	p := Process{Argv: argv, Dir: o.Dir, Env: append(append([]string{}, o.Env...), env...), Stdout: o.Stdout, Stderr: o.Stderr}
-	if err := Run(ctx, p, o.GracePeriod); err != nil {
+	p := process.Process{Argv: argv, Dir: o.Dir, Env: append(append([]string{}, o.Env...), env...), Stdout: o.Stdout, Stderr: o.Stderr}
+	if err := process.Run(ctx, p, o.GracePeriod); err != nil {
 		return nil, err
 	}
 	return rt.Publish(ctx, inv, ws)

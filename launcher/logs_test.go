@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 )
 
 // outageLogs refuses to open a log its first fails times (as an API server
@@ -36,7 +36,7 @@ func streamOnce(t *testing.T, logs LogSource, outage time.Duration) (out, errs s
 	var o, e bytes.Buffer
 	var mu sync.Mutex
 	s := &session{l: &Launcher{Logs: logs, ErrOut: &e, RetryInterval: time.Millisecond, LogOutage: outage}, ns: "ml", perPod: true}
-	rp := &rankPod{node: 1, log: components.NewLineWriter(&mu, "[rank 1] ", nil, &o)}
+	rp := &rankPod{node: 1, log: process.NewLineWriter(&mu, "[rank 1] ", nil, &o)}
 	s.logs.Add(1)
 	s.stream(context.Background(), rp, "p")
 	return o.String(), e.String()

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/jobset"
 )
 
@@ -26,7 +26,7 @@ type rankPod struct {
 	deleted bool
 	// streaming is set once a log stream was started for the pod.
 	streaming bool
-	log       *components.LineWriter
+	log       *process.LineWriter
 	// failedSeen is when the launcher first saw the pod failed: FinishedAt
 	// has whole seconds only, and a gang's ranks often fail within one.
 	failedSeen time.Time
@@ -97,7 +97,7 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 		start := !rp.streaming && containerStarted(pod, jobset.RankContainer)
 		if start {
 			rp.streaming = true
-			rp.log = components.NewLineWriter(&s.outMu, s.prefix(rp.node), components.NewTail(DefaultTailLines), s.l.Out)
+			rp.log = process.NewLineWriter(&s.outMu, s.prefix(rp.node), process.NewTail(DefaultTailLines), s.l.Out)
 			s.logs.Add(1)
 		}
 		s.mu.Unlock()

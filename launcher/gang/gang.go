@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
@@ -110,7 +110,7 @@ func (g *Gang) attempt(ctx context.Context) error {
 			return err
 		}
 		out := g.Output(rank)
-		return ps.start(rank, components.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Guard: components.GuardFrom(ctx)})
+		return ps.start(rank, process.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Guard: process.GuardFrom(ctx)})
 	}
 	for node := 0; node < g.Nodes; node++ {
 		if torchrun {
@@ -135,24 +135,24 @@ func (g *Gang) attempt(ctx context.Context) error {
 // failed first is named.
 type procSet struct {
 	grace   time.Duration
-	order   *components.ExitOrder // nil where the kernel cannot tell
-	running []*components.Running
+	order   *process.ExitOrder // nil where the kernel cannot tell
+	running []*process.Running
 	results chan rankResult
 }
 
 // newProcSet returns a set for at most n processes.
 func newProcSet(n int, grace time.Duration) *procSet {
 	s := &procSet{grace: grace, results: make(chan rankResult, n)}
-	if order, err := components.NewExitOrder(); err == nil {
+	if order, err := process.NewExitOrder(); err == nil {
 		s.order = order
 	}
 	return s
 }
 
 // start starts the process of rank p.
-func (s *procSet) start(rank int, p components.Process) error {
+func (s *procSet) start(rank int, p process.Process) error {
 	p.Order = s.order
-	r, err := components.Start(p)
+	r, err := process.Start(p)
 	if err != nil {
 		return &RankError{Rank: rank, Err: err}
 	}
@@ -204,7 +204,7 @@ func (s *procSet) close() {
 // firstFailure collects the exits that follow a failure within
 // failureWindow (at most left of them) and returns the earliest failure: by
 // the kernel's exit order when order knows both, else by exit timestamp.
-func firstFailure(order *components.ExitOrder, failed rankResult, results <-chan rankResult, left int) rankResult {
+func firstFailure(order *process.ExitOrder, failed rankResult, results <-chan rankResult, left int) rankResult {
 	timer := time.NewTimer(failureWindow)
 	defer timer.Stop()
 	earlier := func(a, b rankResult) bool {
@@ -234,7 +234,7 @@ func (g *Gang) grace() time.Duration {
 	if g.GracePeriod > 0 {
 		return g.GracePeriod
 	}
-	return components.DefaultGracePeriod
+	return process.DefaultGracePeriod
 }
 
 // FreePort returns a TCP port, free on every interface right now, for a

@@ -18,8 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/process"
 )
 
 func shGang(script string, nodes, procs int, dir string) (*Gang, *componentstest.Buffer) {
@@ -169,7 +169,7 @@ wait`
 	attempts, err := g.Run(context.Background())
 	took := time.Since(start)
 	var re *RankError
-	if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
+	if !errors.As(err, &re) || re.Rank != 1 || process.ExitCode(err) != 3 {
 		t.Fatalf("Run err = %v, want rank 1 exit code 3; log:\n%s", err, out)
 	}
 	if attempts != 3 || len(events) != 2 {
@@ -246,7 +246,7 @@ cat link; sleep 0.05; exit 1`
 		g, out := shGang(script, 1, 2, dir)
 		_, err := g.Run(context.Background())
 		var re *RankError
-		if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
+		if !errors.As(err, &re) || re.Rank != 1 || process.ExitCode(err) != 3 {
 			t.Fatalf("try %d: err = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
 		}
 	}

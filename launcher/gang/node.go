@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
@@ -76,7 +77,7 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 		}
 	}
 	var mu sync.Mutex
-	var writers []*components.LineWriter
+	var writers []*process.LineWriter
 	set := newProcSet(len(ps), grace(req.GracePeriod))
 	defer set.close()
 	var failed error
@@ -84,11 +85,11 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 		stdout, stderr := req.Stdout, req.Stderr
 		if len(ps) > 1 {
 			// Several ranks share the pod's log: each line says whose it is.
-			lw := components.NewLineWriter(&mu, fmt.Sprintf("[rank %d] ", p.rank), nil, req.Stdout)
+			lw := process.NewLineWriter(&mu, fmt.Sprintf("[rank %d] ", p.rank), nil, req.Stdout)
 			writers = append(writers, lw)
 			stdout, stderr = lw, lw
 		}
-		if failed = set.start(p.rank, components.Process{Argv: p.argv, Dir: c.RunDir(), Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
+		if failed = set.start(p.rank, process.Process{Argv: p.argv, Dir: c.RunDir(), Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
 			set.stop()
 			break
 		}
@@ -125,5 +126,5 @@ func grace(d time.Duration) time.Duration {
 	if d > 0 {
 		return d
 	}
-	return components.DefaultGracePeriod
+	return process.DefaultGracePeriod
 }

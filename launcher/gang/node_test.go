@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
@@ -96,7 +97,7 @@ func TestExecNodeFailures(t *testing.T) {
 	req, _ := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exit 3; fi; sleep 30`)
 	_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: topo})
 	var re *RankError
-	var ee *components.ExitError
+	var ee *process.ExitError
 	if !errors.As(err, &re) || re.Rank != 1 || !errors.As(err, &ee) || ee.Code != 3 {
 		t.Fatalf("ExecNode = %v, want rank 1's exit code 3", err)
 	}
@@ -124,7 +125,7 @@ func TestExecNodeNamesTheRankThatFailedFirst(t *testing.T) {
 cat `+link+`; sleep 0.05; exit 1`)
 		_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}})
 		var re *RankError
-		if !errors.As(err, &re) || re.Rank != 1 || components.ExitCode(err) != 3 {
+		if !errors.As(err, &re) || re.Rank != 1 || process.ExitCode(err) != 3 {
 			t.Fatalf("try %d: ExecNode = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
 		}
 	}

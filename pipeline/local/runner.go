@@ -20,7 +20,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -134,13 +134,13 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		remove = append(remove, work)
 	}
 	// No step or rank process outlives this one, even killed with SIGKILL.
-	guard, err := components.StartGuard(filepath.Join(work, ".groups"), remove...)
+	guard, err := process.StartGuard(filepath.Join(work, ".groups"), remove...)
 	if err != nil {
 		return nil, err
 	}
 	defer guard.Close()
-	ctx = components.WithGuard(ctx, guard)
-	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*components.Tail{}, iterations: map[string][]int{}}
+	ctx = process.WithGuard(ctx, guard)
+	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*process.Tail{}, iterations: map[string][]int{}}
 	e.jr = newJournal(e, len(p.Steps))
 	var failed []string
 	if err := e.create(ctx); err != nil {
@@ -232,7 +232,7 @@ type execution struct {
 	mu    sync.Mutex // guards run, tails and the journal's dirty steps
 	run   *artifacts.Run
 	index map[string]int // step name → position in p.Steps and run.Steps
-	tails map[string]*components.Tail
+	tails map[string]*process.Tail
 	jr    *journal
 	// iterations are the positions in run.Steps of each loop step's
 	// iterations, in order (appended after the pipeline's steps).

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
@@ -98,13 +98,13 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	}
 	defer log.Close()
 	log.Live = true
-	t := components.NewTail(logTail)
+	t := process.NewTail(logTail)
 	e.mu.Lock()
 	e.tails[name] = t
 	e.mu.Unlock()
-	var writers []*components.LineWriter
+	var writers []*process.LineWriter
 	output := func(prefix string) io.Writer {
-		w := components.NewLineWriter(&e.logMu, prefix, t, log, e.r.Logs)
+		w := process.NewLineWriter(&e.logMu, prefix, t, log, e.r.Logs)
 		writers = append(writers, w)
 		return w
 	}

@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -177,7 +178,7 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputReco
 			return nil, total, err
 		}
 		if timedOut {
-			err = fmt.Errorf("timed out after %s: %w", j.Timeout, &components.ExitError{Code: 124})
+			err = fmt.Errorf("timed out after %s: %w", j.Timeout, &process.ExitError{Code: 124})
 		}
 		lastErr = err
 	}
@@ -198,7 +199,7 @@ func ProgramExitCode(err error) int {
 	if errors.As(err, &pe) || errors.As(err, &mo) {
 		return 0 // the program's: the step failed after it
 	}
-	return components.ExitCode(err)
+	return process.ExitCode(err)
 }
 
 // Invocation evaluates a decoded exec request in a pod: the component (its

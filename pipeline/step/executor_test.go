@@ -11,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
@@ -25,7 +26,7 @@ func (p *program) Run(ctx context.Context, inv *components.Invocation) ([]artifa
 	p.runs++
 	fmt.Fprintf(p.log, "run %d of %s", p.runs, inv.Step) // no newline: Flush ends the line
 	if p.runs <= p.fails {
-		return nil, 1, &components.ExitError{Code: 3}
+		return nil, 1, &process.ExitError{Code: 3}
 	}
 	v := "42"
 	return []artifacts.OutputRecord{{Name: "answer", Type: "int", Value: &v}}, 1, nil
@@ -98,7 +99,7 @@ func TestExecuteRetries(t *testing.T) {
 	p = &program{fails: 5}
 	j = newJob(t, store, p)
 	j.Retries, j.Cache = 1, stepcache.ModeOff
-	if _, err := (&Executor{Store: store}).Execute(context.Background(), j); components.ExitCode(err) != 3 || p.runs != 2 {
+	if _, err := (&Executor{Store: store}).Execute(context.Background(), j); process.ExitCode(err) != 3 || p.runs != 2 {
 		t.Errorf("Execute out of retries = %v after %d runs; want exit code 3 after 2", err, p.runs)
 	}
 	// A program that could not start (its inputs not fetched) is not retried.
@@ -124,7 +125,7 @@ func TestExecuteTimeout(t *testing.T) {
 		return nil, 1, ctx.Err()
 	})
 	_, err := (&Executor{Store: store}).Execute(context.Background(), j)
-	if components.ExitCode(err) != 124 || !strings.Contains(fmt.Sprint(err), "timed out after 10ms") {
+	if process.ExitCode(err) != 124 || !strings.Contains(fmt.Sprint(err), "timed out after 10ms") {
 		t.Errorf("Execute = %v; want a timeout with exit code 124", err)
 	}
 }

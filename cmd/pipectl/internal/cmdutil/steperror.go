@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/launcher/jobset"
@@ -22,7 +22,7 @@ import (
 func StepError(ctx context.Context, step string, cached bool, sig os.Signal, err error, cleanup string) error {
 	var ce *gang.ConfigError
 	var fe *launcher.FailedError
-	var ee *components.ExitError
+	var ee *process.ExitError
 	switch {
 	case cached && err != nil:
 		return fmt.Errorf("step %s: %w", step, err)

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
 )
@@ -183,8 +183,8 @@ func timeCancel(dir string, o options, yaml string) (time.Duration, error) {
 func timeSpawn(n int) (time.Duration, error) {
 	start := time.Now()
 	for i := range n {
-		p := components.Process{Argv: []string{"true", fmt.Sprint(i)}, Env: os.Environ(), Stdout: io.Discard, Stderr: io.Discard}
-		if err := components.Run(context.Background(), p, time.Second); err != nil {
+		p := process.Process{Argv: []string{"true", fmt.Sprint(i)}, Env: os.Environ(), Stdout: io.Discard, Stderr: io.Discard}
+		if err := process.Run(context.Background(), p, time.Second); err != nil {
 			return 0, err
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package components
+package process
 
 import "errors"
 

@@ -53,30 +53,63 @@ func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
 			}
 			did = append(did, fmt.Sprintf("run %s: recorded as Failed (runner died)", r.ID))
 		}
-		if l, ok := s.(*Local); ok && r.Message == MessageRunnerDied {
-			n, err := l.removeTemp(r.ID, listedKeys(s, r))
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if n > 0 {
-				did = append(did, fmt.Sprintf("run %s: removed %d partial upload(s)", r.ID, n))
-			}
+		if p, ok := s.(partials); ok {
+			d, err := p.removePartial(r)
+			did, errs = append(did, d...), append(errs, err)
 		}
 		ended[r.ID] = true
 	}
-	if s3, ok := s.(*S3); ok && len(ended) > 0 {
-		aborted, err := s3.abortUploads(ctx, ended)
-		errs = append(errs, err)
-		for _, id := range slices.Sorted(maps.Keys(aborted)) {
-			did = append(did, fmt.Sprintf("run %s: aborted %d incomplete multipart upload(s)", id, aborted[id]))
-		}
-	}
-	if l, ok := s.(*Local); ok {
-		d, err := l.removeOrphans(time.Now().Add(-orphanAge))
-		did = append(did, d...)
-		errs = append(errs, err)
+	if p, ok := s.(partials); ok {
+		d, err := p.removeLeftovers(ctx, ended)
+		did, errs = append(did, d...), append(errs, err)
 	}
 	return did, errors.Join(errs...)
+}
+
+// partials is a store that knows how its uploads are left half-done.
+type partials interface {
+	// removePartial removes what run r, which no longer runs, left
+	// half-written, and says what it did.
+	removePartial(r *Run) ([]string, error)
+	// removeLeftovers removes what no run record accounts for, or what
+	// the runs that ended left (ended), and says what it did.
+	removeLeftovers(ctx context.Context, ended map[string]bool) ([]string, error)
+}
+
+// removePartial removes the temporary files of a run whose runner died.
+func (l *Local) removePartial(r *Run) ([]string, error) {
+	if r.Message != MessageRunnerDied {
+		return nil, nil
+	}
+	n, err := l.removeTemp(r.ID, listedKeys(l, r))
+	if n == 0 {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("run %s: removed %d partial upload(s)", r.ID, n)}, err
+}
+
+// removeLeftovers removes the run directories a runner killed while it
+// created the run's record left.
+func (l *Local) removeLeftovers(context.Context, map[string]bool) ([]string, error) {
+	return l.removeOrphans(time.Now().Add(-orphanAge))
+}
+
+// removePartial does nothing: an S3 upload is whole or not there, and
+// the incomplete multipart uploads are removeLeftovers'.
+func (s *S3) removePartial(*Run) ([]string, error) { return nil, nil }
+
+// removeLeftovers aborts the incomplete multipart uploads of the runs
+// that ended.
+func (s *S3) removeLeftovers(ctx context.Context, ended map[string]bool) ([]string, error) {
+	if len(ended) == 0 {
+		return nil, nil
+	}
+	aborted, err := s.abortUploads(ctx, ended)
+	var did []string
+	for _, id := range slices.Sorted(maps.Keys(aborted)) {
+		did = append(did, fmt.Sprintf("run %s: aborted %d incomplete multipart upload(s)", id, aborted[id]))
+	}
+	return did, err
 }
 
 // storedRunning reports whether the stored record of run id says Running:

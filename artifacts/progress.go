@@ -2,13 +2,7 @@ package artifacts
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"sync"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // ProgressMinSize is the smallest transfer a terminal progress bar is shown for.
@@ -20,7 +14,7 @@ const ProgressMinSize = 4 << 20
 type Progress interface {
 	// Start begins a transfer of total bytes (-1 when unknown) described by
 	// desc, e.g. "upload s3://bucket/run/step/model". The returned Tracker
-	// may be used from several goroutines at once.
+	// may be used from several goroutines at once; nil follows nothing.
 	Start(desc string, total int64) Tracker
 }
 
@@ -60,73 +54,6 @@ type nopTracker struct{}
 
 func (nopTracker) Add(int64)  {}
 func (nopTracker) Done(error) {}
-
-// TerminalProgress returns a Progress that draws a progress bar on w for
-// transfers of ProgressMinSize bytes or more, when w is a terminal; else
-// it returns nil, which shows nothing. The CLI passes os.Stderr:
-//
-//	ctx = artifacts.WithProgress(ctx, artifacts.TerminalProgress(os.Stderr))
-func TerminalProgress(w io.Writer) Progress {
-	f, ok := w.(interface{ Fd() uintptr })
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return NewBarProgress(w, ProgressMinSize)
-}
-
-// NewBarProgress returns a Progress that draws progress bars on w, whatever
-// w is, for transfers of at least min bytes.
-func NewBarProgress(w io.Writer, min int64) Progress {
-	return &barProgress{w: w, min: min}
-}
-
-type barProgress struct {
-	w   io.Writer
-	min int64
-}
-
-func (p *barProgress) Start(desc string, total int64) Tracker {
-	if total >= 0 && total < p.min {
-		return nopTracker{}
-	}
-	bar := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionShowTotalBytes(true),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(20),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionShowElapsedTimeOnFinish(),
-		progressbar.OptionSpinnerType(14),
-		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionUseIECUnits(true),
-	)
-	return &barTracker{p: p, bar: bar}
-}
-
-type barTracker struct {
-	p    *barProgress
-	bar  *progressbar.ProgressBar
-	once sync.Once
-}
-
-func (t *barTracker) Add(n int64) { _ = t.bar.Add64(n) }
-
-func (t *barTracker) Done(err error) {
-	t.once.Do(func() {
-		if err == nil {
-			_ = t.bar.Finish()
-		} else {
-			_ = t.bar.Exit()
-		}
-		if err != nil {
-			fmt.Fprintln(t.p.w, " failed")
-		} else {
-			fmt.Fprintln(t.p.w)
-		}
-	})
-}
 
 // countingReader reports the bytes read through it to a Tracker.
 type countingReader struct {

@@ -31,6 +31,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/artifacts/progress"
 )
 
 const bucket = "bench"
@@ -312,7 +313,7 @@ func child(args []string) error {
 		opts.S3.Concurrency = v
 	}
 	// As the CLI does: bars on a terminal, nothing otherwise (the benchmark).
-	ctx = artifacts.WithProgress(ctx, artifacts.TerminalProgress(os.Stderr))
+	ctx = artifacts.WithProgress(ctx, progress.Terminal(os.Stderr))
 	s, err := artifacts.Open(ctx, args[1], opts)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/progress"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
@@ -57,7 +58,7 @@ func (f *Factory) Root() string {
 // Progress returns ctx with progress bars for large transfers when ErrOut
 // is a terminal (nothing otherwise).
 func (f *Factory) Progress(ctx context.Context) context.Context {
-	return artifacts.WithProgress(ctx, artifacts.TerminalProgress(f.IOStreams.ErrOut))
+	return artifacts.WithProgress(ctx, progress.Terminal(f.IOStreams.ErrOut))
 }
 
 // Store opens the artifact store once.

@@ -508,6 +508,14 @@ func TestConformance(t *testing.T) {
 					}
 				}
 				confCompare(t, editCase(tc), local2, argo2)
+				for _, d := range []struct {
+					lab           argoLab
+					before, after string
+				}{{ll, local.run, local2.run}, {la, argo.run, argo2.run}} {
+					if err := d.lab.confDiff(ctx, tc, d.before, d.after); err != nil {
+						t.Error(err)
+					}
+				}
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -574,6 +582,9 @@ func TestConformanceLocal(t *testing.T) {
 					t.Fatalf("run after the edit: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
 				}
 				confCompare(t, editCase(tc), r2)
+				if err := l.confDiff(ctx, tc, r.run, r2.run); err != nil {
+					t.Error(err)
+				}
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -585,6 +596,35 @@ func TestConformanceLocal(t *testing.T) {
 			confCompare(t, rerunCase(tc), r)
 		})
 	}
+}
+
+// confDiff checks `runs diff` of a case's runs before and after its edit:
+// the code of exactly the edited steps differs.
+func (a *argoLab) confDiff(ctx context.Context, tc confCase, before, after string) error {
+	js, errOut, code := a.pipectlTry(ctx, "runs", "diff", before, after, "-o", "json")
+	if code != 0 {
+		return fmt.Errorf("runs diff %s %s: exit %d: %s", before, after, code, errOut)
+	}
+	var c struct {
+		Code []struct {
+			Name    string    `json:"name"`
+			Values  []*string `json:"values"`
+			Differs bool      `json:"differs"`
+		} `json:"code"`
+	}
+	if err := json.Unmarshal([]byte(js), &c); err != nil {
+		return fmt.Errorf("runs diff %s %s: %v\n%s", before, after, err, js)
+	}
+	if len(c.Code) == 0 {
+		return fmt.Errorf("runs diff %s %s: no code rows:\n%s", before, after, js)
+	}
+	for _, row := range c.Code {
+		_, edited := tc.edited[row.Name]
+		if row.Differs != edited || len(row.Values) != 2 || row.Values[0] == nil || row.Values[1] == nil {
+			return fmt.Errorf("runs diff %s %s: step %s: code differs %v, want %v (the edited steps'), both runs' digests set:\n%s", before, after, row.Name, row.Differs, edited, js)
+		}
+	}
+	return nil
 }
 
 // confResult is one backend's run of a case.

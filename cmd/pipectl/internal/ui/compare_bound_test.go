@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/runview"
 )
 
 // countingStore counts the bytes read from a store.
@@ -90,13 +91,13 @@ func TestCompareBounded(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &c); err != nil {
 		t.Fatal(err)
 	}
-	if read := n.Load(); read > compareBytes+1<<20 {
-		t.Errorf("compare read %d bytes of the store, want at most about %d", read, compareBytes)
+	if read := n.Load(); read > runview.DefaultCompareLimits.Bytes+1<<20 {
+		t.Errorf("compare read %d bytes of the store, want at most about %d", read, runview.DefaultCompareLimits.Bytes)
 	}
 	if c.Omitted == 0 {
 		t.Errorf("compare left out nothing, want some of the %d Metrics outputs omitted", runs*iterations)
 	}
-	if len(c.Metrics) > maxMetrics {
-		t.Errorf("compare holds %d metrics, want at most %d", len(c.Metrics), maxMetrics)
+	if len(c.Metrics) > runview.DefaultCompareLimits.Metrics {
+		t.Errorf("compare holds %d metrics, want at most %d", len(c.Metrics), runview.DefaultCompareLimits.Metrics)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/runview"
 )
 
 // Preview kinds.
@@ -82,7 +83,7 @@ func makePreview(name, typ string, data []byte, truncated bool) *Preview {
 	}
 	trimmed := bytes.TrimSpace(data)
 	if !truncated && (typ == "Metrics" || ext == ".json" || bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))) && json.Valid(trimmed) {
-		if ms, ok := ParseMetrics(trimmed); ok && typ == "Metrics" {
+		if ms, ok := runview.ParseMetrics(trimmed); ok && typ == "Metrics" {
 			p := &Preview{Kind: PreviewMetrics, Header: []string{"metric", "value"}}
 			for _, m := range ms {
 				p.Rows = append(p.Rows, []string{m.Name, m.Value})

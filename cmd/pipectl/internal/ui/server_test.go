@@ -444,7 +444,7 @@ func TestPages(t *testing.T) {
 		"/runs/r1?step=make":                 {`<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt", "<dt>Code</dt>", ">abababababab</code>"},
 		"/runs/r1?step=make&file=tree/x.txt": {`<b class="oname">tree<span class="muted">/x.txt`, "<pre>x\n</pre>"},
 		"/runs/r1?part=live":                 {`<svg class="graph"`},
-		"/compare?runs=r1":                   {`data-row="param:lr"`},
+		"/compare?runs=r1":                   {`data-row="param:lr"`, `data-row="steps:use"`, `data-row="code:make"`, `data-row="origin:commit"`, "<code>c0ffee1234</code>"},
 	} {
 		w := get(h, path)
 		if w.Code != 200 {

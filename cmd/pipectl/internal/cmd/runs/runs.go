@@ -21,7 +21,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 		Use:   "runs",
 		Short: "List and inspect runs recorded in the artifact store",
 	}
-	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil))
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil), NewCmdDiff(f, nil))
 	return cmd
 }
 

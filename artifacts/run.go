@@ -70,6 +70,19 @@ type Origin struct {
 	// (--image-tags): a tag in its steps' images may name another image
 	// tomorrow.
 	ImageTags bool `json:"imageTags,omitempty"`
+	// Pipeline is the pipeline as it ran: its file's folder, packed and
+	// stored like a component's code; what `pipectl run --rerun` runs.
+	Pipeline *PipelineSource `json:"pipeline,omitempty"`
+	// RerunOf is the run this one re-ran (`pipectl run --rerun`).
+	RerunOf string `json:"rerunOf,omitempty"`
+}
+
+// PipelineSource is a run's pipeline file in a code pack of its folder.
+type PipelineSource struct {
+	// Pack is the sha256 of the pack (sha256:HEX), stored at
+	// .code/HEX.tar; File the pipeline file's path inside it (slashes).
+	Pack string `json:"pack"`
+	File string `json:"file"`
 }
 
 // GitOrigin is the state of the git checkout a run came from.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
@@ -21,15 +22,17 @@ import (
 type Start struct {
 	Store    artifacts.Store
 	Pipeline *pipeline.Pipeline
-	// Params are every parameter's value; Source the pipeline file.
+	// Params are every parameter's value; Source the pipeline file as
+	// the record names it.
 	Params map[string]string
 	Source string
 	// Options compile the workflow; Start sets Namespace and Images.
 	Options argo.Options
 	// NoCache runs every step.
 	NoCache bool
-	// Version is pipectl's, for the record's origin.
-	Version string
+	// Origin is where the run came from (origin.Of); Start adds whether
+	// images kept their tags and the pipeline's pack.
+	Origin *artifacts.Origin
 	// Pin resolves image references (images.Resolve with the user's
 	// registries, or keeping tags).
 	Pin func(ctx context.Context, refs []string) (images.Result, error)
@@ -60,8 +63,13 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 	if err := ShipCode(ctx, s.Store, p, s.Status); err != nil {
 		return nil, nil, err
 	}
-	org := origin.Of(ctx, p, s.Version)
+	o := *s.Origin
+	org := &o
 	org.ImageTags = pinned.KeptTags
+	// The pipeline as it runs, kept for a rerun.
+	if org.Pipeline, err = origin.ShipPipeline(ctx, s.Store, p.Source, codepack.Defaults); err != nil {
+		fmt.Fprintf(s.Status, "Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
+	}
 	if !s.NoCache {
 		// Every step known and cached before it runs: no workflow.
 		rec, err := CachedRun(ctx, s.Store, p, s.Params, s.Source, kc.Namespace, org, pinned.Pinned)

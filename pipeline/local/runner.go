@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"crypto/rand"
@@ -22,12 +23,16 @@ import (
 	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/origin"
 )
 
 // Runner runs pipelines locally.
 type Runner struct {
 	// Store receives outputs, logs and the run record.
 	Store artifacts.Store
+	// Source is the pipeline file as the record names it (default: the
+	// pipeline's own, Pipeline.Source).
+	Source string
 	// Origin, when set, is recorded as where the run came from
 	// (origin.Of); each step's record has its code digest either way.
 	Origin *artifacts.Origin
@@ -99,10 +104,20 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if dir, ok := artifacts.LocalDir(r.Store); ok {
 		opts.Exclude = append(opts.Exclude, dir)
 	}
-	if err := p.StampCode(ctx, func(ctx context.Context, dir string) (string, error) {
+	err := p.StampCode(ctx, func(ctx context.Context, dir string) (string, error) {
 		return codepack.Digest(ctx, dir, opts)
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
+	}
+	org := r.Origin
+	if org != nil && p.Source != "" {
+		// The pipeline as it runs, kept for a rerun (pipectl run --rerun).
+		o := *org
+		org = &o
+		if org.Pipeline, err = origin.ShipPipeline(ctx, r.Store, p.Source, opts); err != nil {
+			r.statusf("Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
+		}
 	}
 	now := r.now()
 	id := r.RunID
@@ -111,7 +126,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	run := &artifacts.Run{
 		ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-		Source: p.Source, On: "local", Params: params, Runner: artifacts.ThisRunner(), Origin: r.Origin,
+		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: artifacts.ThisRunner(), Origin: org,
 	}
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {

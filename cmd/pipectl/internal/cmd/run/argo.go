@@ -59,22 +59,22 @@ func argoRun(opts *Options) error {
 	var rec *artifacts.Run
 	var wf *wfv1.Workflow
 	if a.Attach == "" {
-		p, overrides, params, err := cmdutil.LoadPipeline(opts.File, opts.Params)
+		l, err := cmdutil.LoadRun(ctx, f, opts.File, opts.Params, opts.Rerun, opts.From)
 		if err != nil {
 			return err
 		}
+		defer l.Cleanup()
 		start := &argorun.Start{
-			Store: store, Pipeline: p, Params: params, Source: opts.File, NoCache: opts.NoCache, Options: a.Pods,
-			Version: f.FullVersion(), Status: ios.ErrOut,
+			Store: store, Pipeline: l.Pipeline, Params: l.Values, Source: l.Source, NoCache: opts.NoCache, Options: a.Pods,
+			Origin: l.Origin(ctx, f), Status: ios.ErrOut,
 			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 		}
-		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, overrides
+		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides
 		start.Options.S3Endpoint, start.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), f.StoreOptions.S3.Region
-		if rec, wf, err = start.Run(ctx, f.Clients); err != nil || wf == nil {
-			if err != nil {
-				return err
-			}
-			return finish(opts, rec)
+		if rec, wf, err = start.Run(ctx, f.Clients); err != nil {
+			return err
+		} else if wf == nil {
+			return finish(opts, rec) // every step cached
 		}
 	} else {
 		connect := func(ns string) (*argorun.Clients, error) {

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/local"
-	"pipectl.dev/pipectl/pipeline/origin"
 )
 
 // Options are the inputs of `pipectl run`.
@@ -21,8 +21,11 @@ type Options struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 
-	File        string
-	Params      []string
+	File   string
+	Params []string
+	// Rerun runs the pipeline run Rerun ran; From runs that step and
+	// what is downstream of it again.
+	Rerun, From string
 	On          string
 	Parallelism int
 	NoCache     bool
@@ -68,20 +71,14 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 			if opts.Parallelism < 0 {
 				return cmdutil.FlagErrorf("--parallelism %d: expected a number of steps at once, at least 1 (or 0: the number of CPUs)", opts.Parallelism)
 			}
-			switch opts.On {
-			case "local":
-				if opts.Argo.Attach != "" {
-					return cmdutil.FlagErrorf("--attach needs --on argo")
-				}
-				if opts.File == "" {
-					return cmdutil.FlagErrorf("accepts 1 arg(s), received 0: the pipeline FILE")
-				}
-			case "argo":
-				if (opts.File == "") == (opts.Argo.Attach == "") {
-					return cmdutil.FlagErrorf("--on argo: want a pipeline FILE or --attach RUN")
-				}
-			default:
+			given := slices.DeleteFunc([]string{opts.File, opts.Argo.Attach, opts.Rerun}, func(s string) bool { return s == "" })
+			switch {
+			case opts.On != "local" && opts.On != "argo":
 				return cmdutil.FlagErrorf("--on %s: want local or argo", opts.On)
+			case opts.On == "local" && opts.Argo.Attach != "":
+				return cmdutil.FlagErrorf("--attach needs --on argo")
+			case len(given) != 1 || opts.Argo.Attach != "" && opts.From != "":
+				return cmdutil.FlagErrorf("want one of: a pipeline FILE (accepts 1 arg), --rerun RUN, or with --on argo --attach RUN (without --from)")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -98,28 +95,31 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "run every step, reusing no earlier outputs")
 	cmd.Flags().BoolVar(&opts.KeepWork, "keep-work", false, "keep the steps' work directories")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "print the run record when done: json or yaml")
+	cmd.Flags().StringVar(&opts.Rerun, "rerun", "", "run again the pipeline that run RUN ran (as recorded, not today's file), with its params (-p overrides them): what succeeded is reused")
+	cmd.Flags().StringVar(&opts.From, "from", "", "run step STEP and everything downstream of it again, reusing nothing there")
 	addArgoFlags(cmd, f, opts)
 	return cmd
 }
 
 func runRun(opts *Options) error {
-	p, _, params, err := cmdutil.LoadPipeline(opts.File, opts.Params)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	l, err := cmdutil.LoadRun(ctx, opts.Factory, opts.File, opts.Params, opts.Rerun, opts.From)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer l.Cleanup()
 	ctx = opts.Factory.Progress(ctx)
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
 	}
 	r := &local.Runner{
-		Store: store, Origin: origin.Of(ctx, p, opts.Factory.FullVersion()),
+		Store: store, Origin: l.Origin(ctx, opts.Factory), Source: l.Source,
 		Parallelism: opts.Parallelism, NoCache: opts.NoCache, KeepWork: opts.KeepWork,
 		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
 	}
-	rec, err := r.Run(ctx, p, params)
+	rec, err := r.Run(ctx, l.Pipeline, l.Values)
 	if rerr := (*local.RunError)(nil); err != nil && !errors.As(err, &rerr) {
 		return fmt.Errorf("run %s: %w", opts.File, err)
 	}

@@ -1,0 +1,102 @@
+package origin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/pipeline"
+)
+
+// ShipPipeline packs the folder of pipeline file (as a component's code is
+// packed, with lim) and stores the pack once: what a rerun of the run runs.
+func ShipPipeline(ctx context.Context, store artifacts.Store, file string, lim codepack.Options) (*artifacts.PipelineSource, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	pack, _, err := codepack.Ship(ctx, store, filepath.Dir(abs), lim)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s: %w", file, err)
+	}
+	return &artifacts.PipelineSource{Pack: pack.Digest, File: filepath.Base(abs)}, nil
+}
+
+// Restore unpacks the pipeline that run rec ran into the new folder dir
+// and returns its pipeline file there.
+func Restore(ctx context.Context, store artifacts.Store, rec *artifacts.Run, dir string) (string, error) {
+	var src *artifacts.PipelineSource
+	if rec.Origin != nil {
+		src = rec.Origin.Pipeline
+	}
+	if src == nil {
+		return "", fmt.Errorf("run %s did not record its pipeline (a run started by an older pipectl, or whose folder could not be packed): run its file again instead", rec.ID)
+	}
+	name := filepath.FromSlash(src.File)
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("run %s: recorded pipeline file %q: want a path inside its folder", rec.ID, src.File)
+	}
+	if err := codepack.Fetch(ctx, store, src.Pack, dir, codepack.Defaults); err != nil {
+		return "", fmt.Errorf("run %s: its pipeline: %w", rec.ID, err)
+	}
+	file := filepath.Join(dir, name)
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("run %s: its pipeline's pack has no %s", rec.ID, src.File)
+	}
+	return file, nil
+}
+
+// Rerun is what a rerun of a run takes from it: every parameter as the run
+// had it, under the -p overrides given (which win).
+func Rerun(rec *artifacts.Run, overrides map[string]string) map[string]string {
+	params := make(map[string]string, len(rec.Params)+len(overrides))
+	for k, v := range rec.Params {
+		params[k] = v
+	}
+	for k, v := range overrides {
+		params[k] = v
+	}
+	return params
+}
+
+// From turns the cache off for step from and every step downstream of it
+// (what depends on it, directly or not), so that they run again.
+func From(p *pipeline.Pipeline, from string) error {
+	if p.Step(from) == nil {
+		var names []string
+		for _, s := range p.Steps {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("--from %s: pipeline %s has no such step (steps: %s)", from, p.Metadata.Name, strings.Join(names, ", "))
+	}
+	again := map[string]bool{from: true}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range p.Steps {
+			if !again[s.Name] && slices.ContainsFunc(s.Deps(), func(d string) bool { return again[d] }) {
+				again[s.Name], changed = true, true
+			}
+		}
+	}
+	off := false
+	for i := range p.Steps {
+		if again[p.Steps[i].Name] {
+			p.Steps[i].Cache = &off
+		}
+	}
+	return nil
+}
+
+// Rerunning records in org that its run re-runs run of: the git checkout
+// it came from is of's (the rerun runs of's pipeline, not a checkout's).
+func Rerunning(org *artifacts.Origin, of *artifacts.Run) {
+	org.RerunOf = of.ID
+	if of.Origin != nil {
+		org.Git = of.Origin.Git
+	}
+}

@@ -97,6 +97,33 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "resume",
+		status: "Failed",
+		steps: []confStep{
+			ok("first", seen(), file("out", "Artifact", "first\n")),
+			failed("boom", 5).after("first"),
+			skipped("after").after("boom"),
+		},
+		probes: map[string]probeRecord{
+			"first": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "first\n"}, Env: stepEnv("first")},
+			"boom": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "@exit", "5"}, Env: stepEnv("boom"),
+				Read: []string{`$WORK/inputs/data: . = "first\n"`}},
+		},
+		resumed: &confCase{
+			name: "resume", params: []string{"code=0"}, status: "Succeeded",
+			steps: []confStep{
+				reused(ok("first", seen(), file("out", "Artifact", "first\n"))),
+				ok("boom", seen()).after("first"),
+				ok("after", seen()).after("boom"),
+			},
+			probes: map[string]probeRecord{
+				"boom": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "@exit", "0"}, Env: stepEnv("boom"),
+					Read: []string{`$WORK/inputs/data: . = "first\n"`}},
+				"after": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("after")},
+			},
+		},
+	},
+	{
 		name:   "distributed",
 		status: "Succeeded",
 		steps: []confStep{
@@ -283,6 +310,10 @@ type confCase struct {
 	// (editCase).
 	edit   map[string]string
 	edited map[string]probeRecord
+	// resumed, when set, is a run of `pipectl run --rerun RUN` after the
+	// first run on each backend, with resumed.params as -p: the recorded
+	// pipeline runs again, its succeeded steps reused (reused).
+	resumed *confCase
 }
 
 // editCase is what the run of tc after its edit wants: its edited steps
@@ -330,14 +361,25 @@ func rerunCase(tc confCase) confCase {
 	re := confCase{name: tc.name, params: tc.params, status: tc.status, probes: map[string]probeRecord{}}
 	for _, s := range wantRecord(tc) {
 		if s.Status == "Succeeded" {
-			s.Cached, s.CachedFrom, s.Attempts = true, "$FIRST", 0
-			for j, o := range s.Outputs {
-				s.Outputs[j].URI = strings.Replace(o.URI, "$RUN", "$FIRST", 1)
-			}
+			s = reused(s)
 		}
 		re.steps = append(re.steps, s)
 	}
 	return re
+}
+
+// reused is step s as a later run of the case records it when it reused
+// the first run's: cached from $FIRST, its outputs there, no attempt.
+func reused(s confStep) confStep {
+	s.Cached, s.CachedFrom, s.Attempts = true, "$FIRST", 0
+	s.Outputs = slices.Clone(s.Outputs)
+	for j, o := range s.Outputs {
+		if o.Value == nil && o.URI == "" {
+			o.URI = "$ROOT/$RUN/" + s.Name + "/" + o.Name
+		}
+		s.Outputs[j].URI = strings.Replace(o.URI, "$RUN", "$FIRST", 1)
+	}
+	return s
 }
 
 // confStep is a step of the normalised run record (runs get -o json).
@@ -517,6 +559,18 @@ func TestConformance(t *testing.T) {
 					}
 				}
 			}
+			if tc.resumed != nil && !t.Failed() {
+				var local2, argo2 confResult
+				wg.Go(func() { local2 = ll.confRun(ctx, "local", "--rerun="+local.run, tc.resumed.params, local.run) })
+				wg.Go(func() { argo2 = la.confRun(ctx, "argo", "--rerun="+argo.run, tc.resumed.params, argo.run) })
+				wg.Wait()
+				for _, r := range []confResult{local2, argo2} {
+					if r.err != nil {
+						t.Fatalf("%s rerun: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+					}
+				}
+				confCompare(t, *tc.resumed, local2, argo2)
+			}
 			if !tc.rerun || t.Failed() {
 				return
 			}
@@ -585,6 +639,13 @@ func TestConformanceLocal(t *testing.T) {
 				if err := l.confDiff(ctx, tc, r.run, r2.run); err != nil {
 					t.Error(err)
 				}
+			}
+			if tc.resumed != nil && !t.Failed() {
+				r2 := l.confRun(ctx, "local", "--rerun="+r.run, tc.resumed.params, r.run)
+				if r2.err != nil {
+					t.Fatalf("rerun: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
+				}
+				confCompare(t, *tc.resumed, r2)
 			}
 			if !tc.rerun || t.Failed() {
 				return

@@ -139,6 +139,9 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 		}
 		if o := r.Origin; o != nil {
 			fmt.Fprintf(tw, "Pipectl:\t%s\n", o.Pipectl)
+			if o.RerunOf != "" {
+				fmt.Fprintf(tw, "Rerun of:\t%s\n", o.RerunOf)
+			}
 			if o.ImageTags {
 				fmt.Fprintf(tw, "Images:\tkept as tags (--image-tags), not pinned to digests\n")
 			}

@@ -880,6 +880,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			case components.IsNull(v):
 			case hasBraces(v):
 				pending = append(pending, pendingConst{key: k, node: v, field: f})
+			case v.Kind != yaml.ScalarNode && innerBraces(v) != nil:
+				// KFP's driver fills pipeline channels in anywhere in a
+				// list or struct; pipectl gives such a constant as written.
+				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported yet: pipectl gives a list or struct constant as written", innerBraces(v).Value)
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -919,6 +923,19 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 // constant is a JSON value, which pipectl never reads references in).
 func hasBraces(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
+}
+
+// innerBraces is the first string below n holding {{, or nil.
+func innerBraces(n *yaml.Node) *yaml.Node {
+	if hasBraces(n) {
+		return n
+	}
+	for _, e := range n.Content {
+		if b := innerBraces(e); b != nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // paramType is the parameterType of input parameter name of KFP component

@@ -177,3 +177,20 @@ func TestKFPv2LoopsUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// TestKFPv2OptionalSubDAGInput: a sub-DAG's optional input without a
+// default that no task gives is left out, and the inner task's input it
+// feeds gets no value; one a task gives is the param it was.
+func TestKFPv2OptionalSubDAGInput(t *testing.T) {
+	p, err := Load("testdata/kfpv2/optional.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("inner.show")
+	if s == nil {
+		t.Fatalf("no step inner.show: %v", p.Steps)
+	}
+	if diff := cmp.Diff(map[string]Binding{"name": {Literal: "x"}}, s.Bindings()); diff != "" {
+		t.Errorf("inner.show inputs (-want +got):\n%s", diff)
+	}
+}

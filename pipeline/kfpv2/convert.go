@@ -148,6 +148,9 @@ type conv struct {
 	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
 	names    map[string][]string
+	// omitted are the inputs of the sub-DAG being converted that are
+	// optional, without a default, and given by no task: left out.
+	omitted map[string]bool
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -333,9 +336,18 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
 	c.atRootDefs = false
+	savedOmitted := c.omitted
+	c.omitted = map[string]bool{}
+	defer func() { c.omitted = savedOmitted }()
 	for _, in := range ins {
 		if root && in.artifact {
 			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
+			continue
+		}
+		// A sub-DAG's optional input without a default that no task
+		// gives is None to KFP: the tasks reading it get no value.
+		if !root && !in.artifact && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name) {
+			c.omitted[in.name] = true
 			continue
 		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
@@ -855,6 +867,11 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				if len(c.loops) == 0 && c.omitted[v] {
+					// Given by no task: the input has no value.
+					c.at(s["componentInputParameter"], f+".componentInputParameter")
+					continue
+				}
 				val, err := c.scoped(v, s["parameterExpressionSelector"])
 				if err != nil {
 					c.errorf(s["componentInputParameter"], f, "%v", err)
@@ -923,6 +940,33 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 // constant is a JSON value, which pipectl never reads references in).
 func hasBraces(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
+}
+
+// given reports whether a task of the file gives input parameter name of
+// KFP component comp.
+func (c *conv) given(comp, name string) bool {
+	dags := []*yaml.Node{}
+	if r, _, ok := yamlfile.Lookup(c.f.Root, "root", "dag", "tasks"); ok {
+		dags = append(dags, r)
+	}
+	_, cs := pairs(c.comps)
+	for _, v := range cs {
+		if t, _, ok := yamlfile.Lookup(v, "dag", "tasks"); ok {
+			dags = append(dags, t)
+		}
+	}
+	for _, tasks := range dags {
+		_, ts := pairs(tasks)
+		for _, t := range ts {
+			if bodyOf(t) != comp {
+				continue
+			}
+			if _, _, ok := yamlfile.Lookup(t, "inputs", "parameters", name); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // innerBraces is the first string below n holding {{, or nil.

@@ -54,6 +54,10 @@ func TestRunKFPv2(t *testing.T) {
 			"done/Output":                          "note 0",
 		},
 	}, {
+		// An optional sub-DAG input no task gives has no value inside.
+		file: "../testdata/kfpv2/optional.yaml",
+		want: map[string]string{"inner.show/Output": "--no-flag x"},
+	}, {
 		file: "../testdata/kfpv2/exit.yaml",
 		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}, {

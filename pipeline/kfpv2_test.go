@@ -171,10 +171,16 @@ func TestKFPv2LoopsUnsupported(t *testing.T) {
 	for _, want := range []string{
 		f + `:39:33: components.comp-for-loop-1.dag.tasks.second.inputs.parameters.msg.taskOutputParameter.producerTask: the output of task "first" of the same ParallelFor body is not supported yet`,
 		f + `:59:31: components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter: a ParallelFor inside a ParallelFor is supported when both loop over lists written in the file (raw): pipectl loops over their product; ParallelFor "for-loop-3" loops over components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter`,
+		f + `:146:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+	// The body of a ParallelFor whose inputs failed is not converted: it
+	// would only say they are missing.
+	if strings.Contains(err.Error(), "has no input") {
+		t.Errorf("error reports the body's inputs missing:\n%v", err)
 	}
 }
 

@@ -248,7 +248,12 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	lv := &loopLevel{task: key.Value, item: item, scope: map[string]string{}}
 	var outer *yaml.Node
 	if in := t["inputs"]; in != nil {
+		n0 := len(c.errs)
 		outer = c.taskInputs(in, field+".inputs", body)
+		if len(c.errs) > n0 {
+			// The body would only report the inputs missing.
+			return nil
+		}
 	}
 	ks, vs := pairs(outer)
 	for i, k := range ks {

@@ -200,3 +200,13 @@ func TestKFPv2OptionalSubDAGInput(t *testing.T) {
 		t.Errorf("inner.show inputs (-want +got):\n%s", diff)
 	}
 }
+
+// TestKFPv2LoopsRecursive: a ParallelFor body holding a ParallelFor over
+// itself is an error at the inner task's componentRef.
+func TestKFPv2LoopsRecursive(t *testing.T) {
+	_, err := Load("testdata/kfpv2/loops_recursive.yaml")
+	want := `testdata/kfpv2/loops_recursive.yaml:10:19: components.comp-for-loop-1.dag.tasks.for-loop-2.componentRef.name: component "comp-for-loop-1" uses itself`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+}

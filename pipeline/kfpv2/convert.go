@@ -134,8 +134,9 @@ type conv struct {
 	built  map[string]*yaml.Node
 	active map[string]bool
 	// loops are the ParallelFors whose body is being converted, outermost
-	// first (loop.go).
-	loops []*loopLevel
+	// first; loopSteps counts the loop steps made (loop.go).
+	loops     []*loopLevel
+	loopSteps int
 	// atRoot is set while the root DAG's tasks are converted; final is set
 	// by task on a task that becomes a finally step.
 	atRoot, final bool

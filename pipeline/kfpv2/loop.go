@@ -40,6 +40,15 @@ import (
 // items are not both written in the file, collected artifacts, and the
 // collected outputs of a ParallelFor in a body (KFP gives a list of lists).
 
+// maxLoopSteps bounds the steps the ParallelFors of a file become, and
+// maxProduct the items of a loop over the product of nested lists: a
+// body holding several ParallelFors over a body holding several, and so
+// on, would otherwise double the steps at every level.
+const (
+	maxLoopSteps = 10000
+	maxProduct   = 10000
+)
+
 // loopLevel is one ParallelFor whose body is being converted.
 type loopLevel struct {
 	// task is the ParallelFor task; item its itemInput; scope the values
@@ -122,7 +131,20 @@ func (c *conv) isDAG(name string) bool {
 // task loop (node t), by body task, and all of them in order; prefix is
 // what the names of the enclosing ParallelFors put before them.
 func (c *conv) bodyNames(loop string, t *yaml.Node, prefix string) (map[string][]string, []string) {
-	tasks, _, _ := yamlfile.Lookup(c.comps, bodyOf(t), "dag", "tasks")
+	budget := maxLoopSteps
+	return c.bodyNamesIn(loop, t, prefix, map[string]bool{}, &budget)
+}
+
+// bodyNamesIn is bodyNames inside the bodies of the ParallelFors in
+// (a body that holds itself has no names: loopTask reports it).
+func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[string]bool, budget *int) (map[string][]string, []string) {
+	body := bodyOf(t)
+	if in[body] || *budget <= 0 {
+		return map[string][]string{}, nil
+	}
+	in[body] = true
+	defer delete(in, body)
+	tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks")
 	keys, values := pairs(tasks)
 	p := prefix + loop + "-"
 	single := prefix == "" && len(keys) == 1 && !isLoop(values[0])
@@ -131,12 +153,13 @@ func (c *conv) bodyNames(loop string, t *yaml.Node, prefix string) (map[string][
 	for i, k := range keys {
 		switch {
 		case isLoop(values[i]):
-			_, names[k.Value] = c.bodyNames(k.Value, values[i], p)
+			_, names[k.Value] = c.bodyNamesIn(k.Value, values[i], p, in, budget)
 		case single:
 			names[k.Value] = []string{loop}
 		default:
 			names[k.Value] = []string{p + k.Value}
 		}
+		*budget -= len(names[k.Value])
 		all = append(all, names[k.Value]...)
 	}
 	return names, all
@@ -234,6 +257,16 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		return nil
 	}
 	bf := "components." + body
+	if c.loopSteps >= maxLoopSteps {
+		c.errorf(key, field, "the ParallelFors of the file become more than %d loop steps", maxLoopSteps)
+		return nil
+	}
+	if c.active[body] {
+		c.errorf(ref["name"], field+".componentRef.name", "component %q uses itself", body)
+		return nil
+	}
+	c.active[body] = true
+	defer delete(c.active, body)
 	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
 	tk, tv := pairs(tasks)
 	if !isDAG || len(tk) == 0 {
@@ -346,6 +379,7 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		if s == nil || c.final {
 			continue
 		}
+		c.loopSteps++
 		// The step's name, what it waits for and its loop.
 		s.Content[1] = c.str(names[k.Value][0], k, f)
 		c.addAfter(s, after, afterField)
@@ -394,6 +428,14 @@ func (c *conv) loopOf() *yaml.Node {
 		return loop
 	}
 	// The product, outermost first: {"l0": OUTER, "l1": INNER, ...}.
+	size := 1
+	for _, l := range c.loops {
+		size *= max(len(l.items.Content), 1)
+		if size > maxProduct {
+			c.errorf(inner.at, inner.field, "the ParallelFors over lists in the file nested here loop over more than %d items together", maxProduct)
+			return loop
+		}
+	}
 	prod := []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}
 	for k, l := range c.loops {
 		var next []*yaml.Node

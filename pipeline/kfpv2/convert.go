@@ -1129,7 +1129,8 @@ func place(n, at *yaml.Node) {
 // finalStatus is the value of a dsl.PipelineTaskFinalStatus input given by
 // taskFinalStatus of task: the JSON object KFP gives, its state the run's
 // status as a finally step reads it ({{run.status}}: Succeeded, Failed or
-// Cancelled; KFP writes SUCCEEDED, FAILED, CANCELLED).
+// Cancelled; KFP's driver writes the producer's ML Metadata state,
+// COMPLETE, FAILED or CANCELED).
 func finalStatus(task string) string {
 	return `{"state": "{{run.status}}", "pipelineTaskName": "` + task + `", "error": {}}`
 }

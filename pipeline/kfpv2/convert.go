@@ -133,11 +133,10 @@ type conv struct {
 	// converted (a component that uses itself is an error).
 	built  map[string]*yaml.Node
 	active map[string]bool
-	// scope, while the body of a ParallelFor is converted, gives the
-	// references its inputs are (the loop item is "{{item}}"); item names
-	// the item input.
-	scope map[string]string
-	item  string
+	// loops are the ParallelFors whose body is being converted, outermost
+	// first; loopSteps counts the loop steps made (loop.go).
+	loops     []*loopLevel
+	loopSteps int
 	// atRoot is set while the root DAG's tasks are converted; final is set
 	// by task on a task that becomes a finally step.
 	atRoot, final bool
@@ -146,8 +145,13 @@ type conv struct {
 	// extra are the step fields of the steps running each executor
 	// (resources.go).
 	extra stepFields
-	// dagTasks are the tasks of the dag being converted.
+	// dagTasks are the tasks of the dag being converted; names the steps
+	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
+	names    map[string][]string
+	// omitted are the inputs of the sub-DAG being converted that are
+	// optional, without a default, and given by no task: left out.
+	omitted map[string]bool
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -333,9 +337,18 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
 	c.atRootDefs = false
+	savedOmitted := c.omitted
+	c.omitted = map[string]bool{}
+	defer func() { c.omitted = savedOmitted }()
 	for _, in := range ins {
 		if root && in.artifact {
 			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
+			continue
+		}
+		// A sub-DAG's optional input without a default that no task
+		// gives is None to KFP: the tasks reading it get no value.
+		if !root && !in.artifact && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name) {
+			c.omitted[in.name] = true
 			continue
 		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
@@ -356,12 +369,18 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
 	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
 	tk, tv := pairs(dag["tasks"])
-	saved := c.dagTasks
-	c.dagTasks = dag["tasks"]
-	defer func() { c.dagTasks = saved }()
+	saved, savedNames := c.dagTasks, c.names
+	c.dagTasks, c.names = dag["tasks"], c.loopNames(dag["tasks"], "")
+	defer func() { c.dagTasks, c.names = saved, savedNames }()
 	for i, k := range tk {
 		c.atRoot, c.final = root, false
-		s := c.task(k, tv[i], join(field, "dag.tasks."+k.Value))
+		tf := join(field, "dag.tasks."+k.Value)
+		var s *yaml.Node
+		if isLoop(tv[i]) {
+			steps.Content = append(steps.Content, c.loopTask(k, tv[i], tf, "")...)
+		} else {
+			s = c.task(k, tv[i], tf)
+		}
 		switch {
 		case s == nil:
 		case c.final:
@@ -396,8 +415,9 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
 		if ok1 && ok2 {
-			key = c.collectedOutput(task, key)
-			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", sel["valueFromParameter"], f+".valueFromParameter"))
+			if ref, ok := c.outputRef(task, key, v["producerSubtask"], f+".valueFromParameter"); ok {
+				c.add(out, k.Value, k, f, c.str(ref, sel["valueFromParameter"], f+".valueFromParameter"))
+			}
 		}
 	}
 	ak, av := pairs(fs["artifacts"])
@@ -725,9 +745,6 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy", "parameterIterator", "iteratorPolicy"}, map[string]string{
 		"artifactIterator": " (dsl.ParallelFor over artifacts)",
 	})
-	if t["parameterIterator"] != nil {
-		return c.loopTask(key, field, t)
-	}
 	if t["iteratorPolicy"] != nil {
 		c.errorf(t["iteratorPolicy"], field+".iteratorPolicy", "iteratorPolicy without parameterIterator")
 	}
@@ -785,7 +802,9 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		}
 		for j, e := range d.Content {
 			if v, ok := c.scalarOf(e, fmt.Sprintf("%s.dependentTasks[%d]", field, j), "a task name"); ok {
-				after.Content = append(after.Content, c.str(v, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+				for _, name := range c.stepsOf(v) {
+					after.Content = append(after.Content, c.str(name, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
+				}
 			}
 		}
 		c.add(step, "after", d, field+".dependentTasks", after)
@@ -849,6 +868,11 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				if len(c.loops) == 0 && c.omitted[v] {
+					// Given by no task: the input has no value.
+					c.at(s["componentInputParameter"], f+".componentInputParameter")
+					continue
+				}
 				val, err := c.scoped(v, s["parameterExpressionSelector"])
 				if err != nil {
 					c.errorf(s["componentInputParameter"], f, "%v", err)
@@ -861,8 +885,9 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputParameter.producerTask", "a task name")
 			key, ok2 := c.scalarOf(o["outputParameterKey"], f+".taskOutputParameter.outputParameterKey", "an output name")
 			if ok1 && ok2 {
-				key = c.collectedOutput(task, key)
-				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputParameter"], f+".taskOutputParameter"))
+				if ref, ok := c.outputRef(task, key, o["producerTask"], f+".taskOutputParameter.producerTask"); ok {
+					c.add(out, k.Value, k, f, c.str(ref, s["taskOutputParameter"], f+".taskOutputParameter"))
+				}
 			}
 		case s["runtimeValue"] != nil:
 			r := c.fieldsOf(s["runtimeValue"], f+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)
@@ -873,6 +898,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			case components.IsNull(v):
 			case hasBraces(v):
 				pending = append(pending, pendingConst{key: k, node: v, field: f})
+			case v.Kind != yaml.ScalarNode && innerBraces(v) != nil:
+				// KFP's driver fills pipeline channels in anywhere in a
+				// list or struct; pipectl gives such a constant as written.
+				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported yet: pipectl gives a list or struct constant as written", innerBraces(v).Value)
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -900,7 +929,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
 			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputArtifact.producerTask", "a task name")
 			key, ok2 := c.scalarOf(o["outputArtifactKey"], f+".taskOutputArtifact.outputArtifactKey", "an output name")
-			if ok1 && ok2 {
+			if ok1 && ok2 && c.notInBody(task, o["producerTask"], f+".taskOutputArtifact.producerTask") {
 				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputArtifact"], f+".taskOutputArtifact"))
 			}
 		}
@@ -912,6 +941,46 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 // constant is a JSON value, which pipectl never reads references in).
 func hasBraces(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
+}
+
+// given reports whether a task of the file gives input parameter name of
+// KFP component comp.
+func (c *conv) given(comp, name string) bool {
+	dags := []*yaml.Node{}
+	if r, _, ok := yamlfile.Lookup(c.f.Root, "root", "dag", "tasks"); ok {
+		dags = append(dags, r)
+	}
+	_, cs := pairs(c.comps)
+	for _, v := range cs {
+		if t, _, ok := yamlfile.Lookup(v, "dag", "tasks"); ok {
+			dags = append(dags, t)
+		}
+	}
+	for _, tasks := range dags {
+		_, ts := pairs(tasks)
+		for _, t := range ts {
+			if bodyOf(t) != comp {
+				continue
+			}
+			if _, _, ok := yamlfile.Lookup(t, "inputs", "parameters", name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// innerBraces is the first string below n holding {{, or nil.
+func innerBraces(n *yaml.Node) *yaml.Node {
+	if hasBraces(n) {
+		return n
+	}
+	for _, e := range n.Content {
+		if b := innerBraces(e); b != nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // paramType is the parameterType of input parameter name of KFP component
@@ -938,29 +1007,44 @@ func wholeNumber(n *yaml.Node) *yaml.Node {
 	return &m
 }
 
-var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=)\s*('[^']*'|-?[0-9][0-9.]*|true|false)\s*(\))?$`)
+var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=)\s*('[^']*'|-?[0-9][0-9.]*|true|false|(?:(?:int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?)\s*(\))?$`)
 
 // condition is the when of a task's triggerPolicy.condition: KFP writes a
 // CEL expression; pipectl runs the one comparison of a task input with a
-// literal, as dsl.If(x == 'heads') writes it (or its Else, !(...)).
+// literal or another task input, as dsl.If(x == 'heads') or dsl.If(x == y)
+// writes it (or its Else, !(...)).
 func condition(cond string, inputs *yaml.Node) (string, error) {
 	m := conditionRE.FindStringSubmatch(strings.TrimSpace(cond))
-	if m == nil || (m[1] != "") != (m[6] != "") {
-		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs one comparison of a task input with a literal (== or !=), or its negation !(...)", cond)
+	if m == nil || (m[1] != "") != (m[7] != "") {
+		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs one comparison of a task input with a literal or another task input (== or !=), or its negation !(...)", cond)
 	}
-	v, _, ok := yamlfile.Lookup(inputs, m[3])
-	if inputs == nil || !ok || v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "{{") {
-		return "", fmt.Errorf("condition %q: the task has no input parameter %q given by a pipeline input or a task output", cond, m[3])
+	input := func(name string) (string, error) {
+		v, _, ok := yamlfile.Lookup(inputs, name)
+		if inputs == nil || !ok || v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "{{") {
+			return "", fmt.Errorf("condition %q: the task has no input parameter %q given by a pipeline input or a task output", cond, name)
+		}
+		return v.Value, nil
+	}
+	left, err := input(m[3])
+	if err != nil {
+		return "", err
 	}
 	op := m[4]
 	if m[1] != "" {
 		op = map[string]string{"==": "!=", "!=": "=="}[op]
 	}
+	if m[6] != "" {
+		right, err := input(m[6])
+		if err != nil {
+			return "", err
+		}
+		return left + " " + op + " " + right, nil
+	}
 	lit := strings.Trim(m[5], "'")
 	if strings.ContainsAny(lit, "=!{}\\\"") {
 		return "", fmt.Errorf("condition %q: the literal %s is not supported", cond, m[5])
 	}
-	return v.Value + " " + op + " " + lit, nil
+	return left + " " + op + " " + lit, nil
 }
 
 // pendingConst is a string constant holding placeholders.
@@ -1034,160 +1118,6 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 	inputs.Content = kept
 }
 
-var selectorRE = regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
-
-// scoped is the reference of input name of the dag being converted, with
-// a selector of a field of a loop item.
-func (c *conv) scoped(name string, selector *yaml.Node) (string, error) {
-	if c.scope == nil {
-		if selector != nil {
-			return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
-		}
-		return "{{params." + name + "}}", nil
-	}
-	if name == c.item {
-		if selector == nil {
-			return "{{item}}", nil
-		}
-		m := selectorRE.FindStringSubmatch(selector.Value)
-		if m == nil {
-			return "", fmt.Errorf("parameterExpressionSelector %q is not supported (supported: parseJson(string_value)[\"FIELD\"], a field of the loop item)", selector.Value)
-		}
-		return "{{item." + m[1] + "}}", nil
-	}
-	if selector != nil {
-		return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
-	}
-	v, ok := c.scope[name]
-	if !ok {
-		return "", fmt.Errorf("the ParallelFor body has no input %q given by its task", name)
-	}
-	return v, nil
-}
-
-// loopTask converts a task with a parameterIterator (dsl.ParallelFor) whose
-// body (a sub-DAG) is one container task: the step is that task, named
-// after the loop task, with loop.items the iterator's items (raw, a JSON
-// list as written; or inputParameter, the reference that task input is)
-// and loop.parallelism the iteratorPolicy's parallelismLimit.
-func (c *conv) loopTask(key *yaml.Node, field string, t map[string]*yaml.Node) *yaml.Node {
-	pf := field + ".parameterIterator"
-	it := c.fieldsOf(t["parameterIterator"], pf, "a parameterIterator", []string{"itemInput", "items"}, nil)
-	item, ok := c.scalarOf(it["itemInput"], pf+".itemInput", "the item's input name")
-	if !ok {
-		return nil
-	}
-	if c.scope != nil {
-		c.errorf(t["parameterIterator"], pf, "a ParallelFor inside a ParallelFor is not supported yet")
-		return nil
-	}
-	ref := c.fieldsOf(t["componentRef"], field+".componentRef", "a componentRef", []string{"name"}, nil)
-	body, ok := c.scalarOf(ref["name"], field+".componentRef.name", "a component name")
-	if !ok {
-		return nil
-	}
-	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
-	tk, tv := pairs(tasks)
-	if !isDAG || len(tk) != 1 {
-		c.errorf(t["parameterIterator"], pf, "a ParallelFor body of %d tasks is not supported yet (pipectl loops one task: each iteration is STEP[i])", len(tk))
-		return nil
-	}
-	if o, _, has := yamlfile.Lookup(c.comps, body, "dag", "outputs"); has {
-		of := "components." + body + ".dag.outputs"
-		ok := true
-		fs := c.fieldsOf(o, of, "dag outputs", []string{"parameters"}, map[string]string{"artifacts": " for the outputs of a ParallelFor (dsl.Collected artifacts, a list of artifacts)"})
-		pk, pv := pairs(fs["parameters"])
-		for i, k := range pk {
-			f := of + ".parameters." + k.Value
-			v := c.fieldsOf(pv[i], f, "a collected output", []string{"valueFromParameter"}, nil)
-			sel := c.fieldsOf(v["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
-			if sel["producerSubtask"] == nil || sel["producerSubtask"].Value != tk[0].Value || sel["outputParameterKey"] == nil {
-				c.errorf(pv[i], f, "expected the output of the ParallelFor's task %q", tk[0].Value)
-				ok = false
-			}
-		}
-		if !ok || fs["artifacts"] != nil {
-			return nil
-		}
-	}
-	if inner, _, _ := yamlfile.Lookup(tv[0], "componentRef", "name"); inner != nil {
-		if _, _, sub := yamlfile.Lookup(c.comps, inner.Value, "dag"); sub {
-			c.errorf(t["parameterIterator"], pf, "a ParallelFor body that is a nested pipeline is not supported yet (pipectl loops one task)")
-			return nil
-		}
-	}
-	// The outer task's inputs are the body's.
-	var outer *yaml.Node
-	if in := t["inputs"]; in != nil {
-		outer = c.taskInputs(in, field+".inputs", body)
-	}
-	scope := map[string]string{}
-	ok2 := true
-	ks, vs := pairs(outer)
-	for i, k := range ks {
-		if vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{") {
-			c.errorf(k, field+".inputs", "a constant input of a ParallelFor task is not supported yet")
-			ok2 = false
-		}
-		scope[k.Value] = vs[i].Value
-	}
-	if !ok2 {
-		return nil
-	}
-	loop := c.mapping(t["parameterIterator"], pf)
-	items := c.fieldsOf(it["items"], pf+".items", "the iterator's items", []string{"raw", "inputParameter"}, nil)
-	switch {
-	case items["raw"] != nil:
-		raw := items["raw"]
-		var list yaml.Node
-		if err := yaml.Unmarshal([]byte(raw.Value), &list); err != nil || len(list.Content) != 1 || list.Content[0].Kind != yaml.SequenceNode {
-			c.errorf(raw, pf+".items.raw", "expected a JSON list, got %q", raw.Value)
-			return nil
-		}
-		seq := list.Content[0]
-		place(seq, raw)
-		c.at(raw, pf+".items.raw")
-		c.add(loop, "items", raw, pf+".items.raw", seq)
-	case items["inputParameter"] != nil:
-		name := items["inputParameter"].Value
-		v, ok := scope[name]
-		if !ok {
-			c.errorf(items["inputParameter"], pf+".items.inputParameter", "the task has no input %q", name)
-			return nil
-		}
-		c.add(loop, "items", items["inputParameter"], pf+".items.inputParameter", c.str(v, items["inputParameter"], pf+".items.inputParameter"))
-	default:
-		c.errorf(t["parameterIterator"], pf+".items", "missing: items (raw or inputParameter)")
-		return nil
-	}
-	if ip := t["iteratorPolicy"]; ip != nil {
-		p := c.fieldsOf(ip, field+".iteratorPolicy", "an iteratorPolicy", []string{"parallelismLimit"}, nil)
-		if l := p["parallelismLimit"]; l != nil {
-			c.add(loop, "parallelism", l, field+".iteratorPolicy.parallelismLimit", l)
-		}
-	}
-	c.scope, c.item = scope, item
-	step := c.task(key, tv[0], "components."+body+".dag.tasks."+tk[0].Value)
-	c.scope, c.item = nil, ""
-	if step == nil {
-		return nil
-	}
-	// The step is the loop task: its name and its dependencies.
-	step.Content[1] = c.str(key.Value, key, field)
-	if d := t["dependentTasks"]; d != nil {
-		after := c.seq(d, field+".dependentTasks")
-		for j, e := range d.Content {
-			after.Content = append(after.Content, c.str(e.Value, e, fmt.Sprintf("%s.dependentTasks[%d]", field, j)))
-		}
-		c.add(step, "after", d, field+".dependentTasks", after)
-	}
-	if tp := t["triggerPolicy"]; tp != nil {
-		c.errorf(tp, field+".triggerPolicy", "a condition on a ParallelFor task is not supported yet")
-	}
-	c.add(step, "loop", t["parameterIterator"], pf, loop)
-	return step
-}
-
 // place gives n and the nodes below it the position of at.
 func place(n, at *yaml.Node) {
 	n.Line, n.Column = at.Line, at.Column
@@ -1199,29 +1129,8 @@ func place(n, at *yaml.Node) {
 // finalStatus is the value of a dsl.PipelineTaskFinalStatus input given by
 // taskFinalStatus of task: the JSON object KFP gives, its state the run's
 // status as a finally step reads it ({{run.status}}: Succeeded, Failed or
-// Cancelled; KFP writes SUCCEEDED, FAILED, CANCELLED).
+// Cancelled; KFP's driver writes the producer's ML Metadata state,
+// COMPLETE, FAILED or CANCELED).
 func finalStatus(task string) string {
 	return `{"state": "{{run.status}}", "pipelineTaskName": "` + task + `", "error": {}}`
-}
-
-// collectedOutput is the output of the loop step a reference to output key
-// of task names: for a ParallelFor task (its body of one task), the output
-// of that task its dag.outputs collect (dsl.Collected), which the loop
-// step collects into a JSON list; else key itself.
-func (c *conv) collectedOutput(task, key string) string {
-	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
-	if !ok {
-		return key
-	}
-	if _, _, loop := yamlfile.Lookup(t, "parameterIterator"); !loop {
-		return key
-	}
-	body, _, _ := yamlfile.Lookup(t, "componentRef", "name")
-	if body == nil {
-		return key
-	}
-	if o, _, ok := yamlfile.Lookup(c.comps, body.Value, "dag", "outputs", "parameters", key, "valueFromParameter", "outputParameterKey"); ok && o.Kind == yaml.ScalarNode {
-		return o.Value
-	}
-	return key
 }

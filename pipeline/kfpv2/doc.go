@@ -24,10 +24,17 @@
 //     retryPolicy.maxRetryCount is its retries;
 //   - artifact types system.Dataset, system.Model and system.Metrics are
 //     Dataset, Model and Metrics; any other schemaTitle is Artifact;
+//   - triggerPolicy.condition, one comparison of a task input with a
+//     literal or another input, is the step's when; the strategy
+//     ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler) on a root task makes it
+//     a finally step, and its PipelineTaskFinalStatus input reads the run's
+//     status;
+//   - a ParallelFor (parameterIterator) is a loop step per task of its body
+//     (loop.go);
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input.
 //
-// What pipectl does not run yet (triggerPolicy, parameterIterator,
-// artifactIterator, importers, exit handlers, platform specs, ...) is an
+// What pipectl does not run yet (artifactIterator, importers, dsl.OneOf,
+// conditions of more than one comparison, most platform specs, ...) is an
 // error at its line and column, naming the KFP field.
 package kfpv2

@@ -39,6 +39,25 @@ func TestRunKFPv2(t *testing.T) {
 		},
 		files: map[string]string{"stats/report": `{"lines": 3}`},
 	}, {
+		// ParallelFors: two tasks per iteration, a collected output, and
+		// a ParallelFor in a ParallelFor over their product.
+		file: "../testdata/kfpv2/loops.yaml",
+		want: map[string]string{
+			"for-loop-1-show[0]/shown":             "show a",
+			"for-loop-1-show[1]/shown":             "show b",
+			"for-loop-1-mark[1]/Output":            "m2",
+			"gather/joined":                        `["m1","m2"]`,
+			"for-loop-2-for-loop-3-pair[0]/Output": "1a",
+			"for-loop-2-for-loop-3-pair[1]/Output": "1b",
+			"for-loop-2-for-loop-3-pair[3]/Output": "2b",
+			"for-loop-2-note[1]/Output":            "note 2",
+			"done/Output":                          "note 0",
+		},
+	}, {
+		// An optional sub-DAG input no task gives has no value inside.
+		file: "../testdata/kfpv2/optional.yaml",
+		want: map[string]string{"inner.show/Output": "--no-flag x"},
+	}, {
 		file: "../testdata/kfpv2/exit.yaml",
 		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}, {

@@ -5,7 +5,10 @@
 // and checked with Argo's own validator (workflow/validate, as `argo lint`
 // does offline).
 //
-//	go run ./pipeline/internal/kfpv2catalog [-v] [-run] DIR
+//	go run ./pipeline/internal/kfpv2catalog [-v] [-all] [-run] DIR
+//
+// With -all, a failing file's every message is printed (with -v), not only
+// its first: what each file would need.
 //
 // With -run, each file that compiles and whose executors need no KFP
 // package (no {{$}}) is also run locally (pipeline/local, a store in a
@@ -44,18 +47,19 @@ import (
 func main() {
 	verbose := flag.Bool("v", false, "print every failure")
 	runLocal := flag.Bool("run", false, "also run the files without {{$}} locally")
+	all := flag.Bool("all", false, "with -v, print every message of a failing file")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: kfpv2catalog [-v] DIR")
+		fmt.Fprintln(os.Stderr, "usage: kfpv2catalog [-v] [-all] [-run] DIR")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *verbose, *runLocal); err != nil {
+	if err := run(flag.Arg(0), *verbose, *all, *runLocal); err != nil {
 		fmt.Fprintln(os.Stderr, "kfpv2catalog:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, verbose, runLocal bool) error {
+func run(dir string, verbose, all, runLocal bool) error {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".yaml") {
@@ -69,7 +73,7 @@ func run(dir string, verbose, runLocal bool) error {
 	groups := map[string][]string{}
 	ok, ranOK, ranFail := 0, 0, 0
 	for _, file := range files {
-		msg := check(file)
+		msg, rest := check(file)
 		rel, _ := filepath.Rel(dir, file)
 		if msg == "" {
 			ok++
@@ -92,6 +96,11 @@ func run(dir string, verbose, runLocal bool) error {
 		}
 		if verbose {
 			fmt.Printf("FAIL %s\n     %s\n", rel, msg)
+			if all {
+				for _, m := range rest {
+					fmt.Printf("     %s\n", m)
+				}
+			}
 		}
 		groups[group(msg)] = append(groups[group(msg)], rel)
 	}
@@ -131,20 +140,29 @@ func group(msg string) string {
 }
 
 // check loads, compiles and lints one file; it returns the first line of
-// the first failure, or "".
-func check(file string) string {
+// the first failure, or "", and the other lines of that failure.
+func check(file string) (string, []string) {
 	p, err := pipeline.Load(file)
 	if err != nil {
-		return "validate: " + firstLine(err.Error())
+		return "validate: " + firstLine(err.Error()), otherLines(err.Error())
 	}
 	wf, err := argo.Compile(p, argo.Options{Image: "pipectl:dev", Artifacts: "s3://bucket/runs"})
 	if err != nil {
-		return "compile: " + firstLine(err.Error())
+		return "compile: " + firstLine(err.Error()), otherLines(err.Error())
 	}
 	if err := validate.ValidateWorkflow(nil, nil, wf, nil, validate.ValidateOpts{Lint: true}); err != nil {
-		return "lint: " + firstLine(err.Error())
+		return "lint: " + firstLine(err.Error()), otherLines(err.Error())
 	}
-	return ""
+	return "", nil
+}
+
+// otherLines are the lines of s after its first.
+func otherLines(s string) []string {
+	_, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if rest == "" {
+		return nil
+	}
+	return strings.Split(rest, "\n")
 }
 
 func firstLine(s string) string {

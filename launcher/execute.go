@@ -144,7 +144,7 @@ func Execute(ctx context.Context, launcher *Launcher, store artifacts.Store, req
 	job := &step.Job{
 		Run: run, Name: name, Cache: req.Cache, OutputParams: outputParams,
 		Shape: stepcache.Shape{Nodes: ls.Nodes, Procs: ls.ProcsPerNode},
-		Log:   log, KeepCachedLog: true,
+		Log:   log, KeepCachedLog: true, Lineage: true,
 		Cached: func(hit stepcache.Entry) {
 			fmt.Fprintf(errOut, "%s: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", who, name, hit.Step, hit.Run)
 			runview.WriteOutputs(errOut, who, hit.Outputs)

@@ -111,7 +111,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	stepLog := output("[" + name + "] ")
 	job := &step.Job{
 		Run: e.run.ID, Name: name, Invocation: inv, InputSums: inputSums, Image: sp.Image,
-		Cache: stepcache.StepMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true,
+		Cache: stepcache.StepMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true, Lineage: true,
 		Strategy: e.strategy(sp, dir, output, stepLog),
 		Retries:  sp.Retries, Timeout: time.Duration(sp.Timeout), RetryLog: stepLog,
 		Log: log,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -67,6 +69,11 @@ type Job struct {
 	// Flush, when set, is called once the program ended, before the log
 	// is stored (line writers hold a last line without its newline).
 	Flush func()
+
+	// Lineage records the step's input artifacts when it ran
+	// (artifacts.WriteInputs): not for a rank of a gang, whose launcher
+	// records the step.
+	Lineage bool
 
 	// Fingerprinted, when set, is told the fingerprint before the look-up;
 	// Cached, when the outputs of hit were reused.
@@ -140,6 +147,11 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		}
 	}
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
+	if err == nil && j.Lineage && j.Invocation != nil {
+		if err := artifacts.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
+			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
+		}
+	}
 	if err == nil && j.Cache != stepcache.ModeOff {
 		entry := stepcache.Entry{Run: j.Run, Step: j.Name, Outputs: res.Outputs}
 		if err := stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry); err != nil {
@@ -183,6 +195,16 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputReco
 		lastErr = err
 	}
 	return nil, total, lastErr
+}
+
+// inputs is the job's inputs record: its input artifacts by name, with
+// their sha256 when the fingerprint had them.
+func (j *Job) inputs() artifacts.StepInputs {
+	rec := artifacts.StepInputs{Run: j.Run, Step: j.Name}
+	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Inputs)) {
+		rec.Inputs = append(rec.Inputs, artifacts.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
+	}
+	return rec
 }
 
 func (j *Job) warnf(format string, args ...any) {

@@ -59,7 +59,7 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 	}
 	job := &Job{
 		Run: r.Values.Run, Name: r.Name, Image: r.Image, Cache: r.Cache, OutputParams: p.OutputParams,
-		KeepCachedLog: true,
+		KeepCachedLog: true, Lineage: !p.Gang,
 		Cached: func(hit stepcache.Entry) {
 			fmt.Fprintf(stderr, "pipectl exec: step %s cached: reusing the outputs of step %s of run %s\n", r.Name, hit.Step, hit.Run)
 		},

@@ -31,7 +31,7 @@ func NewCmdArtifacts(f *cmdutil.Factory) *cobra.Command {
 as RUN/STEP/OUTPUT/PATH. Every byte read is checked against the sha256 in the
 output's metadata.`,
 	}
-	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil), NewCmdCat(f, nil))
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil), NewCmdCat(f, nil), NewCmdLineage(f, nil))
 	return cmd
 }
 

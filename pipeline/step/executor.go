@@ -70,7 +70,7 @@ type Job struct {
 	// is stored (line writers hold a last line without its newline).
 	Flush func()
 
-	// Lineage records the step's input artifacts when it ran
+	// Lineage records the step's input artifacts once its program started
 	// (artifacts.WriteInputs): not for a rank of a gang, whose launcher
 	// records the step.
 	Lineage bool
@@ -147,7 +147,8 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		}
 	}
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
-	if err == nil && j.Lineage && j.Invocation != nil {
+	if j.Lineage && j.Invocation != nil && res.Attempts > 0 {
+		// The program read its inputs, whether it then failed or not.
 		if err := artifacts.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
 			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
 		}

@@ -570,6 +570,14 @@ func TestConformance(t *testing.T) {
 					}
 				}
 				confCompare(t, *tc.resumed, local2, argo2)
+				for _, d := range []struct {
+					lab         argoLab
+					first, then string
+				}{{ll, local.run, local2.run}, {la, argo.run, argo2.run}} {
+					if err := d.lab.confLineage(ctx, d.first, d.then); err != nil {
+						t.Error(err)
+					}
+				}
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -646,6 +654,9 @@ func TestConformanceLocal(t *testing.T) {
 					t.Fatalf("rerun: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
 				}
 				confCompare(t, *tc.resumed, r2)
+				if err := l.confLineage(ctx, r.run, r2.run); err != nil {
+					t.Error(err)
+				}
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -684,6 +695,43 @@ func (a *argoLab) confDiff(ctx context.Context, tc confCase, before, after strin
 		if row.Differs != edited || len(row.Values) != 2 || row.Values[0] == nil || row.Values[1] == nil {
 			return fmt.Errorf("runs diff %s %s: step %s: code differs %v, want %v (the edited steps'), both runs' digests set:\n%s", before, after, row.Name, row.Differs, edited, js)
 		}
+	}
+	return nil
+}
+
+// confLineage checks `artifacts lineage` of the resumed run's boom: it
+// read first's output, made by the failed first run (reused since), and
+// --used-by names both runs' boom as readers of that content.
+func (a *argoLab) confLineage(ctx context.Context, first, then string) error {
+	js, errOut, code := a.pipectlTry(ctx, "artifacts", "lineage", then+"/boom/seen", "-o", "json")
+	if code != 0 {
+		return fmt.Errorf("artifacts lineage %s/boom/seen: exit %d: %s", then, code, errOut)
+	}
+	var l struct {
+		Run    string `json:"run"`
+		Inputs []struct {
+			Name   string `json:"name"`
+			SHA256 string `json:"sha256"`
+			From   *struct {
+				Run  string `json:"run"`
+				Step string `json:"step"`
+			} `json:"from"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(js), &l); err != nil {
+		return fmt.Errorf("artifacts lineage: %v\n%s", err, js)
+	}
+	if l.Run != then || len(l.Inputs) != 1 || l.Inputs[0].Name != "data" || l.Inputs[0].From == nil ||
+		l.Inputs[0].From.Run != first || l.Inputs[0].From.Step != "first" {
+		return fmt.Errorf("artifacts lineage %s/boom/seen: want boom of %s reading data made by first of %s:\n%s", then, then, first, js)
+	}
+	js, errOut, code = a.pipectlTry(ctx, "artifacts", "lineage", first+"/first/out", "--used-by", "-o", "json")
+	if code != 0 {
+		return fmt.Errorf("artifacts lineage --used-by: exit %d: %s", code, errOut)
+	}
+	var users []struct{ Run, Step string }
+	if err := json.Unmarshal([]byte(js), &users); err != nil || len(users) != 2 || users[0].Step != "boom" || users[1].Step != "boom" {
+		return fmt.Errorf("artifacts lineage %s/first/out --used-by: want boom of both runs (%v):\n%s", first, err, js)
 	}
 	return nil
 }

@@ -157,10 +157,37 @@ type stepView struct {
 	Artifacts []outputView
 	Values    []artifacts.OutputRecord
 	LogURL    string
+	// Inputs are the input artifacts the step read, each linked to the
+	// step that made it (its lineage).
+	Inputs []inputView
+}
+
+// inputView is an input artifact of a step, and its producer when it is
+// an output of a run in this store.
+type inputView struct {
+	artifacts.InputRecord
+	Producer, URL string
+}
+
+// consumerView is a step that read an output's content.
+type consumerView struct {
+	Name, URL string
+}
+
+// maxReaders bounds the readers of an output a step page lists.
+const maxReaders = 20
+
+// stepURL is the page of a step of a run.
+func stepURL(run, step string) string {
+	return "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(step)
 }
 
 type outputView struct {
 	artifacts.OutputRecord
+	// ReadBy are steps of any run that read this content (at most
+	// maxReaders; More says how many more).
+	ReadBy  []consumerView
+	More    int
 	URL     string
 	Dir     bool
 	Files   []fileView
@@ -233,12 +260,32 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 func (s *server) stepView(r *http.Request, rec *artifacts.Run, st *artifacts.StepRecord, file string) *stepView {
 	sv := &stepView{StepRecord: st, Duration: duration(st.Started, st.Finished),
 		LogURL: "/api/runs/" + url.PathEscape(rec.ID) + "/logs/" + url.PathEscape(st.Name)}
+	if in, err := artifacts.ReadInputs(r.Context(), s.Store, rec.ID, st.Name); err == nil {
+		for _, i := range in.Inputs {
+			iv := inputView{InputRecord: i}
+			if key, err := artifacts.SplitURI(s.Store, i.URI); err == nil {
+				if parts := strings.Split(key, "/"); len(parts) == 3 {
+					iv.Producer, iv.URL = key, stepURL(parts[0], parts[1])
+				}
+			}
+			sv.Inputs = append(sv.Inputs, iv)
+		}
+	}
 	for _, o := range st.Outputs {
 		if o.URI == "" {
 			sv.Values = append(sv.Values, o)
 			continue
 		}
 		ov := outputView{OutputRecord: o, URL: artifactURL(rec.ID, st.Name, o.Name, "")}
+		if users, err := artifacts.ListConsumers(r.Context(), s.Store, o.SHA256); err == nil {
+			for i, u := range users {
+				if i == maxReaders {
+					ov.More = len(users) - i
+					break
+				}
+				ov.ReadBy = append(ov.ReadBy, consumerView{Name: u.Run + "/" + u.Step, URL: stepURL(u.Run, u.Step)})
+			}
+		}
 		obj, err := findOutput(r.Context(), s.Store, rec, st.Name, o.Name, "")
 		if err != nil {
 			ov.Problem = err.Error()

@@ -80,6 +80,11 @@ func fixture(t *testing.T) (*artifacts.Local, *artifacts.Run) {
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
+	// use read make's data (its lineage, and make's data's readers).
+	if err := artifacts.WriteInputs(ctx, store, artifacts.StepInputs{Run: "r1", Step: "use",
+		Inputs: []artifacts.InputRecord{{Name: "d", URI: st.Outputs[0].URI, SHA256: st.Outputs[0].SHA256}}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := store.Put(ctx, artifacts.LogKey("r1", "make"), strings.NewReader("[make] one\n[make] two\n"), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +446,8 @@ func TestPages(t *testing.T) {
 		"/?status=Failed": {"No runs match"},
 		"/runs/r1": {`data-node="make"`, `data-node="use"`, `class="edge st-succeeded"`, "Run params", "lr",
 			"<code>v9.9.9</code>", "<code>c0ffee1234</code> on <code>main</code>", "https://git.example.com/ml.git", "dirty, diff", "sha256 dddddddddddd"},
-		"/runs/r1?step=make":                 {`<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt", "<dt>Code</dt>", ">abababababab</code>"},
+		"/runs/r1?step=use":                  {`data-input="d"`, `made by <a href="/runs/r1?step=make">r1/make/data</a>`},
+		"/runs/r1?step=make":                 {`Read by <a href="/runs/r1?step=use">r1/use</a>`, `<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt", "<dt>Code</dt>", ">abababababab</code>"},
 		"/runs/r1?step=make&file=tree/x.txt": {`<b class="oname">tree<span class="muted">/x.txt`, "<pre>x\n</pre>"},
 		"/runs/r1?part=live":                 {`<svg class="graph"`},
 		"/compare?runs=r1":                   {`data-row="param:lr"`, `data-row="steps:use"`, `data-row="code:make"`, `data-row="origin:commit"`, "<code>c0ffee1234</code>"},

@@ -54,6 +54,10 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		if err != nil {
 			return nil, err
 		}
+		if err := origin.WriteResolved(ctx, store, id, p); err != nil {
+			err = fmt.Errorf("run %s: %w", id, err)
+			return nil, errors.Join(err, finishRecord(ctx, store, rec, artifacts.StatusFailed, err.Error()))
+		}
 		// The record says Succeeded only once every step's outputs record
 		// is written: a reader never sees a finished run whose outputs
 		// are not there yet.

@@ -32,6 +32,9 @@ func Submit(ctx context.Context, kc *Clients, store artifacts.Store, p *pipeline
 	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
 		return nil, nil, fmt.Errorf("workflow %s submitted, but its run record: %w", wf.Name, err)
 	}
+	if err := origin.WriteResolved(ctx, store, wf.Name, p); err != nil {
+		return nil, nil, fmt.Errorf("workflow %s submitted, but its resolved pipeline: %w", wf.Name, err)
+	}
 	return rec, wf, nil
 }
 

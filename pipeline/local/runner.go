@@ -162,6 +162,9 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
 	id = run.ID
+	if err := origin.WriteResolved(ctx, r.Store, id, p); err != nil {
+		r.statusf("Warning: the resolved pipeline is not kept with the run: %v\n", err)
+	}
 	r.statusf("Run %s of pipeline %s started (%d steps; artifacts in %s)\n", id, p.Metadata.Name, len(p.Steps), r.Store.Root())
 	go e.jr.run(context.WithoutCancel(ctx))
 	var main, final []int

@@ -2,6 +2,7 @@ package origin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // ShipPipeline packs the folder of pipeline file (as a component's code is
@@ -99,4 +101,38 @@ func Rerunning(org *artifacts.Origin, of *artifacts.Run) {
 	if of.Origin != nil {
 		org.Git = of.Origin.Git
 	}
+}
+
+// ResolvedKey is where a run's resolved pipeline is kept: every step's
+// plan (package plan) as the run ran it, after nesting and KFP import.
+func ResolvedKey(run string) string { return run + "/pipeline.json" }
+
+// Resolved is a run's resolved pipeline, stored at ResolvedKey.
+type Resolved struct {
+	Pipeline string       `json:"pipeline"`
+	Steps    []*plan.Step `json:"steps"`
+}
+
+// WriteResolved stores the resolved pipeline of run: the plan of each of
+// p's steps (a step that cannot be planned is left out: the run reports it).
+func WriteResolved(ctx context.Context, store artifacts.Store, run string, p *pipeline.Pipeline) error {
+	r := Resolved{Pipeline: p.Metadata.Name, Steps: []*plan.Step{}}
+	for _, s := range p.Steps {
+		if sp, err := plan.Build(p, s.Name); err == nil {
+			r.Steps = append(r.Steps, sp)
+		}
+	}
+	return artifacts.PutJSON(ctx, store, ResolvedKey(run), r)
+}
+
+// ReadResolved reads the resolved pipeline of run.
+func ReadResolved(ctx context.Context, store artifacts.Store, run string) (*Resolved, error) {
+	var r Resolved
+	if err := artifacts.GetJSON(ctx, store, ResolvedKey(run), &r); err != nil {
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return nil, fmt.Errorf("run %s has no resolved pipeline (a run started by an older pipectl): %w", run, err)
+		}
+		return nil, err
+	}
+	return &r, nil
 }

@@ -733,6 +733,17 @@ func (a *argoLab) confLineage(ctx context.Context, first, then string) error {
 	if err := json.Unmarshal([]byte(js), &users); err != nil || len(users) != 2 || users[0].Step != "boom" || users[1].Step != "boom" {
 		return fmt.Errorf("artifacts lineage %s/first/out --used-by: want boom of both runs (%v):\n%s", first, err, js)
 	}
+	// The run keeps its resolved pipeline: every step's plan.
+	js, errOut, code = a.pipectlTry(ctx, "runs", "get", then, "--pipeline", "-o", "json")
+	var resolved struct {
+		Pipeline string `json:"pipeline"`
+		Steps    []struct {
+			Name string `json:"name"`
+		} `json:"steps"`
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &resolved) != nil || resolved.Pipeline != "conf-resume" || len(resolved.Steps) != 3 || resolved.Steps[1].Name != "boom" {
+		return fmt.Errorf("runs get %s --pipeline: exit %d, want the 3 steps of conf-resume: %s\n%s", then, code, errOut, js)
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/origin"
 )
 
 // NewCmdRuns returns `pipectl runs`.
@@ -93,6 +94,8 @@ type GetOptions struct {
 	Factory *cmdutil.Factory
 	RunID   string
 	Output  string
+	// Pipeline prints the run's resolved pipeline instead of its record.
+	Pipeline bool
 }
 
 // NewCmdGet returns `pipectl runs get`; runF replaces the run function in tests.
@@ -101,8 +104,10 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "get RUN",
 		Short: "Show a run: its steps, their status, exit codes and outputs",
-		Long:  "Show a run. RUN is a run id, or \"latest\" for the newest run.",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show a run. RUN is a run id, or "latest" for the newest run. With
+--pipeline, print the pipeline as the run ran it instead: every step's plan
+(component, wiring, image, shape) after nesting and KFP import (YAML, or -o json).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
@@ -115,6 +120,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmd.Flags().BoolVar(&opts.Pipeline, "pipeline", false, "print the run's resolved pipeline (every step's plan) instead of its record")
 	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
@@ -127,6 +133,17 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	r, err := reader.Get(ctx, opts.RunID)
 	if err != nil {
 		return err
+	}
+	if opts.Pipeline {
+		resolved, err := origin.ReadResolved(ctx, reader.Store(), r.ID)
+		if err != nil {
+			return err
+		}
+		format := opts.Output
+		if format != cmdutil.FormatJSON {
+			format = cmdutil.FormatYAML // a pipeline has no table
+		}
+		return cmdutil.Print(opts.IO.Out, format, resolved, nil)
 	}
 	return cmdutil.Print(opts.IO.Out, opts.Output, r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Run:\t%s\n", r.ID)

@@ -99,6 +99,7 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	}
 	want := []string{
 		rec.ID + "/run.json Running",
+		rec.ID + "/pipeline.json", // the resolved pipeline, kept with the run
 		rec.ID + "/make/outputs.json",
 		rec.ID + "/count/outputs.json",
 		rec.ID + "/run.json Succeeded",

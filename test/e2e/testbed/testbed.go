@@ -388,6 +388,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--state-dir=" + filepath.Join(opts.Dir, "nodeagent"),
 		"--api-host=127.0.0.1", fmt.Sprintf("--api-port=%d", apiPort),
 		"--bwrap=" + bwrap,
+		"--registry=" + c.Registry,
 		"--node=" + NodeName, "--gpu-node=" + GPUNodeName, "--gpus=" + strconv.Itoa(opts.GPUs),
 	}, env)
 	if err != nil {

@@ -11,5 +11,7 @@
 // is reached over plain HTTP only when the caller names it insecure
 // (Options.Insecure), or, as go-containerregistry does for a registry on
 // this machine or a private network (localhost, 127.0.0.1, 10.x, 192.168.x…),
-// after HTTPS failed.
+// after HTTPS failed. A reference naming no registry (pipectl:1) is a Docker
+// Hub name unless the caller names a default registry
+// (Options.DefaultRegistry), where it is then found.
 package images

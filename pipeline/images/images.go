@@ -30,6 +30,11 @@ type Options struct {
 	// KeepTags skips resolution: every reference stays as written and
 	// Result.KeptTags says so (offline compiles).
 	KeepTags bool
+	// DefaultRegistry (HOST[:PORT]), when set, is where a reference that
+	// names no registry is found: NAME:TAG is REGISTRY/NAME:TAG, not a
+	// Docker Hub name (Qualify). With KeepTags, such a reference becomes
+	// REGISTRY/NAME:TAG, unresolved.
+	DefaultRegistry string
 	// Keychain finds credentials (default authn.DefaultKeychain: the
 	// docker config).
 	Keychain authn.Keychain
@@ -43,7 +48,8 @@ type Options struct {
 type Result struct {
 	// Pinned maps each reference as written to the reference to use:
 	// NAME@sha256:… (a reference already holding a digest maps to
-	// itself; with KeepTags, every one does).
+	// itself; with KeepTags, every one does, qualified by
+	// Options.DefaultRegistry when one is set).
 	Pinned map[string]string
 	// KeptTags is true when references were left as written
 	// (Options.KeepTags): nothing was resolved, a tag may name another
@@ -59,14 +65,14 @@ func (r Result) Image(ref string) string {
 	return ref
 }
 
-// CheckRegistry checks one insecure registry name: HOST or HOST:PORT, no
-// scheme, no path.
+// CheckRegistry checks one registry name (an insecure one, the default
+// one): HOST or HOST:PORT, no scheme, no path.
 func CheckRegistry(reg string) error {
 	if reg == "" || strings.ContainsAny(reg, "/ \t@") || strings.Contains(reg, "://") {
-		return fmt.Errorf("insecure registry %q: want HOST or HOST:PORT (no scheme, no path)", reg)
+		return fmt.Errorf("registry %q: want HOST or HOST:PORT (no scheme, no path)", reg)
 	}
 	if _, err := name.NewRegistry(reg, name.StrictValidation); err != nil {
-		return fmt.Errorf("insecure registry %q: %v", reg, err)
+		return fmt.Errorf("registry %q: %v", reg, err)
 	}
 	return nil
 }
@@ -95,13 +101,18 @@ func ParseInsecure(v string) ([]string, error) {
 // naming the image and its registry.
 func Resolve(ctx context.Context, refs []string, opts Options) (Result, error) {
 	res := Result{Pinned: map[string]string{}, KeptTags: opts.KeepTags}
+	if opts.DefaultRegistry != "" {
+		if err := CheckRegistry(opts.DefaultRegistry); err != nil {
+			return res, fmt.Errorf("default registry: %w", err)
+		}
+	}
 	var errs []error
 	for _, ref := range sorted(refs) {
 		if opts.KeepTags {
-			res.Pinned[ref] = ref
+			res.Pinned[ref] = Qualify(ref, opts.DefaultRegistry)
 			continue
 		}
-		pinned, err := Pin(ctx, ref, opts)
+		pinned, err := Pin(ctx, Qualify(ref, opts.DefaultRegistry), opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -116,7 +127,7 @@ func Resolve(ctx context.Context, refs []string, opts Options) (Result, error) {
 func Pin(ctx context.Context, ref string, opts Options) (string, error) {
 	for _, r := range opts.Insecure {
 		if err := CheckRegistry(r); err != nil {
-			return "", err
+			return "", fmt.Errorf("insecure %w", err)
 		}
 	}
 	parsed, err := name.ParseReference(ref)
@@ -160,6 +171,21 @@ func Pin(ctx context.Context, ref string, opts Options) (string, error) {
 		return "", resolveError(ref, reg, slices.Contains(opts.Insecure, reg), herr, ctx.Err())
 	}
 	return Repository(ref) + "@" + desc.Digest.String(), nil
+}
+
+// Qualify is ref in registry reg when ref names no registry: its first
+// path component is a registry only when it holds a "." or a ":" or is
+// "localhost", as Docker reads references (pipectl:1 and team/app:1 name
+// none, 127.0.0.1:5000/app:1 and r.test/app:1 do). An empty reg, or a ref
+// that names a registry, gives ref unchanged.
+func Qualify(ref, reg string) string {
+	if reg == "" {
+		return ref
+	}
+	if first, _, ok := strings.Cut(ref, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return ref
+	}
+	return reg + "/" + ref
 }
 
 // Repository is ref as written without its ":tag" and "@digest" (a

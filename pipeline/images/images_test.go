@@ -192,3 +192,59 @@ func TestRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRegistry: references naming no registry are found in the
+// default one (a real registry on loopback); those naming one are not
+// touched, and with KeepTags they are qualified without a registry call.
+func TestDefaultRegistry(t *testing.T) {
+	reg := serve(t)
+	d1 := push(t, reg+"/pipectl:e2e")
+	d2 := push(t, reg+"/team/trainer:1.0")
+	other := serve(t)
+	d3 := push(t, other+"/app:2")
+	refs := []string{"pipectl:e2e", "team/trainer:1.0", other + "/app:2"}
+	res, err := Resolve(context.Background(), refs, Options{DefaultRegistry: reg, Keychain: authn.NewMultiKeychain()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"pipectl:e2e":      reg + "/pipectl@" + d1,
+		"team/trainer:1.0": reg + "/team/trainer@" + d2,
+		other + "/app:2":   other + "/app@" + d3,
+	}
+	for k, v := range want {
+		if res.Image(k) != v {
+			t.Errorf("Image(%s) = %q, want %q", k, res.Image(k), v)
+		}
+	}
+	// Not in the default registry: the error names the qualified image.
+	_, err = Resolve(context.Background(), []string{"missing:1"}, Options{DefaultRegistry: reg})
+	if err == nil || !strings.Contains(err.Error(), "image "+reg+"/missing:1: cannot resolve it to a digest through registry "+reg+": no such image or tag") {
+		t.Errorf("missing image in the default registry: %v", err)
+	}
+	kept, err := Resolve(context.Background(), []string{"pipectl:dev", "nowhere.test/x:1"}, Options{DefaultRegistry: "nowhere.test:5000", KeepTags: true})
+	if err != nil || !kept.KeptTags || kept.Image("pipectl:dev") != "nowhere.test:5000/pipectl:dev" || kept.Image("nowhere.test/x:1") != "nowhere.test/x:1" {
+		t.Errorf("KeepTags with a default registry: %+v, %v", kept, err)
+	}
+	if _, err := Resolve(context.Background(), refs, Options{DefaultRegistry: "http://" + reg}); err == nil || !strings.Contains(err.Error(), "default registry") {
+		t.Errorf("a URL as default registry: %v", err)
+	}
+}
+
+func TestQualify(t *testing.T) {
+	for _, c := range []struct{ ref, want string }{
+		{"pipectl:1", "r.test:5000/pipectl:1"},
+		{"team/app:1", "r.test:5000/team/app:1"},
+		{"app@sha256:00", "r.test:5000/app@sha256:00"},
+		{"127.0.0.1:5000/app:1", "127.0.0.1:5000/app:1"},
+		{"other.test/app:1", "other.test/app:1"},
+		{"localhost/app", "localhost/app"},
+	} {
+		if got := Qualify(c.ref, "r.test:5000"); got != c.want {
+			t.Errorf("Qualify(%q) = %q, want %q", c.ref, got, c.want)
+		}
+	}
+	if got := Qualify("pipectl:1", ""); got != "pipectl:1" {
+		t.Errorf("Qualify without a registry = %q", got)
+	}
+}

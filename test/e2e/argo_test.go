@@ -96,9 +96,10 @@ func (a *argoLab) argoArgs(file string, extra ...string) []string {
 			"--service-account", "pipectl-step"}, extra...)...)
 }
 
-// imageFlags are the image flags of every compile and run --on argo: the
-// test bed's catalogue images are host binds, not in a registry, so their
-// tags are kept.
+// imageFlags are the image flags of every compile and run --on argo: images are
+// pinned by digest in the test bed's registry, where pushImages put them
+// (--insecure-registry REG --default-registry REG: the pipelines name them
+// without a registry). Set by TestMain; --image-tags (nothing resolved) until then.
 var imageFlags = []string{"--image-tags"}
 
 func writePipeline(t testing.TB, body string) string {

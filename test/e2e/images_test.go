@@ -26,6 +26,7 @@ const (
 var images struct {
 	pipectl     string // the pipectl binary built from this tree
 	repoRoot    string
+	prepared    *testbed.Prepared // what PushPipectlImages pushes
 	launcherErr error
 	// conformance is the conformance suite's probe: the folder of the
 	// conformance-probe binary and the probe's state folder.
@@ -77,12 +78,45 @@ func launcherImages(ctx context.Context, dir string) (map[string]testbed.Image, 
 		return nil, err
 	}
 	images.repoRoot = root
-	cat, err := testbed.PipectlImages(ctx, root, dir)
+	p, err := testbed.PipectlImages(ctx, root, dir)
 	if err != nil {
 		return nil, err
 	}
-	images.pipectl = cat[pipectlImage].Binds[0].Host
-	return cat, nil
+	images.pipectl = p.Pipectl
+	images.prepared = p
+	return p.Catalogue, nil
+}
+
+// shellImage is the image of the suite's shell pipelines: the host's root file system
+// (sh, cat, …), declared so in its config (testbed.HostUse).
+const shellImage = "e2e-shell:1"
+
+// pushImages pushes to the test bed's registry the images the suite's pipelines name
+// (pipectl's and the example's runtime image, testbed.PushPipectlImages; the shell and
+// conformance probe images, which declare that they use the host's root file system)
+// and sets imageFlags: from then on every compile and run --on argo pins its images to
+// their digests in that registry.
+func pushImages(ctx context.Context, c *testbed.Cluster, cat map[string]testbed.Image) error {
+	if images.prepared != nil {
+		if _, err := c.PushPipectlImages(ctx, images.repoRoot, images.prepared); err != nil {
+			return err
+		}
+	}
+	host := map[string]testbed.Image{shellImage: {}}
+	if img, ok := cat[conformanceImage]; ok {
+		host[conformanceImage+":1"] = img
+	}
+	for ref, entry := range host {
+		img, err := testbed.DeclaredImage(testbed.HostUse{Root: true, Binds: entry.Binds}, entry.Env, entry.WorkingDir)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Push(ctx, ref, img); err != nil {
+			return err
+		}
+	}
+	imageFlags = []string{"--insecure-registry", c.Registry, "--default-registry", c.Registry}
+	return nil
 }
 
 // probeImage builds the conformance suite's probe (conformance/probe) into

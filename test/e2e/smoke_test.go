@@ -54,6 +54,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	cluster = c
+	if err := pushImages(ctx, c, cat); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: push images:", err)
+		_ = c.Stop()
+		return 1
+	}
 	code := m.Run()
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: test bed logs in %s\n", c.Logs)

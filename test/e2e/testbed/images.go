@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 )
 
-// Image is what a container of an image sees on the node agent, which never pulls images:
-// its processes run the host's binaries. Options.Images maps references to these.
+// Image is what a container of a catalogue image sees on the node agent, which does not
+// pull catalogue images: its processes run the host's binaries. Options.Images maps
+// references to these. Images of the test bed's registry (Cluster.Push) are pulled instead
+// and run in their own root file system.
 type Image struct {
 	// Binds are host files or folders bound into the container (before its volume mounts).
 	Binds []Bind `json:"binds,omitempty"`

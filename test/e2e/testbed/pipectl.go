@@ -64,12 +64,23 @@ func isRepoRoot(dir string) bool {
 	return err == nil && regexp.MustCompile(`(?m)^module pipectl\.dev/pipectl\s*$`).Match(b)
 }
 
+// Prepared is what PipectlImages prepared.
+type Prepared struct {
+	// Catalogue has the node agent's catalogue entries PipectlImage, ExampleImage and SweepImage.
+	Catalogue map[string]Image
+	// Pipectl is the static pipectl binary built from the repository.
+	Pipectl string
+	// Python is a folder whose python3 imports torch (examples/attrition/ensure-torch.sh).
+	Python string
+}
+
 // PipectlImages prepares, in dir, the host files of the catalogue entries PipectlImage
-// (pipectl built from repoRoot: dir/pipectl/pipectl; a plain go build, cached by Go) and
-// ExampleImage (the attrition example's scripts copied to dir/attrition-app, the python3
-// of examples/attrition/ensure-torch.sh, which installs torch when missing, on PATH), and
-// SweepImage (the same, the sweep example's scripts among them) and returns those entries.
-func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image, error) {
+// (pipectl built from repoRoot: dir/pipectl/pipectl; a plain static go build, cached by
+// Go) and ExampleImage (the attrition example's scripts copied to dir/attrition-app, the
+// python3 of examples/attrition/ensure-torch.sh, which installs torch when missing, on
+// PATH), and SweepImage (the same, the sweep example's scripts among them) and returns
+// those entries, the binary and the python folder (what PushPipectlImages pushes).
+func PipectlImages(ctx context.Context, repoRoot, dir string) (*Prepared, error) {
 	if !isRepoRoot(repoRoot) {
 		return nil, fmt.Errorf("repository root %s: no go.mod of module pipectl.dev/pipectl", repoRoot)
 	}
@@ -117,10 +128,14 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (map[string]Image,
 		WorkingDir: "/app",
 		Env:        []string{"PATH=" + pyDir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 	}
-	return map[string]Image{
-		PipectlImage: {Binds: []Bind{{Host: bin, Path: "/pipectl/pipectl", ReadOnly: true}}},
-		ExampleImage: example,
-		SweepImage:   example,
+	return &Prepared{
+		Catalogue: map[string]Image{
+			PipectlImage: {Binds: []Bind{{Host: bin, Path: "/pipectl/pipectl", ReadOnly: true}}},
+			ExampleImage: example,
+			SweepImage:   example,
+		},
+		Pipectl: bin,
+		Python:  pyDir,
 	}, nil
 }
 

@@ -66,10 +66,13 @@ type Cluster struct {
 	APIServer string
 	// MinIOEndpoint is host:port of the MinIO S3 API (plain HTTP).
 	MinIOEndpoint string
+	// Registry is host:port of the OCI registry (plain HTTP; registry.go): 127.0.0.1:PORT.
+	Registry string
 	// Kubectl is a kubectl binary of the same version, or "" when it was not built.
 	Kubectl string
 
 	components []*component
+	registry   *registryServer
 	ports      []int
 	opts       Options
 	pki        *pki
@@ -132,8 +135,8 @@ func (c *Cluster) say(format string, args ...any) {
 
 // Start builds what is missing and starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, the JobSet controller (webhooks registered by loopback URL), the Argo
-// workflow controller (see argo.go), MinIO and the node agent (two nodes: plain and GPU)
-// on free loopback ports; installs the JobSet and
+// workflow controller (see argo.go), MinIO, an OCI registry (in this process, see
+// registry.go) and the node agent (two nodes: plain and GPU) on free loopback ports; installs the JobSet and
 // Argo CRDs and returns when everything is ready. On error, whatever started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
@@ -204,6 +207,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.ports = ports
+	if c.registry, err = startRegistry(filepath.Join(opts.Dir, "registry"), filepath.Join(c.Logs, "registry.log")); err != nil {
+		return nil, err
+	}
+	c.Registry = c.registry.addr
+	c.ports = append(c.ports, c.registry.port)
 	etcdPort, etcdPeer, apiPort, kcmPort, schedPort, webhookPort, jsProbe, minioPort, minioConsole, kubeletPort :=
 		ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6], ports[7], ports[8], ports[9]
 	c.APIServer = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
@@ -380,6 +388,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--state-dir=" + filepath.Join(opts.Dir, "nodeagent"),
 		"--api-host=127.0.0.1", fmt.Sprintf("--api-port=%d", apiPort),
 		"--bwrap=" + bwrap,
+		"--registry=" + c.Registry,
 		"--node=" + NodeName, "--gpu-node=" + GPUNodeName, "--gpus=" + strconv.Itoa(opts.GPUs),
 	}, env)
 	if err != nil {
@@ -408,6 +417,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		{"kube-scheduler", httpReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort))},
 		{"jobset", httpReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", jsProbe))},
 		{"minio", httpReady(fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", minioPort))},
+		{"registry", c.registry.ready},
 		{"nodes Ready", c.nodesReady(NodeName, GPUNodeName)},
 		{"default service account and kube-root-ca.crt", c.namespaceReady("default")},
 		{"jobset webhooks", func(ctx context.Context) error { return jobSetDryRun(ctx, c.Config) }},
@@ -484,6 +494,12 @@ func (c *Cluster) Stop() error {
 		c.components[i].stop(10 * time.Second)
 	}
 	c.components = nil
+	if c.registry != nil {
+		if err := c.registry.stop(); err != nil {
+			return fmt.Errorf("stop the registry: %w", err)
+		}
+		c.registry = nil
+	}
 	if busy := listening(c.ports); len(busy) > 0 {
 		return fmt.Errorf("testbed stopped, but ports %v are still listened on", busy)
 	}

@@ -12,18 +12,22 @@ import (
 )
 
 // ImageFlags pin the images of a compiled workflow (compile, run --on
-// argo): --insecure-registry and --image-tags.
+// argo): --insecure-registry, --default-registry and --image-tags.
 type ImageFlags struct {
 	// Insecure are registries (HOST[:PORT]) reached over plain HTTP; the
 	// environment's images.EnvInsecure adds more.
 	Insecure []string
 	// KeepTags leaves image references as written (offline compiles).
 	KeepTags bool
+	// DefaultRegistry (HOST[:PORT]) is where images named without a
+	// registry are found.
+	DefaultRegistry string
 }
 
 // AddImageFlags adds the flags; prefix starts their help (e.g. "--on argo: ").
 func AddImageFlags(fl *pflag.FlagSet, o *ImageFlags, prefix string) {
 	fl.StringArrayVar(&o.Insecure, "insecure-registry", nil, prefix+"a registry (HOST[:PORT]) reached over plain HTTP when images are pinned (repeatable; also "+images.EnvInsecure+"=HOST,HOST)")
+	fl.StringVar(&o.DefaultRegistry, "default-registry", "", prefix+"a registry (HOST[:PORT]) for images named without one: NAME:TAG is pinned as HOST[:PORT]/NAME instead of a Docker Hub name")
 	fl.BoolVar(&o.KeepTags, "image-tags", false, prefix+"keep image references as written instead of pinning them to digests through their registries (offline)")
 }
 
@@ -36,12 +40,17 @@ func (o *ImageFlags) Resolve(ctx context.Context, f *Factory, refs []string) (im
 			return images.Result{}, FlagErrorf("--insecure-registry: %v", err)
 		}
 	}
+	if o.DefaultRegistry != "" {
+		if err := images.CheckRegistry(o.DefaultRegistry); err != nil {
+			return images.Result{}, FlagErrorf("--default-registry: %v", err)
+		}
+	}
 	env, err := images.ParseInsecure(f.Env(images.EnvInsecure))
 	if err != nil {
 		return images.Result{}, err
 	}
 	insecure = append(insecure, env...)
-	res, err := images.Resolve(ctx, refs, images.Options{Insecure: insecure, KeepTags: o.KeepTags})
+	res, err := images.Resolve(ctx, refs, images.Options{Insecure: insecure, KeepTags: o.KeepTags, DefaultRegistry: o.DefaultRegistry})
 	if err != nil {
 		return res, err
 	}

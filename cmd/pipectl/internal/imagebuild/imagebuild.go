@@ -51,6 +51,10 @@ type Options struct {
 	CACerts string
 	// Platforms default to DefaultPlatforms.
 	Platforms []v1.Platform
+	// Binary, when set, is an already built static binary of the one
+	// platform of Platforms (which must name exactly one): it is packed
+	// as it is, nothing is built.
+	Binary string
 	// Log gets a line per step (default: nothing).
 	Log io.Writer
 }
@@ -75,6 +79,9 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 	logw := opts.Log
 	if logw == nil {
 		logw = io.Discard
+	}
+	if opts.Binary != "" && len(opts.Platforms) != 1 {
+		return nil, fmt.Errorf("a prebuilt binary (%s) is one platform's: name exactly one platform, not %d", opts.Binary, len(opts.Platforms))
 	}
 	certs, err := os.ReadFile(opts.CACerts)
 	if err != nil {
@@ -102,16 +109,19 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 	defer os.RemoveAll(tmp)
 	for _, p := range opts.Platforms {
 		began := time.Now()
-		bin := filepath.Join(tmp, p.OS+"-"+p.Architecture)
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X "+opts.VersionVar+"="+opts.Version, "-o", bin, opts.Package)
-		cmd.Dir = opts.Source
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build %s for %s/%s: %v\n%s", opts.Package, p.OS, p.Architecture, err, out)
+		bin := opts.Binary
+		if bin == "" {
+			bin = filepath.Join(tmp, p.OS+"-"+p.Architecture)
+			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X "+opts.VersionVar+"="+opts.Version, "-o", bin, opts.Package)
+			cmd.Dir = opts.Source
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("go build %s for %s/%s: %v\n%s", opts.Package, p.OS, p.Architecture, err, out)
+			}
 		}
 		b, err := os.ReadFile(bin)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the binary for %s/%s: %w", p.OS, p.Architecture, err)
 		}
 		top, err := layer([]entry{
 			{name: "pipectl/", mode: 0o755, dir: true},

@@ -149,3 +149,39 @@ func unpack(t *testing.T, img v1.Image) map[string]*file {
 	}
 	return files
 }
+
+// TestBuildPrebuiltBinary: Options.Binary packs the given file as the one
+// platform's binary, building nothing; it needs exactly one platform.
+func TestBuildPrebuiltBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pipectl")
+	want := []byte("#!/bin/sh\necho prebuilt\n")
+	if err := os.WriteFile(bin, want, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plat := v1.Platform{OS: "linux", Architecture: "arm64"}
+	idx, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin, Platforms: []v1.Platform{plat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 || im.Manifests[0].Platform.Architecture != "arm64" {
+		t.Fatalf("index manifests %+v, want one for linux/arm64", im.Manifests)
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := unpack(t, img)[strings.TrimPrefix(BinaryPath, "/")]
+	if got == nil || string(got.data) != string(want) || got.Mode&0o111 == 0 {
+		t.Errorf("%s in the image: %+v, want the prebuilt file, executable", BinaryPath, got)
+	}
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin}); err == nil || !strings.Contains(err.Error(), "exactly one platform") {
+		t.Errorf("a prebuilt binary for the two default platforms: %v", err)
+	}
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin + ".missing", Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "linux/arm64") {
+		t.Errorf("a missing prebuilt binary: %v", err)
+	}
+}

@@ -2,8 +2,12 @@
 // without a container daemon and pushes it (make image IMAGE=REGISTRY/pipectl:TAG):
 //
 //	go run ./cmd/pipectl/internal/mkimage -image REGISTRY/pipectl:TAG [-version V] [-insecure]
+//	    [-platform OS/ARCH] [-binary FILE]
 //
-// It prints the pushed reference pinned to the index's digest.
+// -platform builds one platform's image (an index of one); -binary packs an
+// already built static binary of that platform instead of building one (the
+// e2e test bed packs the pipectl it built). It prints the pushed reference
+// pinned to the index's digest.
 package main
 
 import (
@@ -13,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/imagebuild"
 )
@@ -28,14 +34,27 @@ func run() error {
 	ref := flag.String("image", "", "where to push: REGISTRY/NAME:TAG")
 	version := flag.String("version", "dev", "pipectl's version")
 	insecure := flag.Bool("insecure", false, "reach the registry over plain HTTP")
+	platform := flag.String("platform", "", "build only this platform (OS/ARCH, e.g. linux/amd64); default linux/amd64 and linux/arm64")
+	binary := flag.String("binary", "", "pack this already built static binary (of -platform's platform) instead of building one")
 	flag.Parse()
 	if *ref == "" || flag.NArg() > 0 {
-		return fmt.Errorf("usage: mkimage -image REGISTRY/NAME:TAG [-version V] [-insecure]")
+		return fmt.Errorf("usage: mkimage -image REGISTRY/NAME:TAG [-version V] [-insecure] [-platform OS/ARCH] [-binary FILE]")
+	}
+	opts := imagebuild.Options{Source: ".", Version: *version, Log: os.Stderr, Binary: *binary}
+	if *platform != "" {
+		p, err := v1.ParsePlatform(*platform)
+		if err != nil || p.OS == "" || p.Architecture == "" {
+			return fmt.Errorf("-platform %q: want OS/ARCH (%v)", *platform, err)
+		}
+		opts.Platforms = []v1.Platform{*p}
+	}
+	if *binary != "" && *platform == "" {
+		return fmt.Errorf("-binary %s: name its platform with -platform OS/ARCH", *binary)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	began := time.Now()
-	idx, err := imagebuild.Build(ctx, imagebuild.Options{Source: ".", Version: *version, Log: os.Stderr})
+	idx, err := imagebuild.Build(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -29,8 +29,9 @@ import (
 
 const usage = `usage: testbed up|down|run [--dir DIR]
 
-  up    start the test bed in the background (images pipectl:e2e and the example's built
-        from this tree, namespace pipectl prepared for pipectl run --on argo) and print
+  up    start the test bed in the background (images pipectl:e2e and the example's runtime
+        built from this tree and pushed to its registry, namespace pipectl prepared for
+        pipectl run --on argo) and print
         how to point kubectl and pipectl at it and run the example through Argo
   down  stop a test bed started with up
   run   start the test bed in the foreground; Ctrl-C stops it
@@ -188,14 +189,18 @@ func serve(ctx context.Context, dir string, foreground bool) error {
 	// The image catalogue: pipectl built from this tree and the examples.
 	fmt.Fprintln(os.Stderr, "testbed: building pipectl and gathering the examples (images "+testbed.PipectlImage+", "+testbed.ExampleImage+", "+testbed.SweepImage+")")
 	began := time.Now()
-	images, err := testbed.PipectlImages(ctx, root, filepath.Join(dir, "images"))
+	prepared, err := testbed.PipectlImages(ctx, root, filepath.Join(dir, "images"))
 	if err != nil {
 		return fmt.Errorf("images: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "testbed: images ready in %s\n", time.Since(began).Round(100*time.Millisecond))
-	c, err := testbed.Start(ctx, testbed.Options{Dir: clusterDir, Kubectl: true, Images: images})
+	c, err := testbed.Start(ctx, testbed.Options{Dir: clusterDir, Kubectl: true, Images: prepared.Catalogue})
 	if err != nil {
 		return err
+	}
+	if _, err := c.PushPipectlImages(ctx, root, prepared); err != nil {
+		_ = c.Stop()
+		return fmt.Errorf("push images: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "testbed: preparing namespace %s (RBAC, Secret %s, bucket %s)\n", namespace, testbed.S3Secret, bucket)
 	if err := c.PrepareNamespace(ctx, namespace, root, bucket); err != nil {
@@ -237,7 +242,7 @@ func personBanner(c *testbed.Cluster, root string) string {
 	fmt.Fprintf(&b, "\nTest bed running (folder %s, logs %s).\n\n", c.Dir, c.Logs)
 	fmt.Fprintf(&b, "Namespace %s is ready for pipectl run --on argo: ServiceAccounts %s and pipectl-launcher\n", namespace, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "with their RBAC (examples/manifests), Secret %s (MinIO credentials), bucket %s; it is the\nkubeconfig's namespace.\n", testbed.S3Secret, bucket)
-	fmt.Fprintf(&b, "Images: %s (pipectl built from this tree), %s and %s (the examples' scripts, python3 with torch).\n\n", testbed.PipectlImage, testbed.ExampleImage, testbed.SweepImage)
+	fmt.Fprintf(&b, "Registry: %s (plain HTTP) holds %s (pipectl built from this tree) and %s (the examples'\nruntime: python3 with torch, the host's, declared in the image); runs pin them by digest.\n\n", c.Registry, testbed.PipectlImage, testbed.ExampleImage)
 	fmt.Fprintf(&b, "From %s (bin/pipectl: make build), point kubectl and pipectl at it:\n\n", root)
 	env := append(c.Env(), "PIPECTL_ARTIFACTS=s3://"+bucket+"/runs")
 	fmt.Fprintf(&b, "  export %s\n", strings.Join(env, " "))
@@ -245,11 +250,11 @@ func personBanner(c *testbed.Cluster, root string) string {
 		fmt.Fprintf(&b, "  alias kubectl=%s\n", c.Kubectl)
 	}
 	fmt.Fprintf(&b, "\nRun the example (preprocess → train on 2 ranks as a JobSet → evaluate) through Argo:\n\n")
-	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo --image-tags -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
-		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
+	fmt.Fprintf(&b, "  bin/pipectl run examples/attrition/pipeline.yaml --on argo --insecure-registry %s --default-registry %s -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s\n",
+		c.Registry, c.Registry, namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "\nOr the sweep (a 2-rank trial per learning rate, each its own JobSet; the best one evaluated):\n\n")
-	fmt.Fprintf(&b, "  bin/pipectl run examples/sweep/pipeline.yaml --on argo --image-tags -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s -p rows=4000 -p epochs=1\n",
-		namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
+	fmt.Fprintf(&b, "  bin/pipectl run examples/sweep/pipeline.yaml --on argo --insecure-registry %s --default-registry %s -n %s --image %s --s3-secret %s --s3-endpoint http://%s --service-account %s -p rows=4000 -p epochs=1\n",
+		c.Registry, c.Registry, namespace, testbed.PipectlImage, testbed.S3Secret, c.MinIOEndpoint, testbed.StepServiceAccount)
 	fmt.Fprintf(&b, "\nThen look at it:\n\n")
 	for _, cmd := range []string{"runs ls", "runs get latest", "logs latest train", "artifacts cat latest/evaluate/metrics"} {
 		fmt.Fprintf(&b, "  bin/pipectl %s\n", cmd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -36,6 +37,9 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 		c = &pod.Spec.InitContainers[i]
 	}
 
+	if !r.pullImage(p, c) {
+		return 137, false
+	}
 	var env []string
 	if !r.retry(p, func() (err error) {
 		env, err = r.containerEnv(p.ctx, pod, c)
@@ -66,6 +70,11 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 		cmd.Env = env
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if len(argv) > 1 && argv[0] == r.self && argv[1] == overlayExecCmd {
+			// The overlay of a pulled image is mounted in a mount namespace of the
+			// container's own (mounts made private by Go): it goes when the container does.
+			cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWNS
+		}
 		err = cmd.Start()
 	}
 	if err != nil {
@@ -86,6 +95,9 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 	p.setContainer(init, i, func(s *corev1.ContainerStatus) {
 		s.ContainerID = fmt.Sprintf("proc://%d", pid)
 		s.ImageID = "proc://" + c.Image
+		if pi, ok := r.puller.cached(c.Image); ok {
+			s.ImageID = untagged(c.Image) + "@" + pi.digest
+		}
 		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
 		s.Ready, s.Started = !init, ptr(true)
 	})
@@ -225,13 +237,16 @@ func commandLine(c *corev1.Container, env []string) ([]string, error) {
 // mounts at their paths (after the image's binds from the catalogue), a working directory
 // (the container's, else the image's), its own PID and UTS namespaces (hostname).
 func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]volume) ([]string, error) {
+	img, rootfs := r.imageFor(c.Image)
+	if rootfs != "" {
+		return r.rootfsArgs(p, c, vols, img, rootfs)
+	}
 	args := []string{r.bwrap, "--die-with-parent",
 		"--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run",
 		"--ro-bind", r.hosts.path, "/etc/hosts",
 		"--unshare-pid", "--unshare-uts", "--hostname", podHostname(p.pod),
 	}
 	var mountPaths, binds []string
-	img, _ := r.images.lookup(c.Image)
 	for _, b := range img.Binds {
 		dst := resolveHostPath(b.Path)
 		if err := r.mounts.acquire(p.key, dst); err != nil {
@@ -309,6 +324,70 @@ func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]vo
 	}
 	args = append(append(args, binds...), "--chdir", wd, "--")
 	return args, nil
+}
+
+// rootfsArgs is the command line of a container of a pulled image: the agent's
+// overlay-exec helper (overlay.go), which mounts an overlay of the image's unpacked root
+// file system (read-only) and a fresh folder of the container's (its writes and the mount
+// points bubblewrap makes go there, never to the cached image) in a mount namespace of
+// its own, then becomes bubblewrap with that overlay as /, its own /proc, /dev and /run,
+// the host's /sys read-only, the pod's hosts file, the host binds the image declares, the
+// volume mounts, the working directory (the container's, else the image's, else /; made
+// when missing), its own PID and UTS namespaces. Paths are the container's: nothing is
+// created on the host outside the pod's folder.
+func (r *runtime) rootfsArgs(p *podRun, c *corev1.Container, vols map[string]volume, img image, rootfs string) ([]string, error) {
+	layer := filepath.Join(p.dir, "rootfs", c.Name)
+	if err := os.RemoveAll(layer); err != nil { // an earlier attempt's writes
+		return nil, err
+	}
+	upper, work, merged := filepath.Join(layer, "upper"), filepath.Join(layer, "work"), filepath.Join(layer, "merged")
+	for _, d := range []string{upper, work, merged} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{r.self, overlayExecCmd, rootfs, upper, work, merged, "--",
+		r.bwrap, "--die-with-parent",
+		"--bind", merged, "/",
+		"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--ro-bind", "/sys", "/sys",
+		"--ro-bind", r.hosts.path, "/etc/hosts",
+		"--unshare-pid", "--unshare-uts", "--hostname", podHostname(p.pod),
+	}
+	for _, b := range img.Binds {
+		flag := "--bind"
+		if b.ReadOnly {
+			flag = "--ro-bind"
+		}
+		args = append(args, flag, b.Host, filepath.Clean(b.Path))
+	}
+	for _, m := range c.VolumeMounts {
+		v, ok := vols[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("container %s mounts volume %q, which the pod does not declare", c.Name, m.Name)
+		}
+		src := v.hostPath
+		if m.SubPath != "" {
+			src = filepath.Join(src, m.SubPath)
+			if _, err := os.Stat(src); os.IsNotExist(err) {
+				if err := os.MkdirAll(src, 0o755); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if !filepath.IsAbs(m.MountPath) {
+			return nil, fmt.Errorf("container %s: mountPath %q is not absolute", c.Name, m.MountPath)
+		}
+		flag := "--bind"
+		if m.ReadOnly || v.readOnly {
+			flag = "--ro-bind"
+		}
+		args = append(args, flag, src, filepath.Clean(m.MountPath))
+	}
+	wd := cmp.Or(c.WorkingDir, img.WorkingDir, "/")
+	if !filepath.IsAbs(wd) {
+		return nil, fmt.Errorf("container %s: workingDir %q is not absolute", c.Name, wd)
+	}
+	return append(args, "--dir", filepath.Clean(wd), "--chdir", filepath.Clean(wd), "--"), nil
 }
 
 // resolveHostPath resolves the symbolic links in the part of path that exists on the host

@@ -42,8 +42,8 @@ func (e *orderedEnv) list() []string {
 }
 
 // containerEnv is the container's environment as the kubelet builds it: the base
-// variables (PATH, HOSTNAME, the API server's KUBERNETES_SERVICE_*), the image's ENV from
-// the catalogue, then envFrom, then
+// variables (PATH, HOSTNAME, the API server's KUBERNETES_SERVICE_*), the image's ENV (from
+// the catalogue or the pulled image's config), then envFrom, then
 // env in order with $(VAR) references expanded, secretKeyRef, configMapKeyRef, fieldRef
 // and resourceFieldRef resolved.
 func (r *runtime) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
@@ -59,7 +59,7 @@ func (r *runtime) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	e.set("KUBERNETES_SERVICE_PORT", r.apiPort)
 	e.set("KUBERNETES_SERVICE_PORT_HTTPS", r.apiPort)
 	e.set("KUBERNETES_PORT", "tcp://"+r.apiHost+":"+r.apiPort)
-	img, _ := r.images.lookup(c.Image)
+	img, _ := r.imageFor(c.Image)
 	for _, kv := range img.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		e.set(k, v)

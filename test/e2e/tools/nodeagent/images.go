@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // imageBind is a host file or folder an image provides at Path inside its containers.
@@ -103,4 +105,30 @@ func untagged(ref string) string {
 		ref = ref[:i]
 	}
 	return ref
+}
+
+// imageFor is what a container of image ref sees: the catalogue's entry; else the image
+// pulled from the registry (runtime.pullImage pulls it first), with its unpacked root
+// file system; else nothing (the host's root, no binds, no env).
+func (r *runtime) imageFor(ref string) (img image, rootfs string) {
+	if img, ok := r.images.lookup(ref); ok {
+		return img, ""
+	}
+	if pi, ok := r.puller.cached(ref); ok {
+		return pi.img, pi.rootfs
+	}
+	return image{}, ""
+}
+
+// pullImage pulls container c's image when it comes from the registry and the catalogue
+// does not know it, retrying (ErrImagePull) until it succeeds or the pod is stopped; false
+// when the pod was stopped.
+func (r *runtime) pullImage(p *podRun, c *corev1.Container) bool {
+	if _, ok := r.images.lookup(c.Image); ok || !r.puller.handles(c.Image) {
+		return true
+	}
+	return r.retry(p, func() error {
+		_, err := r.puller.pull(p.ctx, c.Image)
+		return err
+	}, "ErrImagePull")
 }

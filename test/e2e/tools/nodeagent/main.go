@@ -2,9 +2,10 @@
 // (through virtual-kubelet's node and pod controllers) and runs every pod bound to them as
 // local processes, each container inside bubblewrap with the pod's volumes, hosts file and
 // service-account token mounted where the pod spec says. It serves the kubelet API for
-// `kubectl logs`. Images are not pulled: the processes run the host's binaries, and an
-// image catalogue (--images) says what a container of a known image sees (binds, working
-// directory, env).
+// `kubectl logs`. Images of the test bed's registry (--registry) are pulled by digest and
+// their containers run in the image's unpacked root file system (pull.go); other images
+// are not pulled: the processes run the host's binaries, and an image catalogue (--images)
+// says what a container of a known image sees (binds, working directory, env).
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -33,6 +35,11 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == overlayExecCmd {
+		err := overlayExec(os.Args[2:])
+		fmt.Fprintln(os.Stderr, "nodeagent "+overlayExecCmd+":", err)
+		os.Exit(127)
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "nodeagent:", err)
 		os.Exit(1)
@@ -53,6 +60,7 @@ type options struct {
 	gpuNode    string
 	gpus       int
 	images     string
+	registry   string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -70,6 +78,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.gpuNode, "gpu-node", "pipectl-gpu-node", "name of the GPU node (tainted nvidia.com/gpu=present:NoSchedule); empty for none")
 	fs.IntVar(&o.gpus, "gpus", 4, "nvidia.com/gpu capacity of the GPU node")
 	fs.StringVar(&o.images, "images", "", "JSON image catalogue: what containers of each image see (binds, workingDir, env)")
+	fs.StringVar(&o.registry, "registry", "", "a registry (HOST:PORT, plain HTTP) whose images are pulled (by digest, layers cached under the state dir) and run in their root file system; empty for none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,6 +127,12 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	var pull *puller
+	if o.registry != "" {
+		if pull, err = newPuller(o.registry, filepath.Join(o.stateDir, "images"), logger); err != nil {
+			return err
+		}
+	}
 	rt, err := newRuntime(runtimeConfig{
 		client:   client,
 		stateDir: o.stateDir,
@@ -127,6 +142,7 @@ func run(args []string) error {
 		hostIP:   host,
 		hosts:    hosts,
 		images:   images,
+		puller:   pull,
 		log:      logger,
 	})
 	if err != nil {

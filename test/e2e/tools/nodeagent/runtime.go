@@ -31,6 +31,7 @@ type runtimeConfig struct {
 	hostIP   string
 	hosts    *hostsFile
 	images   imageCatalogue
+	puller   *puller // images of the test bed's registry; nil: none pulled
 	log      *slog.Logger
 }
 
@@ -38,6 +39,7 @@ type runtimeConfig struct {
 type runtime struct {
 	runtimeConfig
 	mounts *mountPoints
+	self   string // this program, for its overlay-exec helper
 
 	mu        sync.Mutex
 	pods      map[string]*podRun // by namespace/name
@@ -49,8 +51,13 @@ func newRuntime(cfg runtimeConfig) (*runtime, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.stateDir, "pods"), 0o755); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("this program's path: %w", err)
+	}
 	return &runtime{
 		runtimeConfig: cfg,
+		self:          self,
 		mounts:        newMountPoints(),
 		pods:          map[string]*podRun{},
 		notifiers:     map[string]func(*corev1.Pod){},

@@ -215,3 +215,42 @@ steps:
 		}
 	}
 }
+
+// TestCompileDefaultRegistry: with --default-registry, images named without
+// a registry (the examples' pipectl-example-attrition:0.1, --image
+// pipectl:1) are pinned in that registry, a real one on loopback.
+func TestCompileDefaultRegistry(t *testing.T) {
+	s := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer s.Close()
+	reg := strings.TrimPrefix(s.URL, "http://")
+	digests := map[string]string{}
+	for _, ref := range []string{reg + "/pipectl:1", reg + "/pipectl-example-attrition:0.1"} {
+		img, err := random.Image(128, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := crane.Push(img, ref); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := img.Digest()
+		digests[ref] = d.String()
+	}
+	t.Setenv("DOCKER_CONFIG", t.TempDir()) // no credentials of this machine
+	out, stderr, err := runResolving(t, nil, example, "--artifacts", "s3://b/r", "--image", "pipectl:1", "--no-ship-code",
+		"--default-registry", reg, "--insecure-registry", reg)
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"image: " + reg + "/pipectl@" + digests[reg+"/pipectl:1"],
+		"image: " + reg + "/pipectl-example-attrition@" + digests[reg+"/pipectl-example-attrition:0.1"]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("workflow lacks %q", want)
+		}
+	}
+	if !strings.Contains(stderr, "Image pipectl-example-attrition:0.1: "+reg+"/pipectl-example-attrition@sha256:") {
+		t.Errorf("stderr %q does not report the pinned image", stderr)
+	}
+	if _, _, err := runResolving(t, nil, example, "--artifacts", "s3://b/r", "--no-ship-code", "--default-registry", reg+"/team"); err == nil || cmdutil.Code(err) != 2 || !strings.Contains(err.Error(), "--default-registry") {
+		t.Errorf("--default-registry with a path: %v (exit %d), want a flag error naming it", err, cmdutil.Code(err))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,13 +239,21 @@ steps:
 }
 
 // The example pipeline end to end through Argo: preprocess pod → launcher pod → JobSet
-// ranks → evaluate pod, data set and model in MinIO, metrics read back.
+// ranks → evaluate pod, data set and model in MinIO, metrics read back. It runs from a
+// copy of the example's folder, then again after evaluate.py was edited there: only
+// evaluate runs again, with the new code (shipped with the run), the others are reused.
 func TestArgoRunExample(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	run := a.runArgoOK(t, ctx, filepath.Join(images.repoRoot, "examples", "attrition", "pipeline.yaml"),
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-r", filepath.Join(images.repoRoot, "examples", "attrition")+"/.", dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy the example: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "pipeline.yaml")
+	params := []string{"-p", "rows=4000", "-p", "epochs=1"}
+	run := a.runArgoOK(t, ctx, file,
 		[]string{"[preprocess] ", "[train] [rank 0] ", "[train] [rank 1] ", "[evaluate] "},
 		[]string{"preprocess Succeeded", "train Succeeded", "evaluate Succeeded", "model → s3://", "accuracy = "},
-		"-p", "rows=4000", "-p", "epochs=1")
+		params...)
 	metrics, _, code := a.pipectl(ctx, "artifacts", "cat", run+"/evaluate/metrics")
 	var got map[string]any
 	if err := json.Unmarshal([]byte(metrics), &got); err != nil || code != 0 || got["accuracy"] == nil {
@@ -253,6 +262,24 @@ func TestArgoRunExample(t *testing.T) {
 	logs, _, _ := a.pipectl(ctx, "logs", run, "train")
 	if !strings.Contains(logs, "[rank 1] ") {
 		t.Errorf("pipectl logs %s train lacks the ranks' lines:\n%s", run, logs)
+	}
+
+	evaluate := filepath.Join(dir, "components", "evaluate", "evaluate.py")
+	code0, err := os.ReadFile(evaluate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(code0), "\nif __name__ == \"__main__\":", "\nprint(\"edited in the checkout\", flush=True)\nif __name__ == \"__main__\":", 1)
+	if edited == string(code0) {
+		t.Fatal("evaluate.py has no main block to edit before")
+	}
+	if err := os.WriteFile(evaluate, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := a.runArgoOK(t, ctx, file, []string{"[evaluate] edited in the checkout"}, nil, params...)
+	want := map[string]string{"preprocess": run, "train": run, "evaluate": ""}
+	if got := a.cachedSteps(ctx, again); !maps.Equal(got, want) {
+		t.Errorf("after editing evaluate.py, steps cached from %v, want %v (only evaluate runs again)", got, want)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // NewCmdArtifacts returns `pipectl artifacts`.
@@ -137,16 +138,7 @@ func Destination(dest, name string) string {
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
-	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	store := runs.Store()
-	name, err := runs.ExpandLatest(ctx, opts.Ref)
-	if err != nil {
-		return err
-	}
-	ref, err := artifacts.Resolve(ctx, store, name)
+	_, store, _, ref, err := resolve(ctx, opts.Factory, opts.IO, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -203,16 +195,7 @@ func NewCmdCat(f *cmdutil.Factory, runF func(*CatOptions) error) *cobra.Command 
 }
 
 func catRun(ctx context.Context, opts *CatOptions) error {
-	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	store := runs.Store()
-	name, err := runs.ExpandLatest(ctx, opts.Ref)
-	if err != nil {
-		return err
-	}
-	ref, err := artifacts.Resolve(ctx, store, name)
+	_, store, _, ref, err := resolve(ctx, opts.Factory, opts.IO, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -228,4 +211,20 @@ func catRun(ctx context.Context, opts *CatOptions) error {
 		return fmt.Errorf("%s is a directory output; name one of its files: %s/%v", store.URI(ref.Key), opts.Ref, names)
 	}
 	return artifacts.Copy(ctx, store, ref.Key, opts.IO.Out, ref.Meta.SHA256)
+}
+
+// resolve finds the output (or file in it) that ref names: RUN/STEP/OUTPUT
+// with RUN a run id or "latest", or a URI in the store. It returns the
+// run reader, the store, ref with "latest" expanded, and the output.
+func resolve(ctx context.Context, f *cmdutil.Factory, ios *cmdutil.IOStreams, ref string) (*runstore.Reader, artifacts.Store, string, artifacts.Ref, error) {
+	runs, err := f.Runs(ctx, ios.ErrOut)
+	if err != nil {
+		return nil, nil, "", artifacts.Ref{}, err
+	}
+	name, err := runs.ExpandLatest(ctx, ref)
+	if err != nil {
+		return nil, nil, "", artifacts.Ref{}, err
+	}
+	r, err := artifacts.Resolve(ctx, runs.Store(), name)
+	return runs, runs.Store(), name, r, err
 }

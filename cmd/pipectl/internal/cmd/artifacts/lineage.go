@@ -56,16 +56,7 @@ the store keeps (no scan of the runs). REF is RUN/STEP/OUTPUT (RUN may be
 }
 
 func lineageRun(ctx context.Context, opts *LineageOptions) error {
-	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	store := runs.Store()
-	name, err := runs.ExpandLatest(ctx, opts.Ref)
-	if err != nil {
-		return err
-	}
-	ref, err := artifacts.Resolve(ctx, store, name)
+	runs, store, name, ref, err := resolve(ctx, opts.Factory, opts.IO, opts.Ref)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 	org := &o
 	org.ImageTags = pinned.KeptTags
 	// The pipeline as it runs, kept for a rerun.
-	if org.Pipeline, err = origin.ShipPipeline(ctx, s.Store, p.Source, codepack.Defaults); err != nil {
+	if org.Pipeline, err = origin.ShipPipeline(ctx, s.Store, p, codepack.Defaults); err != nil {
 		fmt.Fprintf(s.Status, "Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
 	}
 	if !s.NoCache {

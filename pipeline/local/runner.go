@@ -115,7 +115,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		// The pipeline as it runs, kept for a rerun (pipectl run --rerun).
 		o := *org
 		org = &o
-		if org.Pipeline, err = origin.ShipPipeline(ctx, r.Store, p.Source, opts); err != nil {
+		if org.Pipeline, err = origin.ShipPipeline(ctx, r.Store, p, opts); err != nil {
 			r.statusf("Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
 		}
 	}

@@ -15,18 +15,61 @@ import (
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
-// ShipPipeline packs the folder of pipeline file (as a component's code is
+// ShipPipeline packs the folder of p's file (as a component's code is
 // packed, with lim) and stores the pack once: what a rerun of the run runs.
-func ShipPipeline(ctx context.Context, store artifacts.Store, file string, lim codepack.Options) (*artifacts.PipelineSource, error) {
-	abs, err := filepath.Abs(file)
+// When a component's folder is outside that folder, the pack is of the
+// smallest folder holding them all, if that is inside the git checkout of
+// the pipeline's file (never above it: a checkout's files are what the
+// user keeps together); else the components outside are not kept and a
+// rerun reads them from where they are then.
+func ShipPipeline(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, lim codepack.Options) (*artifacts.PipelineSource, error) {
+	file, err := filepath.Abs(p.Source)
 	if err != nil {
 		return nil, err
 	}
-	pack, _, err := codepack.Ship(ctx, store, filepath.Dir(abs), lim)
+	root := packRoot(ctx, p, filepath.Dir(file))
+	pack, _, err := codepack.Ship(ctx, store, root, lim)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline %s: %w", file, err)
+		return nil, fmt.Errorf("pipeline %s: %w", p.Source, err)
 	}
-	return &artifacts.PipelineSource{Pack: pack.Digest, File: filepath.Base(abs)}, nil
+	rel, err := filepath.Rel(root, file)
+	if err != nil {
+		return nil, err
+	}
+	return &artifacts.PipelineSource{Pack: pack.Digest, File: filepath.ToSlash(rel)}, nil
+}
+
+// packRoot is the folder to pack for a rerun of p, whose file is in dir
+// (see ShipPipeline).
+func packRoot(ctx context.Context, p *pipeline.Pipeline, dir string) string {
+	root := dir
+	for _, s := range p.Steps {
+		if s.Resolved == nil || s.Resolved.Dir == "" {
+			continue
+		}
+		d, err := filepath.Abs(s.Resolved.Dir)
+		if err != nil {
+			return dir
+		}
+		for !within(d, root) {
+			root = filepath.Dir(root)
+		}
+	}
+	if root == dir {
+		return dir
+	}
+	top, ok := git(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	resolved, err := filepath.EvalSymlinks(root) // git names the checkout by its real path
+	if !ok || top == "" || err != nil || !within(resolved, top) {
+		return dir
+	}
+	return root
+}
+
+// within says whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
 // Restore unpacks the pipeline that run rec ran into the new folder dir

@@ -1,7 +1,9 @@
 package origin
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -10,39 +12,93 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 )
 
+// writeTree writes files (by slash path) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const (
+	testComponent = "apiVersion: pipectl.dev/v1alpha1\nkind: Component\nmetadata: {name: c}\ncommand: [sh, run.sh]\n"
+	testPipeline  = "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: p}\nsteps:\n  - {name: a, component: %s}\n"
+)
+
 // TestShipAndRestore: the pipeline's folder is stored once and comes back
-// whole under another folder; a record without it, or naming a file
-// outside its pack, is refused.
+// whole under another folder; a component beside it in the same git
+// checkout comes along (the pack is of their common folder), one outside
+// any checkout does not; a record without a pack, or naming a file outside
+// it, is refused.
 func TestShipAndRestore(t *testing.T) {
 	ctx := t.Context()
 	store, err := artifacts.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	ship := func(file string) *artifacts.PipelineSource {
+		t.Helper()
+		p, err := pipeline.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := ShipPipeline(ctx, store, p, codepack.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	restore := func(src *artifacts.PipelineSource, want ...string) {
+		t.Helper()
+		root := filepath.Join(t.TempDir(), "pipeline")
+		file, err := Restore(ctx, store, &artifacts.Run{ID: "r", Origin: &artifacts.Origin{Pipeline: src}}, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(w))); err != nil {
+				t.Errorf("restored %s: %v", w, err)
+			}
+		}
+		if _, err := pipeline.Load(file); err != nil {
+			t.Errorf("the restored pipeline: %v", err)
+		}
+	}
+
+	// Components inside the pipeline's folder.
 	dir := t.TempDir()
-	for name, body := range map[string]string{"p.yaml": "kind: Pipeline\n", "c/run.sh": "echo hi\n"} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src, err := ShipPipeline(ctx, store, filepath.Join(dir, "p.yaml"), codepack.Defaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	writeTree(t, dir, map[string]string{"p.yaml": fmt.Sprintf(testPipeline, "c/c.yaml"), "c/c.yaml": testComponent, "c/run.sh": "echo hi\n"})
+	src := ship(filepath.Join(dir, "p.yaml"))
 	if src.File != "p.yaml" || codepack.CheckDigest(src.Pack) != nil {
 		t.Fatalf("ShipPipeline = %+v", src)
 	}
-	rec := &artifacts.Run{ID: "r1", Origin: &artifacts.Origin{Pipeline: src}}
-	file, err := Restore(ctx, store, rec, filepath.Join(t.TempDir(), "pipeline"))
-	if err != nil {
-		t.Fatal(err)
+	restore(src, "c/run.sh")
+
+	// A component in a sibling folder of a git checkout.
+	repo := t.TempDir()
+	writeTree(t, repo, map[string]string{"pipes/p.yaml": fmt.Sprintf(testPipeline, "../comps/c.yaml"), "comps/c.yaml": testComponent, "comps/run.sh": "echo hi\n"})
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "c", "run.sh")); err != nil || string(b) != "echo hi\n" {
-		t.Errorf("restored c/run.sh = %q, %v", b, err)
+	src = ship(filepath.Join(repo, "pipes", "p.yaml"))
+	if src.File != "pipes/p.yaml" {
+		t.Errorf("in a checkout: file %q, want pipes/p.yaml (the pack of the folder holding both)", src.File)
 	}
+	restore(src, "comps/run.sh")
+
+	// The same outside any checkout: only the pipeline's folder.
+	plain := t.TempDir()
+	writeTree(t, plain, map[string]string{"pipes/p.yaml": fmt.Sprintf(testPipeline, "../comps/c.yaml"), "comps/c.yaml": testComponent})
+	if src := ship(filepath.Join(plain, "pipes", "p.yaml")); src.File != "p.yaml" {
+		t.Errorf("outside a checkout: file %q, want p.yaml (the pipeline's folder alone)", src.File)
+	}
+
 	for _, bad := range []*artifacts.Run{
 		{ID: "old"},
 		{ID: "out", Origin: &artifacts.Origin{Pipeline: &artifacts.PipelineSource{Pack: src.Pack, File: "../p.yaml"}}},
@@ -89,9 +145,12 @@ func BenchmarkShipPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	file := filepath.Join("..", "..", "examples", "attrition", "pipeline.yaml")
+	p, err := pipeline.Load(filepath.Join("..", "..", "examples", "attrition", "pipeline.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		if _, err := ShipPipeline(b.Context(), store, file, codepack.Defaults); err != nil {
+		if _, err := ShipPipeline(b.Context(), store, p, codepack.Defaults); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -204,6 +205,18 @@ func (j *Job) inputs() artifacts.StepInputs {
 	rec := artifacts.StepInputs{Run: j.Run, Step: j.Name}
 	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Inputs)) {
 		rec.Inputs = append(rec.Inputs, artifacts.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
+	}
+	// A loop's collected artifacts: NAME[i], iteration i's (their sums
+	// are joined by commas in the order of the iterations).
+	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Collected)) {
+		sums := strings.Split(j.InputSums[name], ",")
+		for i, uri := range j.Invocation.Collected[name] {
+			in := artifacts.InputRecord{Name: fmt.Sprintf("%s[%d]", name, i), URI: uri}
+			if len(sums) == len(j.Invocation.Collected[name]) {
+				in.SHA256 = sums[i]
+			}
+			rec.Inputs = append(rec.Inputs, in)
+		}
 	}
 	return rec
 }

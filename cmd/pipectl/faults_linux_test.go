@@ -133,20 +133,25 @@ func TestKill9MidPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := filepath.Join(dir, "store")
-	// partial lists the temporary files below a run's step directories:
-	// the output's upload, not the run record's own atomic create (a kill
+	// temps lists the temporary files below a run's step directories of
+	// more than min bytes: not the run record's own atomic create (a kill
 	// there leaves no run at all; TestCollectGarbageOrphanRecord has it).
-	partial := func() []string {
+	temps := func(min int64) []string {
 		var found []string
 		filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
 			rel, _ := filepath.Rel(store, p)
 			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".") && strings.Count(rel, string(filepath.Separator)) >= 2 {
-				found = append(found, p)
+				if info, err := d.Info(); err == nil && info.Size() > min {
+					found = append(found, p)
+				}
 			}
 			return nil
 		})
 		return found
 	}
+	// partial lists the output's upload: over 1 MiB (a small record's
+	// atomic write, such as the step's inputs record, is not it).
+	partial := func() []string { return temps(1 << 20) }
 	stderr := killMidPublish(t, bin, dir, []string{"TMPDIR=" + tmp}, []string{"--artifacts", store}, func() bool { return len(partial()) > 0 })
 	if len(partial()) == 0 {
 		t.Fatalf("the run finished its upload before it was killed:\n%s", stderr)
@@ -166,7 +171,7 @@ func TestKill9MidPublish(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pipectl gc: %v\n%s", err, out)
 	}
-	if left := partial(); len(left) > 0 {
+	if left := temps(-1); len(left) > 0 {
 		t.Errorf("partial uploads left after gc: %v\n%s", left, out)
 	}
 	record, err := os.ReadFile(filepath.Join(store, newestRun(t, bin, store), "run.json"))

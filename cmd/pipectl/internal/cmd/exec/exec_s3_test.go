@@ -63,6 +63,7 @@ func TestExecOnMinIO(t *testing.T) {
 	sort.Strings(keys)
 	want := []string{
 		"team/run-9/split/copy", "team/run-9/split/copy.meta.json",
+		"team/run-9/split/inputs.json",  // the input artifacts it read (its lineage)
 		"team/run-9/split/outputs.json", // the step's typed outputs record
 		"team/run-9/split/shards.meta.json", "team/run-9/split/shards/b.csv", "team/run-9/split/shards/part/a.csv",
 		"team/run-9/split/step.log", // the step's log, kept with the run

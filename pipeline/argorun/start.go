@@ -66,9 +66,12 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 	o := *s.Origin
 	org := &o
 	org.ImageTags = pinned.KeptTags
-	// The pipeline as it runs, kept for a rerun.
-	if org.Pipeline, err = origin.ShipPipeline(ctx, s.Store, p, codepack.Defaults); err != nil {
-		fmt.Fprintf(s.Status, "Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
+	// The pipeline as it runs, kept for a rerun (a rerun keeps the pack
+	// it runs).
+	if org.Pipeline == nil {
+		if org.Pipeline, err = origin.ShipPipeline(ctx, s.Store, p, codepack.Defaults); err != nil {
+			fmt.Fprintf(s.Status, "Warning: the pipeline is not kept with the run (no rerun of it): %v\n", err)
+		}
 	}
 	if !s.NoCache {
 		// Every step known and cached before it runs: no workflow.

@@ -111,7 +111,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		return nil, err
 	}
 	org := r.Origin
-	if org != nil && p.Source != "" {
+	if org != nil && org.Pipeline == nil && p.Source != "" {
 		// The pipeline as it runs, kept for a rerun (pipectl run --rerun).
 		o := *org
 		org = &o

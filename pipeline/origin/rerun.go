@@ -138,11 +138,12 @@ func From(p *pipeline.Pipeline, from string) error {
 }
 
 // Rerunning records in org that its run re-runs run of: the git checkout
-// it came from is of's (the rerun runs of's pipeline, not a checkout's).
+// it came from and the pipeline's pack are of's (the rerun runs of's
+// pipeline, not a checkout's; a rerun of the rerun unpacks the same).
 func Rerunning(org *artifacts.Origin, of *artifacts.Run) {
 	org.RerunOf = of.ID
 	if of.Origin != nil {
-		org.Git = of.Origin.Git
+		org.Git, org.Pipeline = of.Origin.Git, of.Origin.Pipeline
 	}
 }
 

@@ -32,6 +32,9 @@ var (
 // could otherwise expand it without limit.
 const maxJSONText = 16 << 20
 
+// maxJSONDepth bounds the nesting of lists and mappings in a json value.
+const maxJSONDepth = 1000
+
 // CheckValue reports whether s is a value of parameter type t. Surrounding
 // spaces are allowed for int, float and bool (the value itself keeps them).
 // It never interprets placeholders.
@@ -178,7 +181,7 @@ func NodeValue(t string, n *yaml.Node) (string, error) {
 	}
 	if t == TypeJSON && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str") {
 		var b bytes.Buffer
-		if err := writeJSON(&b, n, true); err != nil {
+		if err := writeJSON(&b, n, true, map[*yaml.Node]bool{}); err != nil {
 			return "", err
 		}
 		return b.String(), nil
@@ -203,25 +206,37 @@ func kindName(n *yaml.Node) string {
 }
 
 // writeJSON appends n as compact JSON text to b. top is false inside a
-// mapping or list, where problems name their line and column.
-func writeJSON(b *bytes.Buffer, n *yaml.Node, top bool) error {
+// mapping or list, where problems name their line and column. open are the
+// lists and mappings being written around n: an alias to one of them
+// would never end (a: &x [*x]).
+func writeJSON(b *bytes.Buffer, n *yaml.Node, top bool, open map[*yaml.Node]bool) error {
 	if b.Len() > maxJSONText {
 		return fmt.Errorf("the value is longer than %d bytes as JSON (aliases expanded)", maxJSONText)
 	}
 	at := func(format string, args ...any) error { return posErr(n, top, format, args...) }
+	if n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode {
+		if len(open) >= maxJSONDepth {
+			return at("nested more than %d deep", maxJSONDepth)
+		}
+		open[n] = true
+		defer delete(open, n)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return at("unknown alias")
 		}
-		return writeJSON(b, n.Alias, top)
+		if open[n.Alias] {
+			return at("the alias *%s refers to a value that holds it: it never ends", n.Value)
+		}
+		return writeJSON(b, n.Alias, top, open)
 	case yaml.SequenceNode:
 		b.WriteByte('[')
 		for i, e := range n.Content {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := writeJSON(b, e, false); err != nil {
+			if err := writeJSON(b, e, false, open); err != nil {
 				return err
 			}
 		}
@@ -247,7 +262,7 @@ func writeJSON(b *bytes.Buffer, n *yaml.Node, top bool) error {
 			}
 			writeString(b, k.Value)
 			b.WriteByte(':')
-			if err := writeJSON(b, n.Content[i+1], false); err != nil {
+			if err := writeJSON(b, n.Content[i+1], false, open); err != nil {
 				return err
 			}
 		}

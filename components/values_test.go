@@ -215,3 +215,29 @@ func FuzzNodeValue(f *testing.F) {
 		}
 	})
 }
+
+// TestNodeValueAliasCycle: an alias to a list or mapping that holds it
+// would never end as JSON: an error naming it, not a crash.
+func TestNodeValueAliasCycle(t *testing.T) {
+	for _, src := range []string{"a: &x [*x]", "&m {b: *m}", "&x [1, [2, *x]]"} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		n := doc.Content[0]
+		if n.Kind == yaml.MappingNode && src[0] == 'a' {
+			n = n.Content[1]
+		}
+		if got, err := NodeValue(TypeJSON, n); err == nil || !strings.Contains(err.Error(), "refers to a value that holds it") {
+			t.Errorf("NodeValue(json, %q) = %q, %v; want the cycle named", src, got, err)
+		}
+	}
+	// An alias used twice, not inside itself, is fine.
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("[&x [1], *x]"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := NodeValue(TypeJSON, doc.Content[0]); err != nil || got != "[[1],[1]]" {
+		t.Errorf("NodeValue(json, [&x [1], *x]) = %q, %v; want [[1],[1]]", got, err)
+	}
+}

@@ -31,8 +31,6 @@ const (
 	CACertsPath = "/etc/ssl/certs/ca-certificates.crt"
 	// User runs the image's processes (no root).
 	User = "65532:65532"
-	// VersionVar is the linker variable holding pipectl's version.
-	VersionVar = "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version.Version"
 )
 
 // DefaultPlatforms are the image's platforms.
@@ -44,8 +42,9 @@ type Options struct {
 	Source string
 	// Package is the main package built into BinaryPath (default ./cmd/pipectl).
 	Package string
-	// Version is pipectl's version, linked into VersionVar (default the
-	// constant VersionVar).
+	// Version is pipectl's version, linked into the linker variable
+	// VersionVar (PACKAGE.NAME; the builder knows it, the library does
+	// not). Both are needed to build a binary, not with Binary.
 	Version, VersionVar string
 	// CACerts is the host's CA bundle (default /etc/ssl/certs/ca-certificates.crt).
 	CACerts string
@@ -67,8 +66,8 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 	if opts.Package == "" {
 		opts.Package = "./cmd/pipectl"
 	}
-	if opts.VersionVar == "" {
-		opts.VersionVar = VersionVar
+	if opts.Binary == "" && opts.VersionVar == "" {
+		return nil, fmt.Errorf("build %s: no linker variable for the version (Options.VersionVar)", opts.Package)
 	}
 	if opts.CACerts == "" {
 		opts.CACerts = "/etc/ssl/certs/ca-certificates.crt"

@@ -178,6 +178,9 @@ func TestBuildPrebuiltBinary(t *testing.T) {
 	if got == nil || string(got.data) != string(want) || got.Mode&0o111 == 0 {
 		t.Errorf("%s in the image: %+v, want the prebuilt file, executable", BinaryPath, got)
 	}
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "Options.VersionVar") {
+		t.Errorf("building with no version variable: %v, want an error naming Options.VersionVar", err)
+	}
 	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin}); err == nil || !strings.Contains(err.Error(), "exactly one platform") {
 		t.Errorf("a prebuilt binary for the two default platforms: %v", err)
 	}

@@ -812,6 +812,16 @@ func (pl *Pipeline) Step(name string) *Step {
 	return nil
 }
 
+// StepNames lists the steps' names in order, comma-separated: what an
+// error about a step the pipeline does not have offers instead.
+func (pl *Pipeline) StepNames() string {
+	names := make([]string, len(pl.Steps))
+	for i, s := range pl.Steps {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
 // Bindings returns the parsed inputs of a step of a loaded pipeline, by input name.
 func (s *Step) Bindings() map[string]Binding {
 	out := map[string]Binding{}

@@ -2,7 +2,6 @@ package argo
 
 import (
 	"fmt"
-	"strings"
 
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -23,16 +22,12 @@ func usagef(format string, args ...any) error {
 // LauncherPlan returns every argument the compiled launcher pod of the
 // distributed step named stepName would get, --distributed included (see
 // LauncherArgs), for run (and iteration, 0-based, of a loop step) with the
-// pipeline's parameters overridden by overrides and the cluster settings
-// of opts, as compile takes them.
-func LauncherPlan(p *pipeline.Pipeline, stepName, iteration, run string, overrides map[string]string, opts Options) (wire.Args, error) {
+// pipeline's parameter values (Pipeline.ResolveParams) and the cluster
+// settings of opts, as compile takes them.
+func LauncherPlan(p *pipeline.Pipeline, stepName, iteration, run string, values map[string]string, opts Options) (wire.Args, error) {
 	var args wire.Args
 	if p.Step(stepName) == nil {
-		var names []string
-		for _, s := range p.Steps {
-			names = append(names, s.Name)
-		}
-		return args, usagef("--step %s: pipeline %s has no such step (steps: %s)", stepName, p.Metadata.Name, strings.Join(names, ", "))
+		return args, usagef("--step %s: pipeline %s has no such step (steps: %s)", stepName, p.Metadata.Name, p.StepNames())
 	}
 	sp, err := plan.Build(p, stepName)
 	if err != nil {
@@ -46,10 +41,6 @@ func LauncherPlan(p *pipeline.Pipeline, stepName, iteration, run string, overrid
 	}
 	if sp.Loop == nil && iteration != "" {
 		return args, usagef("--iteration: step %s does not loop", stepName)
-	}
-	values, err := p.ResolveParams(overrides)
-	if err != nil {
-		return args, err
 	}
 	if args, err = LauncherArgs(p, sp, run, iteration, values); err != nil {
 		return args, err

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
@@ -113,11 +112,7 @@ func Rerun(rec *artifacts.Run, overrides map[string]string) map[string]string {
 // (what depends on it, directly or not), so that they run again.
 func From(p *pipeline.Pipeline, from string) error {
 	if p.Step(from) == nil {
-		var names []string
-		for _, s := range p.Steps {
-			names = append(names, s.Name)
-		}
-		return fmt.Errorf("--from %s: pipeline %s has no such step (steps: %s)", from, p.Metadata.Name, strings.Join(names, ", "))
+		return fmt.Errorf("--from %s: pipeline %s has no such step (steps: %s)", from, p.Metadata.Name, p.StepNames())
 	}
 	again := map[string]bool{from: true}
 	for changed := true; changed; {

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"cmp"
+	"context"
 	"errors"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
@@ -38,11 +39,11 @@ func dryRun(opts *Options) error {
 // run takes them. The values of upstream output parameters are not known
 // before the run: they show as "<tasks.TASK.outputs.parameters.OUTPUT>".
 func planned(opts *Options) (wire.Args, error) {
-	pl, overrides, _, err := cmdutil.LoadPipeline(opts.File, opts.Params)
+	l, err := cmdutil.LoadRun(context.Background(), opts.Factory, opts.File, opts.Params, "", "")
 	if err != nil {
 		return wire.Args{}, err
 	}
-	args, err := argo.LauncherPlan(pl, opts.Step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), overrides, argo.Options{
+	args, err := argo.LauncherPlan(l.Pipeline, opts.Step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), l.Values, argo.Options{
 		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true, Namespace: opts.Factory.Kube.Namespace,
 	})
 	var ue *argo.UsageError

@@ -578,6 +578,18 @@ func TestConformance(t *testing.T) {
 						t.Error(err)
 					}
 				}
+				// --from boom re-runs boom and after of the resumed run;
+				// first is still reused from the first run.
+				var local3, argo3 confResult
+				wg.Go(func() { local3 = ll.confRun(ctx, "local", "--rerun="+local2.run, nil, local.run, "--from=boom") })
+				wg.Go(func() { argo3 = la.confRun(ctx, "argo", "--rerun="+argo2.run, nil, argo.run, "--from=boom") })
+				wg.Wait()
+				for _, r := range []confResult{local3, argo3} {
+					if r.err != nil {
+						t.Fatalf("%s rerun --from: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+					}
+				}
+				confCompare(t, *tc.resumed, local3, argo3)
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -657,6 +669,11 @@ func TestConformanceLocal(t *testing.T) {
 				if err := l.confLineage(ctx, r.run, r2.run); err != nil {
 					t.Error(err)
 				}
+				r3 := l.confRun(ctx, "local", "--rerun="+r2.run, nil, r.run, "--from=boom")
+				if r3.err != nil {
+					t.Fatalf("rerun --from: %v\nstdout:\n%s\nstderr:\n%s", r3.err, r3.stdout, r3.stderr)
+				}
+				confCompare(t, *tc.resumed, r3)
 			}
 			if !tc.rerun || t.Failed() {
 				return
@@ -767,9 +784,9 @@ var localRunID = regexp.MustCompile(`Run (\S+) of pipeline `)
 // step (--no-cache); otherwise it is a re-run that may reuse the steps of
 // run first (normalised to $FIRST). It runs on its own goroutine: it
 // reports problems in err, never through t.
-func (a *argoLab) confRun(ctx context.Context, backend, file string, params []string, first string) confResult {
+func (a *argoLab) confRun(ctx context.Context, backend, file string, params []string, first string, flags ...string) confResult {
 	r := confResult{backend: backend}
-	var args []string
+	args := slices.Clone(flags)
 	if first == "" {
 		args = append(args, "--no-cache")
 	}

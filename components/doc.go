@@ -3,6 +3,12 @@
 // materialise inputs, resolve placeholders into argv, run, publish outputs.
 // The programs run under package components/process.
 //
+// One type per stage: the loader reads a Component (the spec, with its YAML
+// nodes and positions); Component.Program makes its Program once (defaults
+// converted to values, nothing of the file's form left), which a step's
+// plan holds, travels to a pod as --component and the runtime runs as it
+// is, in an Invocation (the program with one execution's values).
+//
 // # Values as written
 //
 // A parameter value is text, and it is the text the user wrote: the YAML

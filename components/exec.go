@@ -77,15 +77,8 @@ func (c *Component) ShipsCode() bool {
 	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
 }
 
-// RunDir is where the component's program runs: WorkingDir when absolute,
-// else WorkingDir under Dir (the component file's directory locally, ""
-// in a pod, where the image's WORKDIR is the current directory).
-func (c *Component) RunDir() string {
-	if filepath.IsAbs(c.WorkingDir) {
-		return c.WorkingDir
-	}
-	return filepath.Join(c.Dir, c.WorkingDir)
-}
+// RunDir is where the component's program runs (Program.RunDir).
+func (c *Component) RunDir() string { return runDir(c.Dir, c.WorkingDir) }
 
 // Exec runs one invocation the way the local runner runs a step (Prepare,
 // then RunOnce) and writes the output parameters for the workflow engine.
@@ -139,25 +132,6 @@ func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 		if err != nil {
 			os.Remove(tmp.Name())
 			return fmt.Errorf("output parameter %q: %w", r.Name, err)
-		}
-	}
-	return nil
-}
-
-// CheckArgv checks the placeholders (and {{if}} blocks) of the
-// component's command, args and env values against its inputs and outputs.
-func (c *Component) CheckArgv() error {
-	for _, l := range []struct {
-		name  string
-		items []string
-	}{{"command", c.Command}, {"args", c.Args}} {
-		if i, err := c.checkList(l.items, true); err != nil {
-			return fmt.Errorf("%s[%d]: %v", l.name, i, err)
-		}
-	}
-	for _, e := range c.Env {
-		if _, err := c.checkList([]string{e.Value}, false); err != nil {
-			return fmt.Errorf("env %s: %v", e.Name, err)
 		}
 	}
 	return nil

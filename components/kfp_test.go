@@ -335,11 +335,11 @@ implementation:
 		{map[string]string{"flag": "1"}, []string{"prog", "--no-x", "--flag", "--cfg=", "run=r1 pod=r1-s"}, ""},
 	}
 	for _, tt := range tests {
-		params, err := c.ParamValues(tt.given)
+		params, err := mustProgram(t, c).ParamValues(tt.given)
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv, err := c.Argv(Values{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
+		argv, err := mustProgram(t, c).Argv(Values{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
 		if err != nil {
 			t.Fatalf("Argv(%v): %v", tt.given, err)
 		}
@@ -348,7 +348,7 @@ implementation:
 		}
 	}
 	// A condition value that is no truth value fails at run time, as in KFP.
-	_, err = c.Argv(Values{Params: map[string]string{"flag": "maybe", "cfg": ""}})
+	_, err = mustProgram(t, c).Argv(Values{Params: map[string]string{"flag": "maybe", "cfg": ""}})
 	if err == nil || !strings.Contains(err.Error(), `{{if inputs.flag}}: expected a truth value (true/false, yes/no, on/off, 1/0), got "maybe"`) {
 		t.Errorf("Argv with flag=maybe: %v", err)
 	}
@@ -404,7 +404,7 @@ implementation:
 		t.Fatal(err)
 	}
 	rt := &Runtime{Store: store}
-	inv := &Invocation{Component: c, Run: "r1", Step: "files", Params: map[string]string{"object": `{"k": [1, 2.0]}`}}
+	inv := &Invocation{Component: mustProgram(t, c), Run: "r1", Step: "files", Params: map[string]string{"object": `{"k": [1, 2.0]}`}}
 	ws := Workspace{Dir: filepath.Join(dir, "ws")}
 	v, err := rt.Prepare(t.Context(), inv, ws)
 	if err != nil {

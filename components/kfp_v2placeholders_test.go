@@ -42,7 +42,7 @@ implementation:
 		OutputDir:   "/w/outputs",
 		Run:         "r1", Step: "s",
 	}
-	argv, err := c.Argv(v)
+	argv, err := mustProgram(t, c).Argv(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ import (
 const ExecutorOutputFile = ".executor_output.json"
 
 // usesExecutorInput reports whether command, args or env use {{executor.input}}.
-func (c *Component) usesExecutorInput() bool {
+func (c *Program) usesExecutorInput() bool {
 	for _, list := range [][]string{c.Command, c.Args} {
 		for _, s := range list {
 			if strings.Contains(s, "{{executor.input}}") {
@@ -72,7 +72,7 @@ type execArtifacts struct {
 }
 
 // executorInput returns the executor input JSON for the values v.
-func (c *Component) executorInput(v Values) (string, error) {
+func (c *Program) executorInput(v Values) (string, error) {
 	params := map[string]json.RawMessage{}
 	arts := map[string]execArtifacts{}
 	for _, in := range c.Inputs {
@@ -134,7 +134,7 @@ func jsonValue(t, val string) (json.RawMessage, error) {
 // applyExecutorOutput reads the executor output file the program of a
 // component using {{executor.input}} wrote in the output directory dir, if
 // any, and writes each output parameter value it gives to the output's file.
-func (c *Component) applyExecutorOutput(ws Workspace) error {
+func (c *Program) applyExecutorOutput(ws Workspace) error {
 	if !c.usesExecutorInput() {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (c *Component) applyExecutorOutput(ws Workspace) error {
 	for _, name := range sortedKeys(doc.ParameterValues) {
 		out, ok := c.Output(name)
 		if !ok || IsArtifact(out.Type) {
-			errs = append(errs, fmt.Sprintf("parameterValues gives %q, which is not an output parameter of component %s", name, c.Metadata.Name))
+			errs = append(errs, fmt.Sprintf("parameterValues gives %q, which is not an output parameter of component %s", name, c.Name))
 			continue
 		}
 		raw := doc.ParameterValues[name]
@@ -172,7 +172,7 @@ func (c *Component) applyExecutorOutput(ws Workspace) error {
 	}
 	for _, name := range sortedKeys(doc.Artifacts) {
 		if out, ok := c.Output(name); !ok || !IsArtifact(out.Type) {
-			errs = append(errs, fmt.Sprintf("artifacts gives %q, which is not an output artifact of component %s", name, c.Metadata.Name))
+			errs = append(errs, fmt.Sprintf("artifacts gives %q, which is not an output artifact of component %s", name, c.Name))
 		}
 	}
 	if len(errs) > 0 {
@@ -191,13 +191,13 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // withExecutorInput sets v.ExecutorInput when the component uses it.
-func (c *Component) withExecutorInput(v *Values) error {
+func (c *Program) withExecutorInput(v *Values) error {
 	if v.ExecutorInput != "" || !c.usesExecutorInput() {
 		return nil
 	}
 	in, err := c.executorInput(*v)
 	if err != nil {
-		return fmt.Errorf("component %s: {{executor.input}}: %w", c.Metadata.Name, err)
+		return fmt.Errorf("component %s: {{executor.input}}: %w", c.Name, err)
 	}
 	v.ExecutorInput = in
 	return nil

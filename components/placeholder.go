@@ -145,7 +145,7 @@ func parseMarker(body string) (m *marker, ok bool, err error) {
 // placeholders that do not fit the component, and for command and args
 // (lists) unbalanced {{if}}, {{else}} and {{end}} elements, which env
 // values (list false) may not hold.
-func (c *Component) checkList(items []string, list bool) (int, error) {
+func (sig signature) checkList(items []string, list bool) (int, error) {
 	var open []bool // per open block: whether its {{else}} was seen
 	for i, s := range items {
 		segs, err := parseTemplate(s)
@@ -158,8 +158,8 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 			case !list:
 				return i, fmt.Errorf("{{%s}} may only be a command or args element", m.kind)
 			case m.kind == "if":
-				if _, ok := c.Input(m.input); !ok {
-					return i, fmt.Errorf("{{if}} names input %q, which the component does not declare (inputs: %s)", m.input, names(c.Inputs))
+				if _, ok := findIO(sig.inputs, m.input); !ok {
+					return i, fmt.Errorf("{{if}} names input %q, which the component does not declare (inputs: %s)", m.input, names(sig.inputs))
 				}
 				open = append(open, false)
 			case len(open) == 0:
@@ -173,7 +173,7 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 			}
 			continue
 		}
-		if err := c.checkRefs(s); err != nil {
+		if err := sig.checkRefs(s); err != nil {
 			return i, err
 		}
 	}
@@ -184,7 +184,7 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 }
 
 // checkRefs reports the placeholders of s that do not fit the component.
-func (c *Component) checkRefs(s string) error {
+func (sig signature) checkRefs(s string) error {
 	segs, err := parseTemplate(s)
 	if err != nil {
 		return err
@@ -198,10 +198,10 @@ func (c *Component) checkRefs(s string) error {
 			continue
 		}
 		if r.Dir == "inputs" {
-			in, ok := c.Input(r.Name)
+			in, ok := findIO(sig.inputs, r.Name)
 			switch {
 			case !ok:
-				return fmt.Errorf("%s names no input (inputs: %s)", r, names(c.Inputs))
+				return fmt.Errorf("%s names no input (inputs: %s)", r, names(sig.inputs))
 			case IsArtifact(in.Type) && r.Field == "":
 				return fmt.Errorf("%s: input %q is an artifact (%s): use {{inputs.%s.path}} or {{inputs.%s.uri}}", r, r.Name, in.Type, r.Name, r.Name)
 			case !IsArtifact(in.Type) && r.Field == "uri":
@@ -209,10 +209,10 @@ func (c *Component) checkRefs(s string) error {
 			}
 			continue
 		}
-		out, ok := c.Output(r.Name)
+		out, ok := findIO(sig.outputs, r.Name)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s names no output (outputs: %s)", r, names(c.Outputs))
+			return fmt.Errorf("%s names no output (outputs: %s)", r, names(sig.outputs))
 		case r.Field == "uri" && !IsArtifact(out.Type):
 			return fmt.Errorf("%s: output %q is a parameter: use {{outputs.%s.path}}", r, r.Name, r.Name)
 		}
@@ -220,7 +220,7 @@ func (c *Component) checkRefs(s string) error {
 	return nil
 }
 
-func names(ios []IO) string {
+func names(ios []ProgramIO) string {
 	if len(ios) == 0 {
 		return "none"
 	}
@@ -304,7 +304,7 @@ func Expand(s string, v Values) (out string, ok bool, err error) {
 // Argv resolves command and args into the program's argv. An element naming
 // an optional input without a value is dropped, and so are the elements of
 // the part of each {{if}} block whose condition says so.
-func (c *Component) Argv(v Values) ([]string, error) {
+func (c *Program) Argv(v Values) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (c *Component) Argv(v Values) ([]string, error) {
 		argv = append(argv, out...)
 	}
 	if len(argv) == 0 {
-		return nil, fmt.Errorf("component %s: empty command", c.Metadata.Name)
+		return nil, fmt.Errorf("component %s: empty command", c.Name)
 	}
 	return argv, nil
 }
@@ -404,7 +404,7 @@ func ParseBoolWord(s string) (bool, error) {
 }
 
 // Environ resolves the component's env into NAME=value pairs.
-func (c *Component) Environ(v Values) ([]string, error) {
+func (c *Program) Environ(v Values) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}

@@ -89,9 +89,9 @@ func TestPublishFullDiskLeavesNothing(t *testing.T) {
 	}
 	store := &fullStore{Store: local, left: 4 << 10}
 	rt := &Runtime{Store: store}
-	inv := &Invocation{Run: "run-1", Step: "train", Component: &Component{
-		Metadata: Metadata{Name: "train"},
-		Outputs:  []IO{{Name: "model", Type: TypeModel}, {Name: "data", Type: TypeDataset}},
+	inv := &Invocation{Run: "run-1", Step: "train", Component: &Program{
+		Name:    "train",
+		Outputs: []ProgramIO{{Name: "model", Type: TypeModel}, {Name: "data", Type: TypeDataset}},
 	}}
 	ws := Workspace{Dir: t.TempDir()}
 	dir := ws.OutputDir(0)

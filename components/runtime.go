@@ -23,7 +23,10 @@ import (
 // receives in a pod, and what the local runner builds for each step.
 type Invocation struct {
 	// Component is the program and its declared inputs and outputs.
-	Component *Component `json:"component"`
+	Component *Program `json:"component"`
+	// Image is the container image the program runs in on Kubernetes (""
+	// for a step with none); the fingerprint holds it.
+	Image string `json:"image,omitempty"`
 	// Run and Step name the run and step the outputs belong to.
 	Run  string `json:"run"`
 	Step string `json:"step"`
@@ -72,7 +75,7 @@ func (w Workspace) OutputDir(rank int) string {
 
 // outputPath is where the program of rank writes output out: its fixed
 // path (KFP's fileOutputs) if it has one, else in the rank's output directory.
-func (w Workspace) outputPath(out IO, rank int) string {
+func (w Workspace) outputPath(out ProgramIO, rank int) string {
 	if out.Path != "" {
 		return out.Path
 	}
@@ -89,7 +92,8 @@ type Runtime struct {
 // an input parameter gives its content as the value; a value given to an
 // artifact input is written to the input's file.
 func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Values, error) {
-	c := inv.Component
+	c := *inv.Component // Prepare may point it at the code pack: the caller's stays
+	inv.Component = &c
 	v := Values{
 		Params:     map[string]string{},
 		InputPaths: map[string]string{},
@@ -102,20 +106,20 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 			return v, err
 		}
 		if err := codepack.Fetch(ctx, rt.Store, c.Code, dest, codepack.Defaults); err != nil {
-			return v, fmt.Errorf("component %s: %w", c.Metadata.Name, err)
+			return v, fmt.Errorf("component %s: %w", c.Name, err)
 		}
 		c.Dir, c.WorkingDir = dest, ""
 	}
 	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
 		for name := range m {
 			if _, ok := c.Input(name); !ok {
-				return v, fmt.Errorf("component %s has no input %q", c.Metadata.Name, name)
+				return v, fmt.Errorf("component %s has no input %q", c.Name, name)
 			}
 		}
 	}
 	for name := range inv.Collected {
 		if in, ok := c.Input(name); !ok || !IsArtifact(in.Type) {
-			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Metadata.Name, name)
+			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Name, name)
 		}
 	}
 	// A value may feed an artifact input (it becomes a file) and an artifact
@@ -248,7 +252,7 @@ func writeFile(dest, val string) error {
 
 // writeParamFiles writes the value of each input parameter read through
 // {{inputs.NAME.path}} to ws.InputPath(NAME) and records the path in v.
-func (c *Component) writeParamFiles(ws Workspace, v Values) error {
+func (c *Program) writeParamFiles(ws Workspace, v Values) error {
 	for _, name := range c.paramPathInputs() {
 		val, ok := v.Params[name]
 		if !ok {
@@ -265,7 +269,7 @@ func (c *Component) writeParamFiles(ws Workspace, v Values) error {
 
 // paramPathInputs names the input parameters the component reads through
 // {{inputs.NAME.path}}.
-func (c *Component) paramPathInputs() []string {
+func (c *Program) paramPathInputs() []string {
 	var out []string
 	items := append(append([]string{}, c.Command...), c.Args...)
 	for _, e := range c.Env {
@@ -289,7 +293,7 @@ func (c *Component) paramPathInputs() []string {
 // ParamValues returns the value of every input parameter as written: given
 // values type-checked, defaults for the others. An optional input without a
 // default is left out; a required one is an error.
-func (c *Component) ParamValues(given map[string]string) (map[string]string, error) {
+func (c *Program) ParamValues(given map[string]string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, in := range c.Inputs {
 		if IsArtifact(in.Type) {
@@ -305,12 +309,8 @@ func (c *Component) ParamValues(given map[string]string) (map[string]string, err
 				return nil, fmt.Errorf("input %q: %v", in.Name, err)
 			}
 			out[in.Name] = val
-		case in.HasDefault():
-			val, err := NodeValue(in.Type, &in.Default)
-			if err != nil {
-				return nil, fmt.Errorf("input %q: default: %v", in.Name, err)
-			}
-			out[in.Name] = val
+		case in.Default != nil:
+			out[in.Name] = *in.Default
 		case in.Required():
 			return nil, fmt.Errorf("input parameter %q (%s) has no value", in.Name, in.Type)
 		}

@@ -22,9 +22,9 @@ func TestPublishWritesTheOutputsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := &Runtime{Store: store}
-	inv := &Invocation{Run: "run-1", Step: "train", Component: &Component{
-		Metadata: Metadata{Name: "train"},
-		Outputs:  []IO{{Name: "model", Type: TypeModel}, {Name: "epochs", Type: TypeInt}, {Name: "loss", Type: TypeFloat}},
+	inv := &Invocation{Run: "run-1", Step: "train", Component: &Program{
+		Name:    "train",
+		Outputs: []ProgramIO{{Name: "model", Type: TypeModel}, {Name: "epochs", Type: TypeInt}, {Name: "loss", Type: TypeFloat}},
 	}}
 	ws := Workspace{Dir: t.TempDir()}
 	dir := ws.OutputDir(0)

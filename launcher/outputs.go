@@ -29,7 +29,7 @@ func (e *MissingOutputsError) Error() string {
 // paramsDir/<name> (components.WriteOutputParams: where Argo reads the
 // launcher pod's output parameters). A missing output is a
 // *MissingOutputsError naming it.
-func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, outputs []components.IO, paramsDir string) ([]artifacts.OutputRecord, error) {
+func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, outputs []components.ProgramIO, paramsDir string) ([]artifacts.OutputRecord, error) {
 	published, recErr := artifacts.ReadOutputs(ctx, s, run, step)
 	if recErr != nil && !errors.Is(recErr, artifacts.ErrNotFound) {
 		return nil, fmt.Errorf("read rank 0's outputs record: %w", recErr)

@@ -23,10 +23,10 @@ func nodeRequest(t *testing.T, store artifacts.Store, script string) (components
 	out := &componentstest.Buffer{}
 	return components.ExecRequest{
 		Invocation: &components.Invocation{
-			Component: &components.Component{
-				Metadata: components.Metadata{Name: "train"},
-				Outputs:  []components.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
-				Command:  []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+			Component: &components.Program{
+				Name:    "train",
+				Outputs: []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+				Command: []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
 			},
 			Run: "run-1", Step: "train",
 		},

@@ -244,7 +244,7 @@ func ProgramExitCode(err error) int {
 // producers' outputs records say. It returns the input artifacts' sha256
 // too, for the fingerprint.
 func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*components.Invocation, map[string]string, error) {
-	c, err := r.Component.Resolve(r.Argv)
+	c, err := r.Component.WithArgv(r.Argv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,6 +257,6 @@ func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*c
 		return nil, nil, err
 	}
 	stepcache.AddCollectedSums(sums, v.Collected)
-	inv.Component.Image = r.Image
+	inv.Image = r.Image
 	return inv, sums, nil
 }

@@ -88,6 +88,6 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 		}
 		return Result{}, err
 	}
-	job.Invocation.Component.Image = r.Image
+	job.Invocation.Image = r.Image
 	return (&Executor{Store: p.Store}).Execute(ctx, job)
 }

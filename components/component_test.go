@@ -16,7 +16,7 @@ func TestArgvResolvesPlaceholdersOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Values{
+	v := Placeholders{
 		Params:      params,
 		InputPaths:  map[string]string{"data": "/w/inputs/data"},
 		InputURIs:   map[string]string{"data": "file:///s/r/s/data"},

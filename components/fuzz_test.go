@@ -57,8 +57,8 @@ func FuzzDecode(f *testing.F) {
 }
 
 // placeholderValues gives every input and output of c a value built from val.
-func placeholderValues(c *Component, val string) Values {
-	v := Values{
+func placeholderValues(c *Component, val string) Placeholders {
+	v := Placeholders{
 		Params: map[string]string{}, InputPaths: map[string]string{}, InputURIs: map[string]string{},
 		OutputPaths: map[string]string{}, OutputURIs: map[string]string{},
 		Run: "r" + val, Step: "s" + val, Pod: "p" + val,
@@ -105,7 +105,7 @@ func FuzzExpand(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, before, after, val string) {
-		v := Values{
+		v := Placeholders{
 			Params: map[string]string{"x": val}, InputPaths: map[string]string{"x": val},
 			OutputPaths: map[string]string{"o": val}, Run: val, Step: val, Pod: val,
 		}

@@ -339,7 +339,7 @@ implementation:
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv, err := mustProgram(t, c).Argv(Values{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
+		argv, err := mustProgram(t, c).Argv(Placeholders{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
 		if err != nil {
 			t.Fatalf("Argv(%v): %v", tt.given, err)
 		}
@@ -348,7 +348,7 @@ implementation:
 		}
 	}
 	// A condition value that is no truth value fails at run time, as in KFP.
-	_, err = mustProgram(t, c).Argv(Values{Params: map[string]string{"flag": "maybe", "cfg": ""}})
+	_, err = mustProgram(t, c).Argv(Placeholders{Params: map[string]string{"flag": "maybe", "cfg": ""}})
 	if err == nil || !strings.Contains(err.Error(), `{{if inputs.flag}}: expected a truth value (true/false, yes/no, on/off, 1/0), got "maybe"`) {
 		t.Errorf("Argv with flag=maybe: %v", err)
 	}

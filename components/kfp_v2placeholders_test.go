@@ -34,7 +34,7 @@ implementation:
 	if in, _ := c.Input("text"); in.Type != TypeString {
 		t.Errorf("input text is %s, want string (read as a value)", in.Type)
 	}
-	v := Values{
+	v := Placeholders{
 		Params:      map[string]string{"text": "a \"b\"", "count": "3"},
 		InputPaths:  map[string]string{"data": "/w/inputs/data"},
 		OutputPaths: map[string]string{"out": "/w/outputs/out", "model": "/w/outputs/model"},

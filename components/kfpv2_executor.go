@@ -72,7 +72,7 @@ type execArtifacts struct {
 }
 
 // executorInput returns the executor input JSON for the values v.
-func (c *Program) executorInput(v Values) (string, error) {
+func (c *Program) executorInput(v Placeholders) (string, error) {
 	params := map[string]json.RawMessage{}
 	arts := map[string]execArtifacts{}
 	for _, in := range c.Inputs {
@@ -191,7 +191,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // withExecutorInput sets v.ExecutorInput when the component uses it.
-func (c *Program) withExecutorInput(v *Values) error {
+func (c *Program) withExecutorInput(v *Placeholders) error {
 	if v.ExecutorInput != "" || !c.usesExecutorInput() {
 		return nil
 	}

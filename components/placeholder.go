@@ -231,8 +231,8 @@ func names(ios []ProgramIO) string {
 	return strings.Join(n, ", ")
 }
 
-// Values are what placeholders resolve to for one invocation.
-type Values struct {
+// Placeholders are the values placeholders resolve to for one invocation.
+type Placeholders struct {
 	// Params are input parameter values (canonical strings). An optional
 	// input without a value is absent.
 	Params map[string]string
@@ -247,7 +247,7 @@ type Values struct {
 	OutputDir, ExecutorInput string
 }
 
-func (v Values) lookup(r *Ref) (string, bool) {
+func (v Placeholders) lookup(r *Ref) (string, bool) {
 	var m map[string]string
 	switch {
 	case r.Dir == "run":
@@ -275,7 +275,7 @@ func (v Values) lookup(r *Ref) (string, bool) {
 
 // Expand resolves the placeholders of s. ok is false when s names an input
 // that has no value (an optional input left out): the caller drops s.
-func Expand(s string, v Values) (out string, ok bool, err error) {
+func Expand(s string, v Placeholders) (out string, ok bool, err error) {
 	segs, err := parseTemplate(s)
 	if err != nil {
 		return "", false, err
@@ -304,7 +304,7 @@ func Expand(s string, v Values) (out string, ok bool, err error) {
 // Argv resolves command and args into the program's argv. An element naming
 // an optional input without a value is dropped, and so are the elements of
 // the part of each {{if}} block whose condition says so.
-func (c *Program) Argv(v Values) ([]string, error) {
+func (c *Program) Argv(v Placeholders) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func (c *Program) Argv(v Values) ([]string, error) {
 }
 
 // expandList resolves one list of elements with conditional blocks.
-func expandList(list []string, v Values) ([]string, error) {
+func expandList(list []string, v Placeholders) ([]string, error) {
 	var out []string
 	// keep holds, per open block, whether its current part is kept; an
 	// element is kept when every enclosing part is.
@@ -372,7 +372,7 @@ func expandList(list []string, v Values) ([]string, error) {
 }
 
 // condition evaluates the condition of an {{if}} marker.
-func (v Values) condition(m *marker) (bool, error) {
+func (v Placeholders) condition(m *marker) (bool, error) {
 	val, ok := v.Params[m.input]
 	if !ok {
 		_, ok = v.InputPaths[m.input]
@@ -404,7 +404,7 @@ func ParseBoolWord(s string) (bool, error) {
 }
 
 // Environ resolves the component's env into NAME=value pairs.
-func (c *Program) Environ(v Values) ([]string, error) {
+func (c *Program) Environ(v Placeholders) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}

@@ -91,10 +91,10 @@ type Runtime struct {
 // resolves every input parameter (defaults included). An artifact given to
 // an input parameter gives its content as the value; a value given to an
 // artifact input is written to the input's file.
-func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Values, error) {
+func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Placeholders, error) {
 	c := *inv.Component // Prepare may point it at the code pack: the caller's stays
 	inv.Component = &c
-	v := Values{
+	v := Placeholders{
 		Params:     map[string]string{},
 		InputPaths: map[string]string{},
 		InputURIs:  map[string]string{},
@@ -252,7 +252,7 @@ func writeFile(dest, val string) error {
 
 // writeParamFiles writes the value of each input parameter read through
 // {{inputs.NAME.path}} to ws.InputPath(NAME) and records the path in v.
-func (c *Program) writeParamFiles(ws Workspace, v Values) error {
+func (c *Program) writeParamFiles(ws Workspace, v Placeholders) error {
 	for _, name := range c.paramPathInputs() {
 		val, ok := v.Params[name]
 		if !ok {
@@ -320,7 +320,7 @@ func (c *Program) ParamValues(given map[string]string) (map[string]string, error
 
 // ForRank returns v with output paths under the rank's output directory,
 // created empty (a previous attempt's files are removed).
-func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (Values, error) {
+func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Placeholders, rank int) (Placeholders, error) {
 	dir := ws.OutputDir(rank)
 	if err := os.RemoveAll(dir); err != nil {
 		return v, err
@@ -460,7 +460,7 @@ type ExecOptions struct {
 // RunOnce runs the program once as the only process (rank 0) of a prepared
 // invocation and, when it exits 0, publishes its outputs. This is the path
 // of `pipectl exec` in a pod and of every non-distributed local step.
-func (rt *Runtime) RunOnce(ctx context.Context, inv *Invocation, ws Workspace, v Values, o ExecOptions) ([]artifacts.OutputRecord, error) {
+func (rt *Runtime) RunOnce(ctx context.Context, inv *Invocation, ws Workspace, v Placeholders, o ExecOptions) ([]artifacts.OutputRecord, error) {
 	rv, err := rt.ForRank(inv, ws, v, 0)
 	if err != nil {
 		return nil, err

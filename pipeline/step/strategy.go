@@ -19,10 +19,10 @@ type prepared struct {
 	rt     *components.Runtime
 	ws     components.Workspace
 	done   bool
-	values components.Values
+	values components.Placeholders
 }
 
-func (p *prepared) prepare(ctx context.Context, inv *components.Invocation) (components.Values, error) {
+func (p *prepared) prepare(ctx context.Context, inv *components.Invocation) (components.Placeholders, error) {
 	if !p.done {
 		v, err := p.rt.Prepare(ctx, inv, p.ws)
 		if err != nil {

@@ -131,14 +131,15 @@ func jsonValue(t, val string) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-// applyExecutorOutput reads the executor output file the program of a
-// component using {{executor.input}} wrote in the output directory dir, if
-// any, and writes each output parameter value it gives to the output's file.
-func (c *Program) applyExecutorOutput(ws Workspace) error {
+// ApplyExecutorOutput reads the executor output file the program of a
+// component using {{executor.input}} wrote in rank 0's output directory
+// dir, if any, and writes each output parameter value it gives to the
+// output's file.
+func (c *Program) ApplyExecutorOutput(dir string) error {
 	if !c.usesExecutorInput() {
 		return nil
 	}
-	path := filepath.Join(ws.OutputDir(0), ExecutorOutputFile)
+	path := filepath.Join(dir, ExecutorOutputFile)
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil
@@ -166,7 +167,7 @@ func (c *Program) applyExecutorOutput(ws Workspace) error {
 		if json.Unmarshal(raw, &s) == nil {
 			text = s
 		}
-		if err := writeFile(ws.outputPath(out, 0), text); err != nil {
+		if err := writeFile(out.FilePath(dir), text); err != nil {
 			errs = append(errs, fmt.Sprintf("output %q: %v", name, err))
 		}
 	}
@@ -201,4 +202,12 @@ func (c *Program) withExecutorInput(v *Placeholders) error {
 	}
 	v.ExecutorInput = in
 	return nil
+}
+
+// writeFile writes a value to the file at dest, creating its directory.
+func writeFile(dest, val string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dest, []byte(val), 0o644)
 }

@@ -58,6 +58,15 @@ type ProgramIO struct {
 // Required reports whether the input must be given a value.
 func (io ProgramIO) Required() bool { return io.Default == nil && !io.Optional }
 
+// FilePath is where the program writes the output: its fixed Path (KFP's
+// fileOutputs) if it has one, else NAME in the rank's output directory dir.
+func (io ProgramIO) FilePath(dir string) string {
+	if io.Path != "" {
+		return io.Path
+	}
+	return filepath.Join(dir, io.Name)
+}
+
 // Program makes the component's runnable form: each default converted to
 // its value once.
 func (c *Component) Program() (*Program, error) {
@@ -166,3 +175,65 @@ func (c *Component) signature() signature {
 	}
 	return s
 }
+
+// ParamValues returns the value of every input parameter as written: given
+// values type-checked, defaults for the others. An optional input without a
+// default is left out; a required one is an error.
+func (c *Program) ParamValues(given map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, in := range c.Inputs {
+		if IsArtifact(in.Type) {
+			if val, ok := given[in.Name]; ok {
+				out[in.Name] = val // a value for a KFP artifact input: its file's content
+			}
+			continue
+		}
+		val, ok := given[in.Name]
+		switch {
+		case ok:
+			if err := CheckValue(in.Type, val); err != nil {
+				return nil, fmt.Errorf("input %q: %v", in.Name, err)
+			}
+			out[in.Name] = val
+		case in.Default != nil:
+			out[in.Name] = *in.Default
+		case in.Required():
+			return nil, fmt.Errorf("input parameter %q (%s) has no value", in.Name, in.Type)
+		}
+	}
+	return out, nil
+}
+
+// ParamPathInputs names the input parameters the component reads through
+// {{inputs.NAME.path}}.
+func (c *Program) ParamPathInputs() []string {
+	var out []string
+	items := append(append([]string{}, c.Command...), c.Args...)
+	for _, e := range c.Env {
+		items = append(items, e.Value)
+	}
+	for _, s := range items {
+		segs, _ := parseTemplate(s)
+		for _, seg := range segs {
+			r := seg.ref
+			if r == nil || r.Dir != "inputs" || r.Field != "path" || slices.Contains(out, r.Name) {
+				continue
+			}
+			if in, ok := c.Input(r.Name); ok && !IsArtifact(in.Type) {
+				out = append(out, r.Name)
+			}
+		}
+	}
+	return out
+}
+
+// ShipsCode reports whether a cluster run ships the component's folder
+// (RunDir) as its code: a pipectl component loaded from a file, whose
+// program runs in a folder relative to it. A KFP v1 component's code is in
+// its image, and so is that of a component whose workingDir is absolute.
+func (c *Component) ShipsCode() bool {
+	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
+}
+
+// RunDir is where the component's program runs (Program.RunDir).
+func (c *Component) RunDir() string { return runDir(c.Dir, c.WorkingDir) }

@@ -15,6 +15,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -210,13 +211,13 @@ func Record(ctx context.Context, s artifacts.Store, fp string, e Entry) error {
 // Reuse makes the entry step's outcome in run: it writes the step's
 // outputs record (the entry's outputs, marked as reused from the entry's
 // run) and, with paramsDir set, the output parameters' files for Argo
-// (components.WriteOutputParams).
+// (execution.WriteOutputParams).
 func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, e Entry) error {
 	if err := artifacts.WriteStepOutputs(ctx, s, artifacts.StepOutputs{Run: run, Step: step, Outputs: e.Outputs, CachedFrom: e.Run}); err != nil {
 		return fmt.Errorf("reuse the outputs of run %s: %w", e.Run, err)
 	}
 	if paramsDir != "" {
-		return components.WriteOutputParams(paramsDir, e.Outputs)
+		return execution.WriteOutputParams(paramsDir, e.Outputs)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -149,7 +150,7 @@ func TestExecMissingOutput(t *testing.T) {
 	comp := component(t, nil, []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
 		`printf 0.5 > "$1"`, "{{outputs.loss.path}}")
 	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, plan.Wiring{Step: "train"}))
-	var me *components.MissingOutputError
+	var me *execution.MissingOutputError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "model") || strings.Contains(err.Error(), "loss") {
 		t.Fatalf("err = %v, want a missing output error naming model (only)", err)
 	}

@@ -1,4 +1,4 @@
-package components
+package execution
 
 import (
 	"context"
@@ -11,19 +11,14 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 )
 
-// Environment variables every step's program gets, locally and in a pod.
-const (
-	EnvRunID = "PIPECTL_RUN_ID"
-	EnvStep  = "PIPECTL_STEP"
-)
-
-// ExecRequest is one `pipectl exec`: an invocation and where and how its
+// Request is one `pipectl exec`: an invocation and where and how its
 // program runs.
-type ExecRequest struct {
+type Request struct {
 	// Invocation is the step's invocation (see plan.Wiring.Invocation).
-	Invocation *Invocation
+	Invocation *components.Invocation
 	// WorkDir holds the fetched inputs and the outputs; it must exist.
 	WorkDir string
 	// OutputParams, when set, is the directory where each output parameter's
@@ -38,16 +33,6 @@ type ExecRequest struct {
 	GracePeriod time.Duration
 }
 
-// Environ is the environment of a step's program, locally and in a pod:
-// base (the process's when nil), then the invocation's variables, the run
-// id and the step.
-func (inv *Invocation) Environ(base []string) []string {
-	if base == nil {
-		base = os.Environ()
-	}
-	return append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
-}
-
 // EnvPodName is the variable that gives `pipectl exec` its pod's name (from
 // the downward API); without it the host name stands in, which Kubernetes
 // sets to the pod's name.
@@ -55,7 +40,7 @@ const EnvPodName = "POD_NAME"
 
 // PodName is the value of {{pod.name}} for the request: $POD_NAME in Env
 // (the process's when nil), else the host name.
-func (req ExecRequest) PodName() string {
+func (req Request) PodName() string {
 	env := req.Env
 	if env == nil {
 		env = os.Environ()
@@ -69,22 +54,11 @@ func (req ExecRequest) PodName() string {
 	return h
 }
 
-// ShipsCode reports whether a cluster run ships the component's folder
-// (RunDir) as its code: a pipectl component loaded from a file, whose
-// program runs in a folder relative to it. A KFP v1 component's code is in
-// its image, and so is that of a component whose workingDir is absolute.
-func (c *Component) ShipsCode() bool {
-	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
-}
-
-// RunDir is where the component's program runs (Program.RunDir).
-func (c *Component) RunDir() string { return runDir(c.Dir, c.WorkingDir) }
-
 // Exec runs one invocation the way the local runner runs a step (Prepare,
 // then RunOnce) and writes the output parameters for the workflow engine.
 // The error is an *ExitError when the program failed, a
 // *MissingOutputError when it did not write a declared output.
-func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
+func (rt *Runtime) Exec(ctx context.Context, req Request) ([]artifacts.OutputRecord, error) {
 	inv := req.Invocation
 	if inv.Pod == "" {
 		inv.Pod = req.PodName()
@@ -94,7 +68,7 @@ func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.Outpu
 	if err != nil {
 		return nil, err
 	}
-	records, err := rt.RunOnce(ctx, inv, ws, values, ExecOptions{
+	records, err := rt.RunOnce(ctx, inv, ws, values, Options{
 		Dir: inv.Component.RunDir(), Env: inv.Environ(req.Env), Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
 	})
 	if err != nil {
@@ -122,7 +96,7 @@ func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 		if err != nil {
 			return err
 		}
-		_, err = tmp.WriteString(EncodeValue(*r.Value))
+		_, err = tmp.WriteString(components.EncodeValue(*r.Value))
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}

@@ -22,7 +22,7 @@ type Request struct {
 	// WorkDir holds the fetched inputs and the outputs; it must exist.
 	WorkDir string
 	// OutputParams, when set, is the directory where each output parameter's
-	// value is written, in the encoding of EncodeValue, as a file named after
+	// value is written, in the encoding of components.EncodeValue, as a file named after
 	// the output (where Argo reads output parameters from).
 	OutputParams string
 	// Env is the base environment of the program (os.Environ() when nil).
@@ -83,7 +83,7 @@ func (rt *Runtime) Exec(ctx context.Context, req Request) ([]artifacts.OutputRec
 }
 
 // WriteOutputParams writes the value of every parameter output in records
-// to dir/<name>, encoded with EncodeValue, with no trailing newline.
+// to dir/<name>, encoded with components.EncodeValue, with no trailing newline.
 func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

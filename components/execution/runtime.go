@@ -26,7 +26,7 @@ type Workspace struct {
 	Dir string
 }
 
-// CodePath is where a pod unpacks the component's code (Component.Code).
+// CodePath is where a pod unpacks the component's code (components.Program.Code).
 func (w Workspace) CodePath() string { return filepath.Join(w.Dir, "code") }
 
 // InputPath is where input artifact name is materialised.

@@ -376,4 +376,3 @@ func TestKFPCompatible(t *testing.T) {
 		}
 	}
 }
-

@@ -194,6 +194,29 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "kfpv2",
+		status: "Succeeded",
+		rerun:  true,
+		steps: []confStep{
+			ok("make", param("label", "string", "n=2"), param("flip", "string", "heads"), seen(), file("data", "Dataset", kfpText)),
+			ok("use", seen()).after("make"),
+			ok("condition-1.gated", seen()).after("make"),
+			skipped("condition-2.never").after("make"),
+			loopStep("for-loop-3"),
+			ok("for-loop-3[0]", seen()).item(`"a b"`),
+			ok("for-loop-3[1]", seen()).item("\"$(c) `d`\""),
+		},
+		probes: map[string]probeRecord{
+			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--n", "2", "@write", "$WORK/outputs/data", kfpText,
+				"@write", "$WORK/outputs/label", "n=2", "@write", "$WORK/outputs/flip", "heads"}, Env: stepEnv("make")},
+			"use": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--label", "n=2", "--note", "it's $(y) `z` \"q\""},
+				Env: stepEnv("use"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote(kfpText)}},
+			"condition-1.gated": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "heads"}, Env: stepEnv("condition-1.gated")},
+			"for-loop-3[0]":     {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "a b"}, Env: stepEnv("for-loop-3[0]")},
+			"for-loop-3[1]":     {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "$(c) `d`"}, Env: stepEnv("for-loop-3[1]")},
+		},
+	},
+	{
 		name:   "loops",
 		status: "Succeeded",
 		steps: []confStep{
@@ -286,7 +309,8 @@ var conformanceCases = []confCase{
 const (
 	valuesText = "a {{b}} $(c) `d` 'e' \"f\" \\ $HOME\nline two"
 	valuesJSON = `{"replicas": 2, "x": 1.0, "big": 12345678901234567890, "a": [3, 1]}`
-	// kfpText is the text input of case "kfp".
+	// kfpText is the text input of case "kfp", and the default of case
+	// "kfpv2"'s pipeline input text.
 	kfpText = "it's $(y) `z` \\ \"q\""
 )
 
@@ -356,11 +380,13 @@ func applyEdit(t *testing.T, tc confCase, file string) {
 
 // rerunCase is what a re-run of tc wants: the same record, every step that
 // succeeded cached from the first run ($FIRST) with its outputs, no
-// attempt and no program run.
+// attempt and no program run (a loop step's iterations, not its own record).
 func rerunCase(tc confCase) confCase {
 	re := confCase{name: tc.name, params: tc.params, status: tc.status, probes: map[string]probeRecord{}}
 	for _, s := range wantRecord(tc) {
-		if s.Status == "Succeeded" {
+		// A loop step's own record (it runs no program: no exit code)
+		// stays: its iterations are what is reused.
+		if s.Status == "Succeeded" && s.ExitCode != nil {
 			s = reused(s)
 		}
 		re.steps = append(re.steps, s)

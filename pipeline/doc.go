@@ -63,7 +63,7 @@
 // the step names the inner step's output; the inner steps wait for what
 // the step waits for (after), and a step after the nested step waits for
 // all of them; cache: false on the step holds for each inner step, and so
-// does its when (an inner step with a when of its own is then an error).
+// does its when (joined with && to an inner step's own when).
 // Backends and records therefore see plain steps: loops, caching, `logs`
 // and `artifacts` work on OUTER.INNER as on any step.
 // Refused, each at its file:line:col: a pipeline that uses itself,

@@ -62,6 +62,7 @@ func FuzzParseCondition(f *testing.F) {
 	for _, s := range []string{
 		"{{params.flag}} == true", "{{params.flag}}", "{{params.mode}} != 'fast'", `{{params.j}} == '{"b": [1.0], "a": null}'`,
 		"{{steps.a.outputs.b}} == {{nope}}", "{{ steps.a.outputs.b }} != \"x\"", "a == b == c", "== x", "{{params.a}}{{params.b}}", "{{params.x",
+		"{{params.n}} > 5", "{{params.n}} <= '5'", "a < b <= c",
 	} {
 		f.Add(s)
 	}
@@ -73,7 +74,7 @@ func FuzzParseCondition(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.Op != "==" && c.Op != "!=" {
+		if c.Op != "==" && c.Op != "!=" && !IsOrdered(c.Op) {
 			t.Fatalf("ParseCondition(%q): op %q", s, c.Op)
 		}
 		if c.Left == (Binding{}) || c.Right == (Binding{}) {

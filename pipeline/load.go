@@ -384,7 +384,7 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 	}
 	if s.When != "" {
-		c, refs, err := ParseCondition(s.When)
+		conds, refs, err := ParseWhen(s.When)
 		if err != nil {
 			v.atValue(v.sp(i, "when"), "%v", err)
 		} else {
@@ -395,13 +395,18 @@ func (v *validator) step(i int, index map[string]int) {
 					v.atValue(v.sp(i, "when"), "output %q of loop step %q is collected into a JSON list: a condition compares single values", r.output, r.step)
 				}
 			}
-			t := v.p.CompareType(c)
-			for _, side := range []Binding{c.Left, c.Right} {
-				if side.IsRef() {
-					continue
+			for _, c := range conds {
+				t := v.p.CompareType(c)
+				if IsOrdered(c.Op) && t != components.TypeInt && t != components.TypeFloat {
+					v.atValue(v.sp(i, "when"), "%s compares int or float values: expected a reference to an int or float param or output on one side, not %s", c.Op, t)
 				}
-				if err := components.CheckValue(t, side.Literal); err != nil {
-					v.atValue(v.sp(i, "when"), "cannot compare with %q: %v", side.Literal, err)
+				for _, side := range []Binding{c.Left, c.Right} {
+					if side.IsRef() {
+						continue
+					}
+					if err := components.CheckValue(t, side.Literal); err != nil {
+						v.atValue(v.sp(i, "when"), "cannot compare with %q: %v", side.Literal, err)
+					}
 				}
 			}
 		}
@@ -867,10 +872,12 @@ func (s *Step) Deps() []string {
 		}
 	}
 	if s.When != "" {
-		if c, _, err := ParseCondition(s.When); err == nil {
-			for _, b := range []Binding{c.Left, c.Right} {
-				if b.Step != "" {
-					set[b.Step] = true
+		if conds, _, err := ParseWhen(s.When); err == nil {
+			for _, c := range conds {
+				for _, b := range []Binding{c.Left, c.Right} {
+					if b.Step != "" {
+						set[b.Step] = true
+					}
 				}
 			}
 		}

@@ -243,6 +243,49 @@ func TestCondition(t *testing.T) {
 	}
 }
 
+// TestParseWhen: comparisons joined by && are each a condition when every
+// part holds an operator or a reference; otherwise the when is one
+// condition whose literal holds "&&". Ordered operators compare in order.
+func TestParseWhen(t *testing.T) {
+	for _, tc := range []struct {
+		when string
+		want []Condition
+	}{
+		{"{{params.n}} > 5", []Condition{{Left: Binding{Param: "n"}, Op: ">", Right: Binding{Literal: "5"}}}},
+		{"{{params.n}} <= '5'", []Condition{{Left: Binding{Param: "n"}, Op: "<=", Right: Binding{Literal: "5"}}}},
+		{"{{params.a}} == x && {{params.n}} >= 2", []Condition{
+			{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "x"}},
+			{Left: Binding{Param: "n"}, Op: ">=", Right: Binding{Literal: "2"}}}},
+		{"{{params.a}} && 3 != 0", []Condition{
+			{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "true"}},
+			{Left: Binding{Literal: "3"}, Op: "!=", Right: Binding{Literal: "0"}}}},
+		{"{{params.a}} == x && y", []Condition{{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "x && y"}}}},
+	} {
+		got, _, err := ParseWhen(tc.when)
+		if err != nil {
+			t.Errorf("%s: %v", tc.when, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.when, diff)
+		}
+	}
+	_, err := Parse("when.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: when}
+params:
+  mode: {type: string, default: fast}
+  n: {type: int, default: 3}
+steps:
+  - name: a
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: a}, command: [true]}
+    when: "{{params.n}} > 1 && {{params.mode}} < fast"
+`))
+	if want := `when.yaml:10:11: steps[0].when: < compares int or float values`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
 // TestNullIsNotGiven: a null, ~ or empty default or step input is no value
 // (not the text "null" or "~"); a quoted "null" is the text.
 func TestNullIsNotGiven(t *testing.T) {

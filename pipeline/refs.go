@@ -126,11 +126,45 @@ func parseBinding(s string) (Binding, []ref, error) {
 // or a whole reference; a bare reference means "== true".
 type Condition struct {
 	Left, Right Binding
-	// Op is "==" or "!=".
+	// Op is one of "==", "!=", "<", "<=", ">", ">=" (the ordered ones
+	// compare int or float values).
 	Op string
 }
 
-// ParseCondition parses a step's when.
+// orderedOps are the operators that compare int or float values in
+// order, longest first (so "<=" is not read as "<").
+var orderedOps = []string{"<=", ">=", "<", ">"}
+
+// IsOrdered reports whether op compares in order (<, <=, >, >=).
+func IsOrdered(op string) bool { return slices.Contains(orderedOps, op) }
+
+// ParseWhen parses a step's when: one condition, or several joined by
+// "&&" that must all hold, each part holding a comparison operator or a
+// reference. A when with a part holding neither is one condition (as
+// "{{params.x}} == a && b" compares with the literal "a && b").
+func ParseWhen(s string) ([]Condition, []ref, error) {
+	parts := strings.Split(s, "&&")
+	comparison := func(p string) bool { return strings.ContainsAny(p, "=<>") || strings.Contains(p, "{{") }
+	if len(parts) > 1 && !slices.ContainsFunc(parts, func(p string) bool { return !comparison(p) }) {
+		var conds []Condition
+		var refs []ref
+		for _, p := range parts {
+			c, r, err := ParseCondition(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("invalid condition %q: %v", s, err)
+			}
+			conds, refs = append(conds, c), append(refs, r...)
+		}
+		return conds, refs, nil
+	}
+	c, r, err := ParseCondition(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Condition{c}, r, nil
+}
+
+// ParseCondition parses one comparison of a step's when.
 func ParseCondition(s string) (Condition, []ref, error) {
 	var c Condition
 	var left, right string
@@ -143,6 +177,12 @@ func ParseCondition(s string) (Condition, []ref, error) {
 		c.Op = "!="
 	default:
 		left, right, c.Op = s, "true", "=="
+		for _, op := range orderedOps {
+			if l, r, ok := strings.Cut(s, op); ok {
+				left, right, c.Op = l, r, op
+				break
+			}
+		}
 	}
 	var refs []ref
 	for i, side := range []string{left, right} {
@@ -155,7 +195,7 @@ func ParseCondition(s string) (Condition, []ref, error) {
 			return c, nil, fmt.Errorf("invalid condition %q: each side must be a whole reference or a literal", s)
 		}
 		if side == "" {
-			return c, nil, fmt.Errorf("invalid condition %q: expected LEFT == RIGHT or LEFT != RIGHT", s)
+			return c, nil, fmt.Errorf("invalid condition %q: expected LEFT OP RIGHT with OP one of ==, !=, <, <=, >, >=", s)
 		}
 		refs = append(refs, r...)
 		if i == 0 {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // TestCompileKFPv2: KFP v2 pipeline files compile to Workflows Argo's own
@@ -47,5 +49,39 @@ func TestCompileKFPv2(t *testing.T) {
 				t.Errorf("a KFP placeholder reached the Workflow:\n%s", b)
 			}
 		})
+	}
+}
+
+// TestCompileKFPv2Conditions: the when of a task inside nested dsl.If
+// sub-DAGs is the outer and inner comparisons joined with &&, an ordered
+// comparison of ints compares their int(); evaluated as the Argo
+// controller does, each gives what the local run gives (TestRunKFPv2Conditions).
+func TestCompileKFPv2Conditions(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/kfpv2/conditions.yaml", testOptions())
+	lint(t, wf)
+	when := map[string]string{}
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		when[task.Name] = task.When
+	}
+	for _, tc := range []struct {
+		flip, num string
+		want      map[string]string
+	}{
+		{"heads", "7", map[string]string{"condition-1-num": "true", "condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false", "condition-4-tails": "false"}},
+		{"heads", "5", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
+		{"heads", "-0012", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
+		{"heads", components.EncodeValue("10"), map[string]string{"condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false"}},
+		{"tails", "7", map[string]string{"condition-1-num": "false", "condition-1-condition-2-big": "false", "condition-4-tails": "true"}},
+		{"edge", "7", map[string]string{"condition-1-num": "false", "condition-4-tails": "false"}},
+	} {
+		scope := map[string]any{"workflow.parameters.flip": tc.flip, "tasks.condition-1-num.outputs.parameters.Output": tc.num}
+		for task, want := range tc.want {
+			if _, ok := when[task]; !ok {
+				t.Fatalf("no task %s (tasks: %v)", task, when)
+			}
+			if got := evalWhen(t, when[task], scope); got != want {
+				t.Errorf("flip %s, num %s: %s when gave %q, want %q (%s)", tc.flip, tc.num, task, got, want, when[task])
+			}
+		}
 	}
 }

@@ -24,8 +24,10 @@
 //     retryPolicy.maxRetryCount is its retries;
 //   - artifact types system.Dataset, system.Model and system.Metrics are
 //     Dataset, Model and Metrics; any other schemaTitle is Artifact;
-//   - triggerPolicy.condition, one comparison of a task input with a
-//     literal or another input, is the step's when; the strategy
+//   - triggerPolicy.condition, comparisons (==, !=, <, <=, >, >=, each
+//     possibly negated) of a task input with a literal or another input
+//     joined by &&, is the step's when (inside a conditional sub-DAG, joined
+//     with the enclosing when); the strategy
 //     ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler) on a root task makes it
 //     a finally step, and its PipelineTaskFinalStatus input reads the run's
 //     status;
@@ -35,6 +37,6 @@
 //     the executor input.
 //
 // What pipectl does not run yet (artifactIterator, importers, dsl.OneOf,
-// conditions of more than one comparison, most platform specs, ...) is an
+// conditions with ||, most platform specs, ...) is an
 // error at its line and column, naming the KFP field.
 package kfpv2

@@ -112,3 +112,37 @@ func TestRunKFPv2(t *testing.T) {
 		})
 	}
 }
+
+// TestRunKFPv2Conditions runs dsl.If with a nested dsl.If/dsl.Else over an
+// int output (>, and its negation <=) and a dsl.Elif (two comparisons
+// joined by &&): each task runs only when its own condition and the
+// enclosing ones hold.
+func TestRunKFPv2Conditions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		params map[string]string
+		want   map[string]string
+	}{
+		{nil, map[string]string{"condition-1.num": "Succeeded", "condition-1.condition-2.big": "Succeeded", "condition-1.condition-3.small": "Skipped", "condition-4.tails": "Skipped"}},
+		{map[string]string{"n": "5"}, map[string]string{"condition-1.num": "Succeeded", "condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Succeeded", "condition-4.tails": "Skipped"}},
+		{map[string]string{"n": "-12"}, map[string]string{"condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Succeeded"}},
+		{map[string]string{"flip": "tails"}, map[string]string{"condition-1.num": "Skipped", "condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Skipped", "condition-4.tails": "Succeeded"}},
+		{map[string]string{"flip": "edge"}, map[string]string{"condition-1.num": "Skipped", "condition-1.condition-2.big": "Skipped", "condition-4.tails": "Skipped"}},
+	} {
+		f := newFixture(t)
+		p, err := pipeline.Load("../testdata/kfpv2/conditions.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := f.run(ctx, p, tc.params, nil)
+		if err != nil {
+			t.Fatalf("%v: Run: %v\n%s", tc.params, err, f.status)
+		}
+		got := stepStatus(run)
+		for step, want := range tc.want {
+			if got[step] != want {
+				t.Errorf("%v: %s is %s, want %s (steps: %v)", tc.params, step, got[step], want, got)
+			}
+		}
+	}
+}

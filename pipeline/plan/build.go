@@ -220,11 +220,28 @@ func (w *Wiring) UpstreamInputs() []string { return slices.Sorted(maps.Keys(w.Up
 
 // condition parses a when into operands, checking each reference.
 func condition(p *pipeline.Pipeline, when string) (*Condition, error) {
-	c, _, err := pipeline.ParseCondition(when)
+	conds, _, err := pipeline.ParseWhen(when)
 	if err != nil {
 		return nil, err
 	}
-	cond := &Condition{Op: c.Op, Type: p.CompareType(c), Source: when}
+	first, err := comparison(p, conds[0])
+	if err != nil {
+		return nil, err
+	}
+	first.Source = when
+	for _, c := range conds[1:] {
+		next, err := comparison(p, c)
+		if err != nil {
+			return nil, err
+		}
+		first.And = append(first.And, *next)
+	}
+	return first, nil
+}
+
+// comparison plans one comparison of a when.
+func comparison(p *pipeline.Pipeline, c pipeline.Condition) (*Condition, error) {
+	cond := &Condition{Op: c.Op, Type: p.CompareType(c)}
 	for _, side := range []struct {
 		b   pipeline.Binding
 		dst *Operand

@@ -159,7 +159,7 @@ type EnvText struct {
 }
 
 // Condition is a step's when: Left Op Right, both sides compared as
-// values of Type (see components.Equal).
+// values of Type (see components.Equal and Compare), and each of And.
 type Condition struct {
 	Left  Operand `json:"left"`
 	Op    string  `json:"op"`
@@ -170,6 +170,10 @@ type Condition struct {
 	Type string `json:"type"`
 	// Source is the condition as written, for messages.
 	Source string `json:"source"`
+	// And are the further comparisons of a when written as A && B && ...:
+	// the condition holds when it and each of them hold. Their Source is
+	// left empty.
+	And []Condition `json:"and,omitempty"`
 }
 
 // Operand is one side of a Condition: a literal, a pipeline parameter or
@@ -180,10 +184,15 @@ type Operand struct {
 	Output *OutputRef `json:"output,omitempty"`
 }
 
-// Condition operators.
+// Condition operators. The ordered ones compare int or float values: an
+// int as a 64-bit integer (as KFP's int() does), a float as a float64.
 const (
-	OpEqual    = "=="
-	OpNotEqual = "!="
+	OpEqual        = "=="
+	OpNotEqual     = "!="
+	OpLess         = "<"
+	OpLessEqual    = "<="
+	OpGreater      = ">"
+	OpGreaterEqual = ">="
 )
 
 // Pod is how a pod is sized and placed on Kubernetes. Resources are

@@ -57,8 +57,8 @@
 // expands the step into the pipeline's steps, each named OUTER.INNER
 // (NestedSep; deeper nesting gives A.B.C): a reference to a param becomes
 // the value the step gives it (a whole "{{params.P}}" the value's YAML node
-// as written, a reference inside longer text the value's text; a step
-// output only whole), or the param's default; references between the inner
+// as written, a reference inside longer text the value's text, or the
+// step output's reference there), or the param's default; references between the inner
 // steps name the expanded steps; another step's reference to an output of
 // the step names the inner step's output; the inner steps wait for what
 // the step waits for (after), and a step after the nested step waits for

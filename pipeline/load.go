@@ -358,6 +358,7 @@ func (v *validator) step(i int, index map[string]int) {
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
 		default:
 			v.artifactParams(path, refs)
+			v.embeddedOutputs(path, refs)
 			if len(refs) == 0 {
 				if _, err := components.NodeValue(vt, &node); err != nil {
 					v.atValue(path, "input %q: %v", name, err)
@@ -482,6 +483,25 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 	v.checkRefs(path, params, index, self)
 	v.artifactParams(path, params)
 	v.checkItems(path, params, items)
+}
+
+// embeddedOutputs reports step outputs inside a longer text that cannot
+// be there: an artifact, and a loop step's outputs (collected, they are a
+// whole JSON list or directory).
+func (v *validator) embeddedOutputs(path []any, refs []ref) {
+	for _, r := range refs {
+		if r.step == "" {
+			continue
+		}
+		out, ok := v.output(r.step, r.output)
+		switch {
+		case !ok:
+		case components.IsArtifact(out.Type):
+			v.atValue(path, "output %q of step %q is an artifact (%s): it can only be given whole to an input, as \"{{steps.%s.outputs.%s}}\"", r.output, r.step, out.Type, r.step, r.output)
+		case v.loops(r.step):
+			v.atValue(path, "output %q of loop step %q is collected into a JSON list: it can only be given whole to an input, as \"{{steps.%s.outputs.%s}}\"", r.output, r.step, r.step, r.output)
+		}
+	}
 }
 
 // artifactParams reports references to artifact parameters (of a pipeline
@@ -864,6 +884,14 @@ func (s *Step) Deps() []string {
 	for _, b := range s.Bindings() {
 		if b.Step != "" {
 			set[b.Step] = true
+		}
+		// A step output inside a longer text.
+		if _, refs, err := parseRefs(b.Literal); b.Literal != "" && err == nil {
+			for _, r := range refs {
+				if r.step != "" {
+					set[r.step] = true
+				}
+			}
 		}
 	}
 	if s.Loop != nil {

@@ -344,3 +344,44 @@ steps:
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+// TestStepOutputInsideText: a step output parameter may sit inside a
+// longer text of a step input; an artifact or a loop step's collected
+// output only whole, and an env value takes none.
+func TestStepOutputInsideText(t *testing.T) {
+	const comp = `{apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, inputs: [{name: msg, type: string, optional: true}], outputs: [{name: n, type: int}, {name: d, type: Dataset}], command: [c, "{{outputs.n.path}}", "{{outputs.d.path}}"]}`
+	_, err := Parse("embed.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: embed}
+steps:
+  - name: a
+    component: `+comp+`
+  - name: l
+    component: `+comp+`
+    loop: {items: [1, 2]}
+  - name: ok
+    component: `+comp+`
+    inputs: {msg: "n={{steps.a.outputs.n}}"}
+  - name: art
+    component: `+comp+`
+    inputs: {msg: "d={{steps.a.outputs.d}}"}
+  - name: coll
+    component: `+comp+`
+    inputs: {msg: "n={{steps.l.outputs.n}}"}
+  - name: env
+    component: `+comp+`
+    env: [{name: N, value: "{{steps.a.outputs.n}}"}]
+`))
+	for _, want := range []string{
+		`embed.yaml:15:19: steps[3].inputs.msg: output "d" of step "a" is an artifact (Dataset): it can only be given whole`,
+		`embed.yaml:18:19: steps[4].inputs.msg: output "n" of loop step "l" is collected into a JSON list: it can only be given whole`,
+		`steps[5].env[0].value: an env value cannot use {{steps.a.outputs.n}}`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "steps[2]") {
+		t.Errorf("Parse refused step ok: %v", err)
+	}
+}

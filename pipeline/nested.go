@@ -501,9 +501,7 @@ func (r *rewriter) paramText(name string) (string, error) {
 		return "", fmt.Errorf("parameter %q has no value", name)
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		if b, _, err := parseBinding(n.Value); err == nil && b.Step != "" {
-			return "", &paramError{param: name, msg: fmt.Sprintf("is given %s, and the pipeline uses {{params.%s}} inside a longer text: a step output can only be used as a whole value", b, name)}
-		}
+		// A step output given whole stays a reference inside the text.
 		return n.Value, nil
 	}
 	t := r.types[name]

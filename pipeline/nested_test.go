@@ -177,7 +177,7 @@ func TestNestedInvalid(t *testing.T) {
 // TestNestedValues checks how a value given to a nested pipeline's param
 // reaches the inner steps: a whole value keeps its YAML node (so a literal
 // stays as written), a value inside a longer text is its text, and a step
-// output inside a longer text is refused at the outer input.
+// output inside a longer text its reference there.
 func TestNestedValues(t *testing.T) {
 	const sub = `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
@@ -199,7 +199,7 @@ outputs:
 	}{
 		{"literals", `{x: "a{{params.p}}b", f: 2.0}`, map[string]Binding{"lr": {Literal: "2.0"}, "tag": {Literal: "x=a{{params.p}}b f=2.0"}}, ""},
 		{"default", `{x: "{{params.p}}"}`, map[string]Binding{"lr": {Literal: "1.50"}, "tag": {Literal: "x={{params.p}} f=1.50"}}, ""},
-		{"whole output", `{x: plain, f: "{{steps.up.outputs.score}}"}`, nil, "main.yaml:13:27: steps[1].inputs.f: input \"f\" is given {{steps.up.outputs.score}}, and the pipeline uses {{params.f}} inside a longer text"},
+		{"whole output", `{x: plain, f: "{{steps.up.outputs.score}}"}`, map[string]Binding{"lr": {Step: "up", Output: "score"}, "tag": {Literal: "x=plain f={{steps.up.outputs.score}}"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

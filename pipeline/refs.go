@@ -104,7 +104,9 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 	}
 }
 
-// parseBinding reads one step input value.
+// parseBinding reads one step input value: a whole reference, or a
+// literal whose text may embed references (a step output's value inside a
+// longer text: "n={{steps.a.outputs.n}}").
 func parseBinding(s string) (Binding, []ref, error) {
 	texts, refs, err := parseRefs(s)
 	if err != nil {
@@ -113,11 +115,6 @@ func parseBinding(s string) (Binding, []ref, error) {
 	if len(refs) == 1 && texts[0] == "" && texts[1] == "" && (refs[0].param != "" || refs[0].step != "") {
 		r := refs[0]
 		return Binding{Param: r.param, Step: r.step, Output: r.output}, refs, nil
-	}
-	for _, r := range refs {
-		if r.step != "" {
-			return Binding{}, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
-		}
 	}
 	return Binding{Literal: s}, refs, nil
 }
@@ -208,28 +205,27 @@ func ParseCondition(s string) (Condition, []ref, error) {
 }
 
 // LiteralRef is one reference inside a literal: exactly one of Param,
-// Item (with its Field path, "" for the whole item) and Run is set.
+// Item (with its Field path, "" for the whole item), Run and Step (with
+// Output: an output parameter's value inside a step input's text) is set.
 type LiteralRef struct {
-	Param string
-	Item  bool
-	Field string
-	Run   string
+	Param        string
+	Item         bool
+	Field        string
+	Run          string
+	Step, Output string
 }
 
 // LiteralParts splits a literal (a step input value or env value that is
 // not a whole reference) into its text and its references ({{params.NAME}},
-// {{item}}, {{item.FIELD}}, {{run.FIELD}}), in order: texts has one element
-// more than refs.
+// {{item}}, {{item.FIELD}}, {{run.FIELD}}, {{steps.STEP.outputs.OUTPUT}}),
+// in order: texts has one element more than refs.
 func LiteralParts(s string) (texts []string, refs []LiteralRef, err error) {
 	texts, all, err := parseRefs(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range all {
-		if r.step != "" {
-			return nil, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
-		}
-		refs = append(refs, LiteralRef{Param: r.param, Item: r.item, Field: r.field, Run: r.run})
+		refs = append(refs, LiteralRef{Param: r.param, Item: r.item, Field: r.field, Run: r.run, Step: r.step, Output: r.output})
 	}
 	return texts, refs, nil
 }

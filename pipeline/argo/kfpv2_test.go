@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // TestCompileKFPv2: KFP v2 pipeline files compile to Workflows Argo's own
@@ -55,13 +56,43 @@ func TestCompileKFPv2(t *testing.T) {
 // TestCompileKFPv2Conditions: the when of a task inside nested dsl.If
 // sub-DAGs is the outer and inner comparisons joined with &&, an ordered
 // comparison of ints compares their int(); evaluated as the Argo
-// controller does, each gives what the local run gives (TestRunKFPv2Conditions).
+// controller does, each gives what the local run gives
+// (TestRunKFPv2Conditions). A task output inside a constant's text is an
+// upstream value of its own.
 func TestCompileKFPv2Conditions(t *testing.T) {
 	wf, _ := compileFile(t, "../testdata/kfpv2/conditions.yaml", testOptions())
 	lint(t, wf)
 	when := map[string]string{}
 	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
 		when[task.Name] = task.When
+		if task.Name != "condition-1-condition-2-big" {
+			continue
+		}
+		// The int inside the f-string constant travels as an upstream
+		// value of its own, and the pod puts it into the text.
+		var w *plan.Wiring
+		args := map[string]string{}
+		for _, prm := range task.Arguments.Parameters {
+			args[prm.Name] = prm.Value.String()
+			if prm.Name == StepInput {
+				var err error
+				if w, err = plan.DecodeWiring(prm.Value.String()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got, want := args[UpstreamInputPrefix+"msg--1"], "{{tasks.condition-1-num.outputs.parameters.Output}}"; got != want {
+			t.Errorf("big's argument %s = %q, want %q (arguments: %v)", UpstreamInputPrefix+"msg--1", got, want, args)
+		}
+		if task.Depends != "condition-1-num.Succeeded" {
+			t.Errorf("big depends on %q, want condition-1-num.Succeeded", task.Depends)
+		}
+		if w == nil {
+			t.Fatal("big has no step spec")
+		}
+		if got, err := w.Params["msg"].Eval(plan.Values{Upstream: map[string]string{"msg--1": "7"}}); err != nil || got != "big: 7!" {
+			t.Errorf("big's msg = %q, %v; want %q", got, err, "big: 7!")
+		}
 	}
 	for _, tc := range []struct {
 		flip, num string

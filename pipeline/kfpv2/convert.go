@@ -1074,9 +1074,9 @@ type pendingConst struct {
 // channels resolves the constants of pending, which hold placeholders of
 // the task's other inputs (KFP's pipeline channels, "{{$.inputs.parameters
 // ['pipelinechannel--x']}}", which its driver fills in): each becomes the
-// reference its input is, "{{params.P}}" (a whole step output only as the
-// whole constant). The channel inputs the component does not declare are
-// then dropped from the step's inputs.
+// reference its input is, "{{params.P}}" or "{{steps.S.outputs.O}}" (a
+// task output's value inside the text). The channel inputs the component
+// does not declare are then dropped from the step's inputs.
 func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) {
 	used := map[string]bool{}
 	for _, pc := range pending {
@@ -1101,9 +1101,6 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 				ok = false
 			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])
-				ok = false
-			case strings.HasPrefix(ref.Value, "{{steps.") && text != rest[loc[0]:loc[1]]:
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "the output of a task (input %q) inside a constant's text is not supported yet (pipectl embeds pipeline inputs only)", m[1])
 				ok = false
 			default:
 				used[m[1]] = true

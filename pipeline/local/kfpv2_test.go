@@ -116,7 +116,7 @@ func TestRunKFPv2(t *testing.T) {
 // TestRunKFPv2Conditions runs dsl.If with a nested dsl.If/dsl.Else over an
 // int output (>, and its negation <=) and a dsl.Elif (two comparisons
 // joined by &&): each task runs only when its own condition and the
-// enclosing ones hold.
+// enclosing ones hold; the int reaches a task inside an f-string constant.
 func TestRunKFPv2Conditions(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -142,6 +142,19 @@ func TestRunKFPv2Conditions(t *testing.T) {
 		for step, want := range tc.want {
 			if got[step] != want {
 				t.Errorf("%v: %s is %s, want %s (steps: %v)", tc.params, step, got[step], want, got)
+			}
+		}
+		if got["condition-1.condition-2.big"] == "Succeeded" {
+			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := tc.params["n"]
+			if n == "" {
+				n = "7" // the default, 7.0 in the file: an integer
+			}
+			if out := rec.Step("condition-1.condition-2.big").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "big: "+n+"!" {
+				t.Errorf("%v: big said %+v, want %q", tc.params, out, "big: "+n+"!")
 			}
 		}
 	}

@@ -419,3 +419,29 @@ func TestRunLogGrowsWhileRunning(t *testing.T) {
 		t.Errorf("final log %q, %v", buf.String(), err)
 	}
 }
+
+// TestRunStepOutputInsideText: a step output inside a longer text of a
+// step input is its value there, as written, next to a param.
+func TestRunStepOutputInsideText(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `params:
+  who: {type: string, default: you}
+steps:
+  - name: count
+` + shComponent("count", "", "{name: n, type: int}", `printf ' 007' > "$1"`, "{{outputs.n.path}}") + `
+  - name: say
+    inputs: {msg: "{{params.who}}: n={{steps.count.outputs.n}}, again {{steps.count.outputs.n}}!"}
+` + shComponent("say", "{name: msg, type: string}", "{name: said, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.msg}}", "{{outputs.said.path}}") + `
+`)
+	if got := p.Step("say").Deps(); len(got) != 1 || got[0] != "count" {
+		t.Errorf("say depends on %v, want [count]", got)
+	}
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	out := run.Step("say").Outputs
+	if len(out) != 1 || out[0].Value == nil || *out[0].Value != "you: n= 007, again  007!" {
+		t.Errorf("say said %+v, want %q", out, "you: n= 007, again  007!")
+	}
+}

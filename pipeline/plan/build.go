@@ -110,7 +110,25 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
 		default:
-			t, err := literal(b.Literal)
+			k := 0
+			t, err := literal(b.Literal, func(r pipeline.LiteralRef) (string, error) {
+				// A step output inside the text: an upstream value of
+				// its own, named after the input and its place.
+				out, err := upstreamOutput(p, r.Step, r.Output)
+				if err != nil {
+					return "", err
+				}
+				if components.IsArtifact(out.Type) || p.Step(r.Step).Loop != nil {
+					return "", fmt.Errorf("output %q of step %s can only be given whole", r.Output, r.Step)
+				}
+				k++
+				key := fmt.Sprintf("%s--%d", name, k)
+				if _, clash := comp.Input(key); clash || key == ItemsInput {
+					return "", fmt.Errorf("the value of step %s's output %q inside the text would travel as %q, the name of an input", r.Step, r.Output, key)
+				}
+				w.Upstream[key] = OutputRef{Step: r.Step, Output: r.Output}
+				return key, nil
+			})
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %v", name, err)
 			}
@@ -139,7 +157,7 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 	}
 	for _, e := range s.Env {
-		t, err := literal(e.Value)
+		t, err := literal(e.Value, nil)
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %v", e.Name, err)
 		}
@@ -166,9 +184,10 @@ func upstreamOutput(p *pipeline.Pipeline, step, output string) (components.IO, e
 	return out, nil
 }
 
-// literal splits a literal holding {{params.NAME}}, {{item...}} and
-// {{run.FIELD}} references into parts.
-func literal(s string) (Text, error) {
+// literal splits a literal holding {{params.NAME}}, {{item...}},
+// {{run.FIELD}} and, when upstream is not nil, {{steps.STEP.outputs.OUTPUT}}
+// references into parts; upstream names the upstream value of a step output.
+func literal(s string, upstream func(pipeline.LiteralRef) (string, error)) (Text, error) {
 	texts, refs, err := pipeline.LiteralParts(s)
 	if err != nil {
 		return nil, err
@@ -184,6 +203,14 @@ func literal(s string) (Text, error) {
 				t = append(t, Part{Item: &ItemRef{Field: r.Field}})
 			case r.Run != "":
 				t = append(t, Part{Run: r.Run})
+			case r.Step != "" && upstream == nil:
+				return nil, fmt.Errorf("{{steps.%s.outputs.%s}} cannot be used here", r.Step, r.Output)
+			case r.Step != "":
+				key, err := upstream(r)
+				if err != nil {
+					return nil, err
+				}
+				t = append(t, Part{Upstream: key})
 			default:
 				t = append(t, Part{Param: r.Param})
 			}

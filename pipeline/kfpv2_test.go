@@ -82,7 +82,7 @@ func TestKFPv2Unsupported(t *testing.T) {
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
-		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported yet (executor exec-echo)`,
+		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported (executor exec-echo): pipectl has no Kubernetes secrets or config maps for a step's program`,
 		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported yet`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
@@ -208,5 +208,89 @@ func TestKFPv2LoopsRecursive(t *testing.T) {
 	want := `testdata/kfpv2/loops_recursive.yaml:10:19: components.comp-for-loop-1.dag.tasks.for-loop-2.componentRef.name: component "comp-for-loop-1" uses itself`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v, want %q", err, want)
+	}
+}
+
+// TestKFPv2FinalStatusInput: a component with a PipelineTaskFinalStatus
+// input compiled as a pipeline (GH-12033) has it as a pipeline input, a
+// json param the run gives (KFP's optional pipeline inputs without a
+// default are params without one); one that is not optional is refused.
+func TestKFPv2FinalStatusInput(t *testing.T) {
+	file := func(optional string) []byte {
+		return []byte(`components:
+  comp-exit:
+    executorLabel: exec-exit
+    inputDefinitions:
+      parameters:
+        status:
+          isOptional: true
+          parameterType: TASK_FINAL_STATUS
+deploymentSpec:
+  executors:
+    exec-exit:
+      container:
+        command: [echo, '{"IfPresent": {"InputName": "status", "Then": ["{{$.inputs.parameters[''status'']}}"]}}']
+        image: busybox
+pipelineInfo:
+  name: exit-comp
+root:
+  dag:
+    tasks:
+      exit:
+        componentRef:
+          name: comp-exit
+        inputs:
+          parameters:
+            status:
+              componentInputParameter: status
+  inputDefinitions:
+    parameters:
+      status:
+        isOptional: ` + optional + `
+        parameterType: TASK_FINAL_STATUS
+schemaVersion: 2.1.0
+`)
+	}
+	p, err := Parse("status.yaml", file("true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prm := p.Params["status"]; prm.Type != "json" || prm.Default.Kind != 0 {
+		t.Errorf("param status = %+v, want an optional json param", prm)
+	}
+	if _, err := p.ResolveParams(map[string]string{"status": `{"state": "FAILED"}`}); err != nil {
+		t.Errorf("a run giving status: %v", err)
+	}
+	_, err = Parse("status.yaml", file("false"))
+	want := `status.yaml:31:24: root.inputDefinitions.parameters.status.parameterType: KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component, or an optional pipeline input`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
+// TestKFPv2CreatePVC: kfp-kubernetes' CreatePVC task (a container without
+// a command, which KFP's driver runs) is refused as a volume, at its image.
+func TestKFPv2CreatePVC(t *testing.T) {
+	_, err := Parse("pvc.yaml", []byte(`components:
+  comp-createpvc:
+    executorLabel: exec-createpvc
+deploymentSpec:
+  executors:
+    exec-createpvc:
+      container:
+        image: argostub/createpvc
+pipelineInfo:
+  name: pvc
+root:
+  dag:
+    tasks:
+      createpvc:
+        componentRef:
+          name: comp-createpvc
+schemaVersion: 2.1.0
+`))
+	want := `pvc.yaml:8:16: deploymentSpec.executors.exec-createpvc.container.image: KFP argostub/createpvc (kubernetes.CreatePVC, DeletePVC) is not supported: pipectl has no volumes`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}
 }

@@ -496,12 +496,17 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 			continue
 		}
 		typ, known := paramTypes[t]
-		if t == "TASK_FINAL_STATUS" && inputs && !c.atRootDefs {
+		optional := d["isOptional"] != nil && d["isOptional"].Value == "true"
+		// A component compiled as a pipeline (GH-12033) has its optional
+		// PipelineTaskFinalStatus input as an optional pipeline input: a
+		// json param (without a default, as every optional pipeline input
+		// without one, a run gives it: -p status='{"state": ...}').
+		if t == "TASK_FINAL_STATUS" && inputs && (!c.atRootDefs || optional) {
 			typ, known = components.TypeJSON, true
 		}
 		if !known {
 			if t == "TASK_FINAL_STATUS" {
-				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component only")
+				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component, or an optional pipeline input (isOptional: true, a json param)")
 			} else {
 				c.errorf(d["parameterType"], f+".parameterType", "unknown parameterType %q (expected STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST or STRUCT)", t)
 			}
@@ -698,7 +703,12 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		}
 		c.add(out, key, n, kf, list)
 	}
-	if cs["command"] == nil {
+	switch img := cs["image"]; {
+	case cs["command"] != nil:
+	case img != nil && (img.Value == "argostub/createpvc" || img.Value == "argostub/deletepvc"):
+		// kfp-kubernetes' CreatePVC and DeletePVC: KFP's driver does them.
+		c.errorf(img, cf+".image", "KFP %s (kubernetes.CreatePVC, DeletePVC) is not supported%s", img.Value, volumeWhy)
+	default:
 		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
 	}
 	if n := cs["env"]; n != nil {

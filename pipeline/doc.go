@@ -53,7 +53,9 @@
 // are the step's outputs, typed as the inner outputs they name. A
 // pipeline used as a component may declare artifact params (Dataset,
 // Model, Metrics, Artifact, without a default), given whole to artifact
-// inputs; such a pipeline runs only as a step's component. The loader
+// inputs; run itself, such a pipeline's artifact param is given at run time
+// as the URI of an artifact in the store (-p data=URI: an output of an
+// earlier run), which the steps fetch and check by its sha256. The loader
 // expands the step into the pipeline's steps, each named OUTER.INNER
 // (NestedSep; deeper nesting gives A.B.C): a reference to a param becomes
 // the value the step gives it (a whole "{{params.P}}" the value's YAML node

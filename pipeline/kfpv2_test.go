@@ -294,3 +294,56 @@ schemaVersion: 2.1.0
 		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}
 }
+
+// TestKFPv2InputArtifact: a pipeline input artifact is an artifact param,
+// which the run gives as the URI of an artifact in the store.
+func TestKFPv2InputArtifact(t *testing.T) {
+	p, err := Parse("input.yaml", []byte(`components:
+  comp-read:
+    executorLabel: exec-read
+    inputDefinitions:
+      artifacts:
+        data:
+          artifactType:
+            schemaTitle: system.Dataset
+            schemaVersion: 0.0.1
+deploymentSpec:
+  executors:
+    exec-read:
+      container:
+        command: [cat, '{{$.inputs.artifacts[''data''].path}}']
+        image: busybox
+pipelineInfo:
+  name: input-artifact
+root:
+  dag:
+    tasks:
+      read:
+        componentRef:
+          name: comp-read
+        inputs:
+          artifacts:
+            data:
+              componentInputArtifact: data
+  inputDefinitions:
+    artifacts:
+      data:
+        artifactType:
+          schemaTitle: system.Dataset
+          schemaVersion: 0.0.1
+        description: The data.
+schemaVersion: 2.1.0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prm := p.Params["data"]; prm.Type != "Dataset" || prm.Description != "The data." {
+		t.Errorf("param data = %+v, want a Dataset param", prm)
+	}
+	if diff := cmp.Diff(map[string]Binding{"data": {Param: "data"}}, p.Step("read").Bindings()); diff != "" {
+		t.Errorf("bindings of read (-want +got):\n%s", diff)
+	}
+	if _, err := p.ResolveParams(map[string]string{"data": "file:///store/run-1/make/data"}); err != nil {
+		t.Errorf("ResolveParams: %v", err)
+	}
+}

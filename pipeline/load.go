@@ -930,7 +930,14 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			errs = append(errs, fmt.Errorf("-p %s: pipeline %s has no parameter %q (params: %s)", name, pl.Metadata.Name, name, strings.Join(pl.ParamOrder, ", ")))
 			continue
 		}
-		if err := components.CheckValue(prm.Type, raw); err != nil {
+		if components.IsArtifact(prm.Type) {
+			// The URI of an artifact in the store, checked when a step
+			// fetches it.
+			if raw == "" || strings.TrimSpace(raw) != raw || strings.ContainsAny(raw, "\n\r\t") {
+				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store, such as an output of an earlier run (pipectl artifacts ls RUN), got %q", name, prm.Type, raw))
+				continue
+			}
+		} else if err := components.CheckValue(prm.Type, raw); err != nil {
 			errs = append(errs, fmt.Errorf("-p %s: %v", name, err))
 			continue
 		}
@@ -942,7 +949,7 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		}
 		prm := pl.Params[name]
 		if components.IsArtifact(prm.Type) {
-			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): pipeline %s runs only as a step's component, which gives it a step output", name, prm.Type, pl.Metadata.Name))
+			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): give it with -p %s=URI, the URI of an artifact in the artifact store (such as an output of an earlier run: pipectl artifacts ls RUN)", name, prm.Type, name))
 			continue
 		}
 		if prm.Default.Kind == 0 {

@@ -118,7 +118,7 @@ func TestNestedOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := train.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), `parameter "data" is an artifact (Dataset): pipeline train runs only as a step's component`) {
+	if _, err := train.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), `parameter "data" is an artifact (Dataset): give it with -p data=URI, the URI of an artifact in the artifact store`) {
 		t.Errorf("ResolveParams of a pipeline with an artifact param: %v", err)
 	}
 }

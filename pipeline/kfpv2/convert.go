@@ -341,10 +341,8 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.omitted = map[string]bool{}
 	defer func() { c.omitted = savedOmitted }()
 	for _, in := range ins {
-		if root && in.artifact {
-			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
-			continue
-		}
+		// A pipeline input artifact is an artifact param: the run gives
+		// the URI of an artifact in the store (-p NAME=URI).
 		// A sub-DAG's optional input without a default that no task
 		// gives is None to KFP: the tasks reading it get no value.
 		if !root && !in.artifact && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name) {

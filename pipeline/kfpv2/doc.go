@@ -10,8 +10,11 @@
 //   - pipelineInfo.name is the pipeline's name; root.inputDefinitions.parameters
 //     are its params (parameterType STRING, NUMBER_INTEGER, NUMBER_DOUBLE,
 //     BOOLEAN, LIST, STRUCT are string, int, float, bool, json, json;
-//     defaultValue is the default as written; isOptional without a default
-//     makes the param optional); root.dag.outputs are its outputs;
+//     defaultValue is the default as written; a param without one, even
+//     isOptional, is one the run gives); root.inputDefinitions.artifacts
+//     are artifact params, each given as the URI of an artifact in the
+//     store; an optional TASK_FINAL_STATUS input is a json param;
+//     root.dag.outputs are its outputs;
 //   - each task of root.dag.tasks is a step named after the task; its
 //     componentRef names a component whose executorLabel names a container
 //     executor (image, command, args, env), which becomes the step's inline

@@ -445,3 +445,46 @@ steps:
 		t.Errorf("say said %+v, want %q", out, "you: n= 007, again  007!")
 	}
 }
+
+// TestRunArtifactParam: a pipeline with an artifact param runs by itself
+// when the run gives the URI of an artifact in the store (an output of an
+// earlier run): its step reads the artifact, a second run reuses the step
+// (the artifact's sha256 is in the fingerprint), and a URI outside the
+// store fails the step.
+func TestRunArtifactParam(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	first := f.load(header + `steps:
+  - name: make
+` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
+`)
+	run1, err := f.run(ctx, first, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	uri := run1.Step("make").Outputs[0].URI
+	second := f.load(header + `params:
+  data: {type: Dataset}
+steps:
+  - name: read
+    inputs: {data: "{{params.data}}"}
+` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `cat "$1" > "$2"`, "{{inputs.data.path}}", "{{outputs.text.path}}") + `
+`)
+	for i, wantCached := range []bool{false, true} {
+		run, err := f.run(ctx, second, map[string]string{"data": uri}, nil)
+		if err != nil {
+			t.Fatalf("Run %d: %v\n%s", i, err, f.status)
+		}
+		s := run.Step("read")
+		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != "rows: 3" || s.Cached != wantCached {
+			t.Errorf("run %d: read gave %+v, cached %v; want %q, cached %v", i, s.Outputs, s.Cached, "rows: 3", wantCached)
+		}
+	}
+	run, err := f.run(ctx, second, map[string]string{"data": "file:///elsewhere/data"}, nil)
+	if s := run.Step("read"); err == nil || s.Status != "Failed" || !strings.Contains(s.Message, "is not in the artifact store") {
+		t.Errorf("a URI outside the store: %v; read %s %q", err, s.Status, s.Message)
+	}
+	if _, err := second.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), "give it with -p data=URI") {
+		t.Errorf("ResolveParams without the artifact: %v", err)
+	}
+}

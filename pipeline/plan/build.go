@@ -107,6 +107,13 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				w.Params[name] = Text{{Upstream: name}}
 				w.Upstream[name] = ref
 			}
+		case b.Param != "" && components.IsArtifact(p.Params[b.Param].Type):
+			// A root pipeline's artifact param: the URI of an artifact
+			// of the store, given at run time.
+			if w.ParamInputs == nil {
+				w.ParamInputs = map[string]string{}
+			}
+			w.ParamInputs[name] = b.Param
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
 		default:
@@ -238,6 +245,9 @@ func (w *Wiring) ParamNames() []string {
 	add(w.Items)
 	for _, e := range w.Env {
 		add(e.Value)
+	}
+	for _, prm := range w.ParamInputs {
+		set[prm] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }

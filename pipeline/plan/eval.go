@@ -158,6 +158,17 @@ func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values
 		}
 		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
+		if uri, ok := v.Artifacts[name]; ok {
+			inv.Inputs[name] = uri
+			continue
+		}
+		uri, ok := v.Params[w.ParamInputs[name]]
+		if !ok || uri == "" {
+			return nil, fmt.Errorf("input %q: no value for pipeline parameter %q, the URI of an artifact in the store (want --param %s=URI)", name, w.ParamInputs[name], w.ParamInputs[name])
+		}
+		inv.Inputs[name] = uri
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		recs, ok := v.Collected[name]
 		if !ok {

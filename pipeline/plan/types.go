@@ -111,6 +111,10 @@ type Wiring struct {
 	// Inputs give input artifacts their producers, by input name: the
 	// artifact is <run>/<step>/<output> in the store.
 	Inputs map[string]OutputRef `json:"inputs,omitempty"`
+	// ParamInputs give input artifacts a pipeline parameter of an artifact
+	// type, by input name: the parameter's value is the URI of an artifact
+	// in the run's store (an output of an earlier run), given at run time.
+	ParamInputs map[string]string `json:"paramInputs,omitempty"`
 	// Collected give inputs the outputs of every iteration of a loop step,
 	// by input name: an input parameter gets a JSON list of the values, an
 	// input artifact a directory holding each iteration's output as <i>.

@@ -163,6 +163,10 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 				return v, fmt.Errorf("input %q: %w", in.Name, err)
 			}
 			v.InputPaths[in.Name] = dest
+			if v.InputLists == nil {
+				v.InputLists = map[string]int{}
+			}
+			v.InputLists[in.Name] = len(uris)
 			continue
 		}
 		uri, ok := inv.Inputs[in.Name]

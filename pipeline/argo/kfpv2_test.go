@@ -17,10 +17,11 @@ func TestCompileKFPv2(t *testing.T) {
 	for file, want := range map[string]struct {
 		tasks, exit []string
 	}{
-		"../testdata/kfpv2/wiring.yaml":   {tasks: []string{"for-loop-1", "produce", "wrapped-consume"}},
-		"../testdata/kfpv2/executor.yaml": {tasks: []string{"lines", "show", "stats"}},
-		"../testdata/kfpv2/exit.yaml":     {tasks: []string{"exit-handler-1-work"}, exit: []string{"report"}},
-		"../testdata/kfpv2/loops.yaml":    {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
+		"../testdata/kfpv2/wiring.yaml":              {tasks: []string{"for-loop-1", "produce", "wrapped-consume"}},
+		"../testdata/kfpv2/executor.yaml":            {tasks: []string{"lines", "show", "stats"}},
+		"../testdata/kfpv2/exit.yaml":                {tasks: []string{"exit-handler-1-work"}, exit: []string{"report"}},
+		"../testdata/kfpv2/loops.yaml":               {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
+		"../testdata/kfpv2/collected_artifacts.yaml": {tasks: []string{"for-loop-1", "join"}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			wf, b := compileFile(t, file, testOptions())

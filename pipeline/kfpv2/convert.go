@@ -433,7 +433,9 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".artifactSelectors[0].producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputArtifactKey"], f+".artifactSelectors[0].outputArtifactKey", "an output name")
 		if ok1 && ok2 {
-			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s.Content[0], f+".artifactSelectors[0]"))
+			if ref, ok := c.artifactRef(task, key, v["producerSubtask"], f+".artifactSelectors[0].producerSubtask"); ok {
+				c.add(out, k.Value, k, f, c.str(ref, s.Content[0], f+".artifactSelectors[0]"))
+			}
 		}
 	}
 	return out
@@ -541,8 +543,13 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 			}
 			continue
 		}
-		if l := d["isArtifactList"]; l != nil && l.Value == "true" {
-			c.errorf(l, f+".isArtifactList", "KFP artifact lists (isArtifactList, List[Artifact]) are not supported yet")
+		// An input list of artifacts (List[Artifact]) is an artifact
+		// input that a loop step's collected artifacts give (a directory
+		// of the iterations' artifacts; {{$}} lists them). A component's
+		// output list has no pipectl mapping: a step's output is one
+		// artifact.
+		if l := d["isArtifactList"]; l != nil && l.Value == "true" && !inputs {
+			c.errorf(l, f+".isArtifactList", "a component's output list of artifacts (isArtifactList, List[Artifact] returned) is not supported yet: a pipectl step's output is one artifact")
 			continue
 		}
 		io := ioDef{name: k.Value, field: f, key: k, typ: artifactType(title), artifact: true}
@@ -937,8 +944,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
 			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputArtifact.producerTask", "a task name")
 			key, ok2 := c.scalarOf(o["outputArtifactKey"], f+".taskOutputArtifact.outputArtifactKey", "an output name")
-			if ok1 && ok2 && c.notInBody(task, o["producerTask"], f+".taskOutputArtifact.producerTask") {
-				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputArtifact"], f+".taskOutputArtifact"))
+			if ok1 && ok2 {
+				if ref, ok := c.artifactRef(task, key, o["producerTask"], f+".taskOutputArtifact.producerTask"); ok {
+					c.add(out, k.Value, k, f, c.str(ref, s["taskOutputArtifact"], f+".taskOutputArtifact"))
+				}
 			}
 		}
 	}

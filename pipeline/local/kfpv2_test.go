@@ -58,6 +58,12 @@ func TestRunKFPv2(t *testing.T) {
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x"},
 	}, {
+		// A ParallelFor's artifacts collected into a List[Dataset]
+		// input, read through {{$}}: one artifact per iteration.
+		file:  "../testdata/kfpv2/collected_artifacts.yaml",
+		want:  map[string]string{"join/Output": "3:a+b c+d"},
+		files: map[string]string{"for-loop-1[1]/Output": "b c"},
+	}, {
 		file: "../testdata/kfpv2/exit.yaml",
 		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}, {

@@ -67,7 +67,8 @@
 // all of them; cache: false on the step holds for each inner step, and so
 // does its when (joined with && to an inner step's own when).
 // Backends and records therefore see plain steps: loops, caching, `logs`
-// and `artifacts` work on OUTER.INNER as on any step.
+// and `artifacts` work on OUTER.INNER as on any step. The steps of a
+// finally step's pipeline are finally steps.
 // Refused, each at its file:line:col: a pipeline that uses itself,
 // directly or through others (naming the chain of files), one with finally
 // steps, and on the step that uses it loop, retries, timeout, image, env,

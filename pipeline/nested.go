@@ -154,9 +154,6 @@ func (v *validator) nestedStep(i int) {
 			v.at(v.sp(i, field), "step %q uses pipeline %s as its component: %s is not supported on such a step (set it on the steps of that pipeline)", s.Name, s.Resolved.Metadata.Name, field)
 		}
 	}
-	if s.Finally {
-		v.at(v.sp(i, "component"), "finally step %q cannot use a pipeline as its component", s.Name)
-	}
 	refuse("loop", s.Loop != nil)
 	refuse("retries", s.Retries != 0)
 	refuse("timeout", s.Timeout.Duration != 0)
@@ -303,6 +300,12 @@ func (v *validator) expand() {
 			}
 			if !s.CacheEnabled() {
 				t.Cache = s.Cache // cache: false on the step holds for each inner step
+			}
+			if s.Finally {
+				// A finally step's pipeline: its steps are finally steps.
+				t.Finally = true
+				steps = append(steps, t)
+				continue
 			}
 			steps = append(steps, t)
 			nMain++

@@ -336,3 +336,30 @@ steps:
 		t.Errorf("invocation inputs %v, %v", inv, err)
 	}
 }
+
+// TestFinallyPipeline: a finally step whose component is a pipeline
+// compiles to that pipeline's steps in the exit handler, in their order,
+// each given the run's status (TestRunFinallyPipeline runs it locally).
+func TestFinallyPipeline(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/finally-nested/main.yaml", testOptions())
+	lint(t, wf)
+	var exit *wfv1.Template
+	for i := range wf.Spec.Templates {
+		if wf.Spec.Templates[i].Name == wf.Spec.OnExit {
+			exit = &wf.Spec.Templates[i]
+		}
+	}
+	if exit == nil || exit.DAG == nil {
+		t.Fatalf("no exit handler DAG (onExit %q)", wf.Spec.OnExit)
+	}
+	got := map[string]string{}
+	for _, task := range exit.DAG.Tasks {
+		got[task.Name] = task.Depends
+		if !slices.ContainsFunc(task.Arguments.Parameters, func(p wfv1.Parameter) bool { return p.Name == RunStatusInput }) {
+			t.Errorf("exit task %s is not given the run's status", task.Name)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"notify-read": "", "notify-check": "notify-read.Succeeded"}, got); diff != "" {
+		t.Errorf("exit tasks and their depends (-want +got):\n%s", diff)
+	}
+}

@@ -488,3 +488,42 @@ steps:
 		t.Errorf("ResolveParams without the artifact: %v", err)
 	}
 }
+
+// TestRunFinallyPipeline: a finally step whose component is a pipeline
+// runs that pipeline's steps as finally steps, in their order, once the
+// other steps ended, with the run's status.
+func TestRunFinallyPipeline(t *testing.T) {
+	ctx := context.Background()
+	p, err := pipeline.Load("../testdata/finally-nested/main.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fail        string
+		read, check string
+		wantErr     bool
+	}{
+		{fail: "false", read: "Succeeded", check: "Skipped"},
+		{fail: "true", read: "Failed", check: "run Failed", wantErr: true},
+	} {
+		f := newFixture(t)
+		run, err := f.run(ctx, p, map[string]string{"fail": tc.fail}, nil)
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("fail=%s: Run: %v\n%s", tc.fail, err, f.status)
+		}
+		read, check := run.Step("notify.read"), run.Step("notify.check")
+		if read == nil || check == nil {
+			t.Fatalf("fail=%s: steps %v", tc.fail, stepStatus(run))
+		}
+		if len(read.Outputs) != 1 || read.Outputs[0].Value == nil || *read.Outputs[0].Value != tc.read {
+			t.Errorf("fail=%s: notify.read gave %+v, want %q", tc.fail, read.Outputs, tc.read)
+		}
+		got := check.Status
+		if check.Status == "Succeeded" && len(check.Outputs) == 1 && check.Outputs[0].Value != nil {
+			got = *check.Outputs[0].Value
+		}
+		if got != tc.check {
+			t.Errorf("fail=%s: notify.check %s, want %s", tc.fail, got, tc.check)
+		}
+	}
+}

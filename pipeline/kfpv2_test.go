@@ -347,3 +347,53 @@ schemaVersion: 2.1.0
 		t.Errorf("ResolveParams: %v", err)
 	}
 }
+
+// TestKFPv2RunPlaceholders: the run's placeholders in a task's constant
+// are the run id ({{run.id}}) and the task's name; the task's uuid, which
+// pipectl has no counterpart of, is refused at its line.
+func TestKFPv2RunPlaceholders(t *testing.T) {
+	file := func(constant string) []byte {
+		return []byte(`components:
+  comp-say:
+    executorLabel: exec-say
+    inputDefinitions:
+      parameters:
+        msg:
+          parameterType: STRING
+deploymentSpec:
+  executors:
+    exec-say:
+      container:
+        command: [echo, '{{$.inputs.parameters[''msg'']}}']
+        image: busybox
+pipelineInfo:
+  name: placeholders
+root:
+  dag:
+    tasks:
+      say:
+        componentRef:
+          name: comp-say
+        inputs:
+          parameters:
+            msg:
+              runtimeValue:
+                constant: '` + constant + `'
+        taskInfo:
+          name: say-it
+schemaVersion: 2.1.0
+`)
+	}
+	p, err := Parse("ph.yaml", file("{{$.pipeline_job_name}} {{$.pipeline_job_uuid}} {{$.pipeline_job_resource_name}} {{$.pipeline_task_name}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]Binding{"msg": {Literal: "{{run.id}} {{run.id}} {{run.id}} say-it"}}, p.Step("say").Bindings()); diff != "" {
+		t.Errorf("bindings of say (-want +got):\n%s", diff)
+	}
+	_, err = Parse("ph.yaml", file("{{$.pipeline_task_uuid}}"))
+	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}

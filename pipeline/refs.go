@@ -48,13 +48,17 @@ type ref struct {
 const (
 	// RunStatus is the run's status once its DAG ended: Succeeded, Failed or Cancelled.
 	RunStatus = "status"
+	// RunID is the run's id, which any step may read (KFP's
+	// {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}} and
+	// {{$.pipeline_job_resource_name}} in a task's constant).
+	RunID = "id"
 	// RunFailedSteps is a JSON list of the names of the failed steps
 	// (iterations as STEP[i]), in the pipeline's order.
 	RunFailedSteps = "failedSteps"
 )
 
 // refForms lists the references pipeline text may hold, for messages.
-const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}} or {{run.status}}/{{run.failedSteps}}"
+const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}}, {{run.id}} or {{run.status}}/{{run.failedSteps}}"
 
 // String is the reference as pipeline text writes it.
 func (r ref) String() string {
@@ -95,7 +99,7 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 			refs = append(refs, ref{step: strings.Join(parts[1:len(parts)-2], "."), output: parts[len(parts)-1]})
 		case parts[0] == "item" && !slices.Contains(parts[1:], ""):
 			refs = append(refs, ref{item: true, field: strings.Join(parts[1:], ".")})
-		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps):
+		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps || parts[1] == RunID):
 			refs = append(refs, ref{run: parts[1]})
 		default:
 			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want %s)", body, refForms)

@@ -363,3 +363,50 @@ func TestFinallyPipeline(t *testing.T) {
 		t.Errorf("exit tasks and their depends (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunIDInInput: {{run.id}} in a step input travels in the step spec
+// and is the workflow's name (exec's --run) in the pod, as the local run's
+// id is locally (TestRunRunID).
+func TestRunIDInInput(t *testing.T) {
+	p, err := pipeline.Parse("runid.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: runid}
+steps:
+  - name: say
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: say}
+      inputs: [{name: msg, type: string}]
+      image: example/say:1
+      command: [echo, "{{inputs.msg}}"]
+    inputs: {msg: "run {{run.id}}!"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := Compile(p, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint(t, wf)
+	var w *plan.Wiring
+	for _, prm := range wf.Spec.Templates[0].DAG.Tasks[0].Arguments.Parameters {
+		if prm.Name == StepInput {
+			if w, err = plan.DecodeWiring(prm.Value.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if w == nil {
+		t.Fatal("no step spec")
+	}
+	if got, err := w.Params["msg"].Eval(plan.Values{Run: "runid-x7k2p"}); err != nil || got != "run runid-x7k2p!" {
+		t.Errorf("msg = %q, %v", got, err)
+	}
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.Container != nil && !slices.Contains(tmpl.Container.Args, "--run={{workflow.name}}") {
+			t.Errorf("template %s: the pod is not given the run id: %v", tmpl.Name, tmpl.Container.Args)
+		}
+	}
+}

@@ -152,6 +152,9 @@ type conv struct {
 	// omitted are the inputs of the sub-DAG being converted that are
 	// optional, without a default, and given by no task: left out.
 	omitted map[string]bool
+	// taskName is the KFP name of the task whose inputs are being
+	// converted ({{$.pipeline_task_name}} in a constant).
+	taskName string
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -782,7 +785,14 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	}
 	var inputs *yaml.Node
 	if in := t["inputs"]; in != nil {
+		// KFP's task name ({{$.pipeline_task_name}} in a constant) is
+		// taskInfo.name.
+		c.taskName = key.Value
+		if tn, _, ok := yamlfile.Lookup(t["taskInfo"], "name"); ok && tn.Kind == yaml.ScalarNode {
+			c.taskName = tn.Value
+		}
 		inputs = c.taskInputs(in, field+".inputs", name)
+		c.taskName = ""
 		c.add(step, "inputs", in, field+".inputs", inputs)
 	}
 	if tp := t["triggerPolicy"]; tp != nil {
@@ -1107,14 +1117,24 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 				break
 			}
 			b.WriteString(rest[:loc[0]])
-			m := inParamRE.FindStringSubmatch(rest[loc[2]:loc[3]])
+			body := rest[loc[2]:loc[3]]
+			m := inParamRE.FindStringSubmatch(body)
 			var ref *yaml.Node
 			if m != nil {
 				ref, _, _ = yamlfile.Lookup(inputs, m[1])
 			}
 			switch {
+			case body == ".pipeline_job_name" || body == ".pipeline_job_uuid" || body == ".pipeline_job_resource_name":
+				// The run: pipectl's run id names it, is its id and its
+				// Argo Workflow's name.
+				b.WriteString("{{run.id}}")
+			case body == ".pipeline_task_name" && c.taskName != "":
+				b.WriteString(c.taskName)
+			case body == ".pipeline_task_uuid":
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
+				ok = false
 			case m == nil:
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task)", rest[loc[2]:loc[3]])
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}})", body)
 				ok = false
 			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])

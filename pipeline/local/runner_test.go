@@ -527,3 +527,20 @@ func TestRunFinallyPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRunID: any step's input may hold {{run.id}}, the run's id.
+func TestRunRunID(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `steps:
+  - name: say
+    inputs: {msg: "run {{run.id}}!"}
+` + shComponent("say", "{name: msg, type: string}", "{name: said, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.msg}}", "{{outputs.said.path}}") + `
+`)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if out := run.Step("say").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "run "+run.ID+"!" {
+		t.Errorf("say said %+v, want %q", out, "run "+run.ID+"!")
+	}
+}

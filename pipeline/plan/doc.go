@@ -66,7 +66,7 @@
 //	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
-//	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "status"|"failedSteps"}
+//	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
 //	             ({} is the empty string)
 //	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
 //	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "port"?,

@@ -68,6 +68,11 @@ func (t Text) Eval(v Values) (string, error) {
 				return "", err
 			}
 			b.WriteString(s)
+		case p.Run == pipeline.RunID:
+			if v.Run == "" {
+				return "", fmt.Errorf("no value for {{run.id}} (want --run RUN)")
+			}
+			b.WriteString(v.Run)
 		case p.Run != "":
 			s, ok := v.RunFields[p.Run]
 			if !ok {

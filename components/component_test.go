@@ -12,17 +12,17 @@ func TestArgvResolvesPlaceholdersOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := c.ParamValues(map[string]string{"msg": "{{inputs.n}} stays literal"})
+	params, err := mustProgram(t, c).ParamValues(map[string]string{"msg": "{{inputs.n}} stays literal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Values{
+	v := Placeholders{
 		Params:      params,
 		InputPaths:  map[string]string{"data": "/w/inputs/data"},
 		InputURIs:   map[string]string{"data": "file:///s/r/s/data"},
 		OutputPaths: map[string]string{"out": "/w/outputs/out", "score": "/w/outputs/score"},
 	}
-	argv, err := c.Argv(v)
+	argv, err := mustProgram(t, c).Argv(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,17 +31,17 @@ func TestArgvResolvesPlaceholdersOnce(t *testing.T) {
 	if diff := cmp.Diff(want, argv); diff != "" {
 		t.Errorf("Argv (-want +got):\n%s", diff)
 	}
-	env, err := c.Environ(v)
+	env, err := mustProgram(t, c).Environ(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"DATA_URI=file:///s/r/s/data"}, env); diff != "" {
 		t.Errorf("Environ (-want +got):\n%s", diff)
 	}
-	if _, err := c.ParamValues(map[string]string{"msg": "x", "n": "two"}); err == nil || !strings.Contains(err.Error(), `input "n": expected a whole number (int), got "two"`) {
+	if _, err := mustProgram(t, c).ParamValues(map[string]string{"msg": "x", "n": "two"}); err == nil || !strings.Contains(err.Error(), `input "n": expected a whole number (int), got "two"`) {
 		t.Errorf("ParamValues with a bad int: %v", err)
 	}
-	if _, err := c.ParamValues(nil); err == nil || !strings.Contains(err.Error(), `input parameter "msg" (string) has no value`) {
+	if _, err := mustProgram(t, c).ParamValues(nil); err == nil || !strings.Contains(err.Error(), `input parameter "msg" (string) has no value`) {
 		t.Errorf("ParamValues without msg: %v", err)
 	}
 }
@@ -59,4 +59,14 @@ func TestAssignable(t *testing.T) {
 			t.Errorf("Assignable(%s, %s) = %v", tt.from, tt.to, got)
 		}
 	}
+}
+
+// mustProgram is the runnable form of the loaded component c.
+func mustProgram(t testing.TB, c *Component) *Program {
+	t.Helper()
+	p, err := c.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,7 +1,15 @@
 // Package components holds the component spec (kind: Component, and KFP v1
-// component.yaml files) and the component runtime behind `pipectl exec`:
-// materialise inputs, resolve placeholders into argv, run, publish outputs.
-// The programs run under package components/process.
+// component.yaml files), the program a step runs (Program) with its
+// placeholders (checked at load, resolved into argv and env), and the
+// values' rules. The runtime behind `pipectl exec` (materialise inputs, run,
+// publish outputs) is package components/execution; the programs run under
+// package components/process.
+//
+// One type per stage: the loader reads a Component (the spec, with its YAML
+// nodes and positions); Component.Program makes its Program once (defaults
+// converted to values, nothing of the file's form left), which a step's
+// plan holds, travels to a pod as --component and the runtime runs as it
+// is, in an Invocation (the program with one execution's values).
 //
 // # Values as written
 //

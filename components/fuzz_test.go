@@ -40,16 +40,16 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		plain, braced := placeholderValues(c, "1"), placeholderValues(c, "{{inputs.x}}$(X)")
-		_, plainErr := c.Argv(plain)
-		argv, err := c.Argv(braced)
+		_, plainErr := mustProgram(t, c).Argv(plain)
+		argv, err := mustProgram(t, c).Argv(braced)
 		if (plainErr == nil) != (err == nil) && !strings.Contains(fmt.Sprint(err), "expected a truth value") {
 			t.Fatalf("Argv: %v with plain values, %v with values holding {{...}}", plainErr, err)
 		}
 		if written := append(append([]string{}, c.Command...), c.Args...); err == nil && !strings.Contains(strings.Join(written, ""), "{{") && !slices.Equal(argv, written) {
 			t.Fatalf("argv %q of %q: text without placeholders changed", argv, written)
 		}
-		_, plainErr = c.Environ(plain)
-		_, err = c.Environ(braced)
+		_, plainErr = mustProgram(t, c).Environ(plain)
+		_, err = mustProgram(t, c).Environ(braced)
 		if (plainErr == nil) != (err == nil) {
 			t.Fatalf("Environ: %v with plain values, %v with values holding {{...}}", plainErr, err)
 		}
@@ -57,8 +57,8 @@ func FuzzDecode(f *testing.F) {
 }
 
 // placeholderValues gives every input and output of c a value built from val.
-func placeholderValues(c *Component, val string) Values {
-	v := Values{
+func placeholderValues(c *Component, val string) Placeholders {
+	v := Placeholders{
 		Params: map[string]string{}, InputPaths: map[string]string{}, InputURIs: map[string]string{},
 		OutputPaths: map[string]string{}, OutputURIs: map[string]string{},
 		Run: "r" + val, Step: "s" + val, Pod: "p" + val,
@@ -105,7 +105,7 @@ func FuzzExpand(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, before, after, val string) {
-		v := Values{
+		v := Placeholders{
 			Params: map[string]string{"x": val}, InputPaths: map[string]string{"x": val},
 			OutputPaths: map[string]string{"o": val}, Run: val, Step: val, Pod: val,
 		}

@@ -138,7 +138,7 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 	}
 	// The conversion builds valid templates; a failure here is pipectl's bug.
 	for _, list := range [][]string{c.Command, c.Args} {
-		if _, err := c.checkList(list, true); err != nil {
+		if _, err := c.signature().checkList(list, true); err != nil {
 			return nil, f.Errorf(n, field, "internal error converting the KFP component: %v", err)
 		}
 	}

@@ -1,14 +1,11 @@
 package components
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -335,11 +332,11 @@ implementation:
 		{map[string]string{"flag": "1"}, []string{"prog", "--no-x", "--flag", "--cfg=", "run=r1 pod=r1-s"}, ""},
 	}
 	for _, tt := range tests {
-		params, err := c.ParamValues(tt.given)
+		params, err := mustProgram(t, c).ParamValues(tt.given)
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv, err := c.Argv(Values{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
+		argv, err := mustProgram(t, c).Argv(Placeholders{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
 		if err != nil {
 			t.Fatalf("Argv(%v): %v", tt.given, err)
 		}
@@ -348,7 +345,7 @@ implementation:
 		}
 	}
 	// A condition value that is no truth value fails at run time, as in KFP.
-	_, err = c.Argv(Values{Params: map[string]string{"flag": "maybe", "cfg": ""}})
+	_, err = mustProgram(t, c).Argv(Placeholders{Params: map[string]string{"flag": "maybe", "cfg": ""}})
 	if err == nil || !strings.Contains(err.Error(), `{{if inputs.flag}}: expected a truth value (true/false, yes/no, on/off, 1/0), got "maybe"`) {
 		t.Errorf("Argv with flag=maybe: %v", err)
 	}
@@ -377,47 +374,5 @@ func TestKFPCompatible(t *testing.T) {
 		if got := Compatible(tt.out, tt.in); got != tt.want {
 			t.Errorf("Compatible(%+v, %+v) = %v, want %v", tt.out, tt.in, got, tt.want)
 		}
-	}
-}
-
-// TestKFPRunFiles runs a KFP component through the runtime: a value read
-// through inputPath arrives in a file, an output written at its fileOutputs
-// path is published.
-func TestKFPRunFiles(t *testing.T) {
-	dir := t.TempDir()
-	text := strings.ReplaceAll(`
-name: files
-inputs: [{name: Object, type: JsonObject}]
-outputs: [{name: Size, type: Integer}]
-implementation:
-  container:
-    image: alpine
-    command: [sh, -c, 'wc -c < "$0" | tr -d " " > OUT', {inputPath: Object}]
-    fileOutputs: {Size: OUT}
-`, "OUT", filepath.Join(dir, "out", "size"))
-	c, err := decodeKFPText(t, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := artifacts.NewLocal(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &Runtime{Store: store}
-	inv := &Invocation{Component: c, Run: "r1", Step: "files", Params: map[string]string{"object": `{"k": [1, 2.0]}`}}
-	ws := Workspace{Dir: filepath.Join(dir, "ws")}
-	v, err := rt.Prepare(t.Context(), inv, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, err := rt.RunOnce(t.Context(), inv, ws, v, ExecOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(records) != 1 || records[0].Value == nil || *records[0].Value != "15" {
-		t.Fatalf("records = %+v (value %q), want size 15", records, *records[0].Value)
-	}
-	if b, err := os.ReadFile(ws.InputPath("object")); err != nil || string(b) != `{"k": [1, 2.0]}` {
-		t.Errorf("value file = %q, %v", b, err)
 	}
 }

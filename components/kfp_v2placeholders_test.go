@@ -34,7 +34,7 @@ implementation:
 	if in, _ := c.Input("text"); in.Type != TypeString {
 		t.Errorf("input text is %s, want string (read as a value)", in.Type)
 	}
-	v := Values{
+	v := Placeholders{
 		Params:      map[string]string{"text": "a \"b\"", "count": "3"},
 		InputPaths:  map[string]string{"data": "/w/inputs/data"},
 		OutputPaths: map[string]string{"out": "/w/outputs/out", "model": "/w/outputs/model"},
@@ -42,7 +42,7 @@ implementation:
 		OutputDir:   "/w/outputs",
 		Run:         "r1", Step: "s",
 	}
-	argv, err := c.Argv(v)
+	argv, err := mustProgram(t, c).Argv(v)
 	if err != nil {
 		t.Fatal(err)
 	}

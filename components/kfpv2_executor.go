@@ -39,7 +39,7 @@ import (
 const ExecutorOutputFile = ".executor_output.json"
 
 // usesExecutorInput reports whether command, args or env use {{executor.input}}.
-func (c *Component) usesExecutorInput() bool {
+func (c *Program) usesExecutorInput() bool {
 	for _, list := range [][]string{c.Command, c.Args} {
 		for _, s := range list {
 			if strings.Contains(s, "{{executor.input}}") {
@@ -76,7 +76,7 @@ type execArtifacts struct {
 }
 
 // executorInput returns the executor input JSON for the values v.
-func (c *Component) executorInput(v Values) (string, error) {
+func (c *Program) executorInput(v Placeholders) (string, error) {
 	params := map[string]json.RawMessage{}
 	arts := map[string]execArtifacts{}
 	for _, in := range c.Inputs {
@@ -148,14 +148,15 @@ func jsonValue(t, val string) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-// applyExecutorOutput reads the executor output file the program of a
-// component using {{executor.input}} wrote in the output directory dir, if
-// any, and writes each output parameter value it gives to the output's file.
-func (c *Component) applyExecutorOutput(ws Workspace) error {
+// ApplyExecutorOutput reads the executor output file the program of a
+// component using {{executor.input}} wrote in rank 0's output directory
+// dir, if any, and writes each output parameter value it gives to the
+// output's file.
+func (c *Program) ApplyExecutorOutput(dir string) error {
 	if !c.usesExecutorInput() {
 		return nil
 	}
-	path := filepath.Join(ws.OutputDir(0), ExecutorOutputFile)
+	path := filepath.Join(dir, ExecutorOutputFile)
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil
@@ -174,7 +175,7 @@ func (c *Component) applyExecutorOutput(ws Workspace) error {
 	for _, name := range sortedKeys(doc.ParameterValues) {
 		out, ok := c.Output(name)
 		if !ok || IsArtifact(out.Type) {
-			errs = append(errs, fmt.Sprintf("parameterValues gives %q, which is not an output parameter of component %s", name, c.Metadata.Name))
+			errs = append(errs, fmt.Sprintf("parameterValues gives %q, which is not an output parameter of component %s", name, c.Name))
 			continue
 		}
 		raw := doc.ParameterValues[name]
@@ -183,13 +184,13 @@ func (c *Component) applyExecutorOutput(ws Workspace) error {
 		if json.Unmarshal(raw, &s) == nil {
 			text = s
 		}
-		if err := writeFile(ws.outputPath(out, 0), text); err != nil {
+		if err := writeFile(out.FilePath(dir), text); err != nil {
 			errs = append(errs, fmt.Sprintf("output %q: %v", name, err))
 		}
 	}
 	for _, name := range sortedKeys(doc.Artifacts) {
 		if out, ok := c.Output(name); !ok || !IsArtifact(out.Type) {
-			errs = append(errs, fmt.Sprintf("artifacts gives %q, which is not an output artifact of component %s", name, c.Metadata.Name))
+			errs = append(errs, fmt.Sprintf("artifacts gives %q, which is not an output artifact of component %s", name, c.Name))
 		}
 	}
 	if len(errs) > 0 {
@@ -208,14 +209,22 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // withExecutorInput sets v.ExecutorInput when the component uses it.
-func (c *Component) withExecutorInput(v *Values) error {
+func (c *Program) withExecutorInput(v *Placeholders) error {
 	if v.ExecutorInput != "" || !c.usesExecutorInput() {
 		return nil
 	}
 	in, err := c.executorInput(*v)
 	if err != nil {
-		return fmt.Errorf("component %s: {{executor.input}}: %w", c.Metadata.Name, err)
+		return fmt.Errorf("component %s: {{executor.input}}: %w", c.Name, err)
 	}
 	v.ExecutorInput = in
 	return nil
+}
+
+// writeFile writes a value to the file at dest, creating its directory.
+func writeFile(dest, val string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dest, []byte(val), 0o644)
 }

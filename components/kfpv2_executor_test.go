@@ -13,12 +13,12 @@ import (
 // artifact per iteration at <i> of the input's directory; another artifact
 // input is one artifact at its path.
 func TestExecutorInputLists(t *testing.T) {
-	c := &Component{
-		Inputs:  []IO{{Name: "many", Type: TypeDataset}, {Name: "one", Type: TypeModel}},
-		Outputs: []IO{{Name: "n", Type: TypeInt}},
+	c := &Program{
+		Inputs:  []ProgramIO{{Name: "many", Type: TypeDataset}, {Name: "one", Type: TypeModel}},
+		Outputs: []ProgramIO{{Name: "n", Type: TypeInt}},
 	}
 	dir := t.TempDir()
-	v := Values{
+	v := Placeholders{
 		InputPaths:  map[string]string{"many": filepath.Join(dir, "in", "many"), "one": filepath.Join(dir, "in", "one")},
 		InputLists:  map[string]int{"many": 2},
 		OutputPaths: map[string]string{"n": filepath.Join(dir, "out", "n")},

@@ -113,7 +113,7 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 		if list == "args" {
 			items = c.Args
 		}
-		if i, err := c.checkList(items, true); err != nil {
+		if i, err := c.signature().checkList(items, true); err != nil {
 			add("%v", []any{err}, list, i)
 		}
 	}
@@ -121,7 +121,7 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 		if !envNameRE.MatchString(e.Name) {
 			add("invalid environment variable name %q", []any{e.Name}, "env", i, "name")
 		}
-		if _, err := c.checkList([]string{e.Value}, false); err != nil {
+		if _, err := c.signature().checkList([]string{e.Value}, false); err != nil {
 			add("%v", []any{err}, "env", i, "value")
 		}
 	}

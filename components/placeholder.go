@@ -145,7 +145,7 @@ func parseMarker(body string) (m *marker, ok bool, err error) {
 // placeholders that do not fit the component, and for command and args
 // (lists) unbalanced {{if}}, {{else}} and {{end}} elements, which env
 // values (list false) may not hold.
-func (c *Component) checkList(items []string, list bool) (int, error) {
+func (sig signature) checkList(items []string, list bool) (int, error) {
 	var open []bool // per open block: whether its {{else}} was seen
 	for i, s := range items {
 		segs, err := parseTemplate(s)
@@ -158,8 +158,8 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 			case !list:
 				return i, fmt.Errorf("{{%s}} may only be a command or args element", m.kind)
 			case m.kind == "if":
-				if _, ok := c.Input(m.input); !ok {
-					return i, fmt.Errorf("{{if}} names input %q, which the component does not declare (inputs: %s)", m.input, names(c.Inputs))
+				if _, ok := findIO(sig.inputs, m.input); !ok {
+					return i, fmt.Errorf("{{if}} names input %q, which the component does not declare (inputs: %s)", m.input, names(sig.inputs))
 				}
 				open = append(open, false)
 			case len(open) == 0:
@@ -173,7 +173,7 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 			}
 			continue
 		}
-		if err := c.checkRefs(s); err != nil {
+		if err := sig.checkRefs(s); err != nil {
 			return i, err
 		}
 	}
@@ -184,7 +184,7 @@ func (c *Component) checkList(items []string, list bool) (int, error) {
 }
 
 // checkRefs reports the placeholders of s that do not fit the component.
-func (c *Component) checkRefs(s string) error {
+func (sig signature) checkRefs(s string) error {
 	segs, err := parseTemplate(s)
 	if err != nil {
 		return err
@@ -198,10 +198,10 @@ func (c *Component) checkRefs(s string) error {
 			continue
 		}
 		if r.Dir == "inputs" {
-			in, ok := c.Input(r.Name)
+			in, ok := findIO(sig.inputs, r.Name)
 			switch {
 			case !ok:
-				return fmt.Errorf("%s names no input (inputs: %s)", r, names(c.Inputs))
+				return fmt.Errorf("%s names no input (inputs: %s)", r, names(sig.inputs))
 			case IsArtifact(in.Type) && r.Field == "":
 				return fmt.Errorf("%s: input %q is an artifact (%s): use {{inputs.%s.path}} or {{inputs.%s.uri}}", r, r.Name, in.Type, r.Name, r.Name)
 			case !IsArtifact(in.Type) && r.Field == "uri":
@@ -209,10 +209,10 @@ func (c *Component) checkRefs(s string) error {
 			}
 			continue
 		}
-		out, ok := c.Output(r.Name)
+		out, ok := findIO(sig.outputs, r.Name)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s names no output (outputs: %s)", r, names(c.Outputs))
+			return fmt.Errorf("%s names no output (outputs: %s)", r, names(sig.outputs))
 		case r.Field == "uri" && !IsArtifact(out.Type):
 			return fmt.Errorf("%s: output %q is a parameter: use {{outputs.%s.path}}", r, r.Name, r.Name)
 		}
@@ -220,7 +220,7 @@ func (c *Component) checkRefs(s string) error {
 	return nil
 }
 
-func names(ios []IO) string {
+func names(ios []ProgramIO) string {
 	if len(ios) == 0 {
 		return "none"
 	}
@@ -231,8 +231,8 @@ func names(ios []IO) string {
 	return strings.Join(n, ", ")
 }
 
-// Values are what placeholders resolve to for one invocation.
-type Values struct {
+// Placeholders are the values placeholders resolve to for one invocation.
+type Placeholders struct {
 	// Params are input parameter values (canonical strings). An optional
 	// input without a value is absent.
 	Params map[string]string
@@ -251,7 +251,7 @@ type Values struct {
 	OutputDir, ExecutorInput string
 }
 
-func (v Values) lookup(r *Ref) (string, bool) {
+func (v Placeholders) lookup(r *Ref) (string, bool) {
 	var m map[string]string
 	switch {
 	case r.Dir == "run":
@@ -279,7 +279,7 @@ func (v Values) lookup(r *Ref) (string, bool) {
 
 // Expand resolves the placeholders of s. ok is false when s names an input
 // that has no value (an optional input left out): the caller drops s.
-func Expand(s string, v Values) (out string, ok bool, err error) {
+func Expand(s string, v Placeholders) (out string, ok bool, err error) {
 	segs, err := parseTemplate(s)
 	if err != nil {
 		return "", false, err
@@ -308,7 +308,7 @@ func Expand(s string, v Values) (out string, ok bool, err error) {
 // Argv resolves command and args into the program's argv. An element naming
 // an optional input without a value is dropped, and so are the elements of
 // the part of each {{if}} block whose condition says so.
-func (c *Component) Argv(v Values) ([]string, error) {
+func (c *Program) Argv(v Placeholders) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}
@@ -321,13 +321,13 @@ func (c *Component) Argv(v Values) ([]string, error) {
 		argv = append(argv, out...)
 	}
 	if len(argv) == 0 {
-		return nil, fmt.Errorf("component %s: empty command", c.Metadata.Name)
+		return nil, fmt.Errorf("component %s: empty command", c.Name)
 	}
 	return argv, nil
 }
 
 // expandList resolves one list of elements with conditional blocks.
-func expandList(list []string, v Values) ([]string, error) {
+func expandList(list []string, v Placeholders) ([]string, error) {
 	var out []string
 	// keep holds, per open block, whether its current part is kept; an
 	// element is kept when every enclosing part is.
@@ -376,7 +376,7 @@ func expandList(list []string, v Values) ([]string, error) {
 }
 
 // condition evaluates the condition of an {{if}} marker.
-func (v Values) condition(m *marker) (bool, error) {
+func (v Placeholders) condition(m *marker) (bool, error) {
 	val, ok := v.Params[m.input]
 	if !ok {
 		_, ok = v.InputPaths[m.input]
@@ -408,7 +408,7 @@ func ParseBoolWord(s string) (bool, error) {
 }
 
 // Environ resolves the component's env into NAME=value pairs.
-func (c *Component) Environ(v Values) ([]string, error) {
+func (c *Program) Environ(v Placeholders) ([]string, error) {
 	if err := c.withExecutorInput(&v); err != nil {
 		return nil, err
 	}

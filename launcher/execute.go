@@ -25,7 +25,7 @@ import (
 // one).
 type Request struct {
 	*wire.Request
-	Outputs  []components.IO
+	Outputs  []components.ProgramIO
 	JobSet   *jobsetv1alpha2.JobSet
 	PodGroup *unstructured.Unstructured
 }
@@ -33,7 +33,7 @@ type Request struct {
 // Deadline bounds ctx by the step's timeout, when it has one (the
 // cause says so).
 func Deadline(ctx context.Context, ls *plan.Launch) (context.Context, context.CancelFunc) {
-	d := time.Duration(ls.Timeout)
+	d := ls.Timeout.Duration
 	if d <= 0 {
 		return ctx, func() {}
 	}
@@ -63,7 +63,7 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Component.Resolve(r.Argv)
+	c, err := r.Component.WithArgv(r.Argv)
 	if err != nil {
 		return nil, fmt.Errorf("--component: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 )
 
 // MissingOutputsError names the declared outputs of a step that rank 0 did
@@ -26,10 +27,10 @@ func (e *MissingOutputsError) Error() string {
 // every declared output of the step: each is in the step's outputs record
 // (artifacts.ReadOutputs), which rank 0 writes after every output and its
 // metadata. With paramsDir set, it writes each output parameter's value to
-// paramsDir/<name> (components.WriteOutputParams: where Argo reads the
+// paramsDir/<name> (execution.WriteOutputParams: where Argo reads the
 // launcher pod's output parameters). A missing output is a
 // *MissingOutputsError naming it.
-func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, outputs []components.IO, paramsDir string) ([]artifacts.OutputRecord, error) {
+func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, outputs []components.ProgramIO, paramsDir string) ([]artifacts.OutputRecord, error) {
 	published, recErr := artifacts.ReadOutputs(ctx, s, run, step)
 	if recErr != nil && !errors.Is(recErr, artifacts.ErrNotFound) {
 		return nil, fmt.Errorf("read rank 0's outputs record: %w", recErr)
@@ -57,7 +58,7 @@ func CollectOutputs(ctx context.Context, s artifacts.Store, run, step string, ou
 		return records, missing
 	}
 	if paramsDir != "" {
-		if err := components.WriteOutputParams(paramsDir, records); err != nil {
+		if err := execution.WriteOutputParams(paramsDir, records); err != nil {
 			return records, err
 		}
 	}

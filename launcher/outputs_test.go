@@ -18,7 +18,7 @@ import (
 func TestCollectOutputs(t *testing.T) {
 	ctx := context.Background()
 	store, _ := artifacts.NewLocal(t.TempDir())
-	outputs := []components.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}}
+	outputs := []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}}
 
 	_, err := CollectOutputs(ctx, store, "run-1", "train", outputs, "")
 	var me *MissingOutputsError

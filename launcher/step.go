@@ -31,7 +31,7 @@ type Step struct {
 	PodGroup *unstructured.Unstructured
 	// Outputs are the component's declared outputs, OutputParams where
 	// their parameter values are written for Argo.
-	Outputs      []components.IO
+	Outputs      []components.ProgramIO
 	OutputParams string
 	// Log receives the launcher's own lines; Done is told the outputs.
 	Log  io.Writer
@@ -81,8 +81,8 @@ func (s *Step) timings(res *Result, err error) time.Time {
 
 // StartupTimeout is the plan's, or without a gang scheduler the default.
 func StartupTimeout(ls *plan.Launch) time.Duration {
-	if ls.StartupTimeout > 0 {
-		return time.Duration(ls.StartupTimeout)
+	if ls.StartupTimeout.Duration > 0 {
+		return ls.StartupTimeout.Duration
 	}
 	if g := ls.Gang; g != nil && (g.KueueQueue != "" || g.PodGroupScheduler != "") {
 		// The gang scheduler admits all ranks or none; queueing may be long.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -218,6 +219,24 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML implements yaml.Marshaler.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// MarshalJSON implements json.Marshaler: Go's text form ("1h30m0s"), the
+// form a duration travels in a step's plan.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("expected a duration such as \"90s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("expected a duration such as \"90s\", got %q", s)
+	}
+	d.Duration = v
+	return nil
+}
 
 // ItemsBinding returns where a loop step's items come from: a Literal
 // (the YAML list as JSON text, values as written), a Param or a Step output.

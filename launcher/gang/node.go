@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
@@ -30,10 +30,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // parameters written to req.OutputParams when set. Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
-func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRequest, node rankenv.Node) ([]artifacts.OutputRecord, error) {
+func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]artifacts.OutputRecord, error) {
 	inv := req.Invocation
 	c := inv.Component
-	ws := components.Workspace{Dir: req.WorkDir}
+	ws := execution.Workspace{Dir: req.WorkDir}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {
 		return nil, err
@@ -108,14 +108,14 @@ func ExecNode(ctx context.Context, rt *components.Runtime, req components.ExecRe
 	}
 	records, err := rt.Publish(ctx, inv, ws)
 	if err != nil {
-		var mo *components.MissingOutputError
+		var mo *execution.MissingOutputError
 		if errors.As(err, &mo) {
 			return nil, &ConfigError{Err: err}
 		}
 		return nil, err
 	}
 	if req.OutputParams != "" {
-		if err := components.WriteOutputParams(req.OutputParams, records); err != nil {
+		if err := execution.WriteOutputParams(req.OutputParams, records); err != nil {
 			return records, err
 		}
 	}

@@ -12,21 +12,22 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
 
 // nodeRequest is a step whose program prints its rank and writes it to its
 // model output and its loss parameter.
-func nodeRequest(t *testing.T, store artifacts.Store, script string) (components.ExecRequest, *componentstest.Buffer) {
+func nodeRequest(t *testing.T, store artifacts.Store, script string) (execution.Request, *componentstest.Buffer) {
 	t.Helper()
 	out := &componentstest.Buffer{}
-	return components.ExecRequest{
+	return execution.Request{
 		Invocation: &components.Invocation{
-			Component: &components.Component{
-				Metadata: components.Metadata{Name: "train"},
-				Outputs:  []components.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
-				Command:  []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+			Component: &components.Program{
+				Name:    "train",
+				Outputs: []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+				Command: []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
 			},
 			Run: "run-1", Step: "train",
 		},
@@ -46,7 +47,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := &components.Runtime{Store: store}
+	rt := &execution.Runtime{Store: store}
 	topo := rankenv.Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
 	ctx := context.Background()
 
@@ -92,7 +93,7 @@ func TestExecNodeProcsPerNode(t *testing.T) {
 // a missing output is a failure no restart heals.
 func TestExecNodeFailures(t *testing.T) {
 	store, _ := artifacts.NewLocal(t.TempDir())
-	rt := &components.Runtime{Store: store}
+	rt := &execution.Runtime{Store: store}
 	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
 	req, _ := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exit 3; fi; sleep 30`)
 	_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: topo})
@@ -115,7 +116,7 @@ func TestExecNodeFailures(t *testing.T) {
 // fails 50 ms after it sees rank 1's end of a FIFO close; rank 1 is named.
 func TestExecNodeNamesTheRankThatFailedFirst(t *testing.T) {
 	store, _ := artifacts.NewLocal(t.TempDir())
-	rt := &components.Runtime{Store: store}
+	rt := &execution.Runtime{Store: store}
 	for i := range 5 {
 		link := filepath.Join(t.TempDir(), "link")
 		if err := syscall.Mkfifo(link, 0o600); err != nil {

@@ -80,7 +80,7 @@ func BuildPodGroup(spec *plan.Launch, o BuildOptions) *unstructured.Unstructured
 		}
 		pgSpec["minResources"] = res
 	}
-	if d := time.Duration(g.PodGroupTimeout); g.PodGroupScheduler != SchedulerVolcano && d > 0 {
+	if d := g.PodGroupTimeout.Duration; g.PodGroupScheduler != SchedulerVolcano && d > 0 {
 		pgSpec["scheduleTimeoutSeconds"] = int64((d + time.Second - 1) / time.Second)
 	}
 	obj["spec"] = pgSpec

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -48,7 +49,7 @@ func (w *specWrapper) Kueue(q string) *specWrapper {
 	return w
 }
 func (w *specWrapper) PodGroup(scheduler string, timeout time.Duration) *specWrapper {
-	w.Gang = &plan.Gang{PodGroupScheduler: scheduler, PodGroupTimeout: plan.Duration(timeout)}
+	w.Gang = &plan.Gang{PodGroupScheduler: scheduler, PodGroupTimeout: pipeline.Duration{Duration: timeout}}
 	return w
 }
 func (w *specWrapper) Obj() *plan.Launch { return &w.Launch }

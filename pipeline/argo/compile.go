@@ -419,8 +419,8 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	params := sp.Wiring.ParamNames()
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
 		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
-	if sp.Timeout > 0 {
-		key.Timeout = int64((time.Duration(sp.Timeout) + time.Second - 1) / time.Second)
+	if sp.Timeout.Duration > 0 {
+		key.Timeout = int64((sp.Timeout.Duration + time.Second - 1) / time.Second)
 	}
 	launch := sp.Distributed != nil
 	if launch {

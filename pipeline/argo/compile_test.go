@@ -330,7 +330,7 @@ steps:
 		t.Errorf("the pod does not get --param data: %+v", tmpl)
 	}
 	// The pod's invocation: the artifact input is the param's URI.
-	c := &components.Component{Inputs: []components.IO{{Name: "data", Type: "Dataset"}}}
+	c := &components.Program{Inputs: []components.ProgramIO{{Name: "data", Type: "Dataset"}}}
 	inv, err := w.Invocation(c, nil, plan.Values{Run: "run-2", Params: map[string]string{"data": "s3://bucket/runs/run-1/make/data"}})
 	if err != nil || inv.Inputs["data"] != "s3://bucket/runs/run-1/make/data" {
 		t.Errorf("invocation inputs %v, %v", inv, err)

@@ -121,7 +121,7 @@
 //
 //   - the component (--component) and the step's wiring (--step: literals,
 //     which params and upstream outputs feed which inputs, env) travel as
-//     base64(JSON) (plan.Component, plan.Wiring: see package plan for the
+//     base64(JSON) (components.Program, plan.Wiring: see package plan for the
 //     wire format);
 //
 //   - only Argo's own references travel in the clear: {{workflow.name}},

@@ -74,18 +74,12 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	start := e.r.now()
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
 	fail := func(code int, format string, args ...any) { e.fail(ctx, name, code, format, args...) }
-	c, err := sp.Component.Resolve(nil)
+	inv, err := sp.Wiring.Invocation(sp.Component, e.r.Store, v)
 	if err != nil {
 		fail(1, "%v", err)
 		return
 	}
-	// The image is part of the step's fingerprint.
-	c.Image = sp.Image
-	inv, err := sp.Wiring.Invocation(c, e.r.Store, v)
-	if err != nil {
-		fail(1, "%v", err)
-		return
-	}
+	inv.Image = sp.Image // part of the step's fingerprint
 	dir := e.workDir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail(1, "%v", err)
@@ -113,7 +107,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		Run: e.run.ID, Name: name, Invocation: inv, InputSums: inputSums, Image: sp.Image,
 		Cache: stepcache.StepMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true, Lineage: true,
 		Strategy: e.strategy(sp, dir, output, stepLog),
-		Retries:  sp.Retries, Timeout: time.Duration(sp.Timeout), RetryLog: stepLog,
+		Retries:  sp.Retries, Timeout: sp.Timeout.Duration, RetryLog: stepLog,
 		Log: log,
 		Fingerprinted: func(fp string) {
 			e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })

@@ -21,7 +21,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 	if s.Resolved == nil {
 		return nil, errors.New("component not loaded")
 	}
-	comp, err := ComponentOf(s.Resolved)
+	comp, err := s.Resolved.Program()
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 	}
 	st := &Step{
 		Pipeline: p.Metadata.Name, Name: s.Name, Component: comp, Wiring: w,
-		Deps: s.Deps(), Retries: s.Retries, Timeout: Duration(s.Timeout.Duration),
+		Deps: s.Deps(), Retries: s.Retries, Timeout: s.Timeout,
 		Cache: s.CacheEnabled(), Image: cmp.Or(s.Image, s.Resolved.Image), Finally: s.Finally,
 	}
 	if s.Loop != nil {
@@ -50,29 +50,6 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 		return nil, err
 	}
 	return st, nil
-}
-
-// ComponentOf converts a loaded component to its plan form.
-func ComponentOf(c *components.Component) (*Component, error) {
-	pc := &Component{
-		Version: ComponentVersion, Name: c.Metadata.Name,
-		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Code: c.Code, Dir: c.Dir,
-	}
-	for _, in := range c.Inputs {
-		io := IO{Name: in.Name, Type: in.Type, Optional: in.Optional}
-		if in.HasDefault() {
-			v, err := components.NodeValue(in.Type, &in.Default)
-			if err != nil {
-				return nil, fmt.Errorf("component %s: input %q: default: %v", c.Metadata.Name, in.Name, err)
-			}
-			io.Default = &v
-		}
-		pc.Inputs = append(pc.Inputs, io)
-	}
-	for _, out := range c.Outputs {
-		pc.Outputs = append(pc.Outputs, IO{Name: out.Name, Type: out.Type, Path: out.Path})
-	}
-	return pc, nil
 }
 
 // wiring builds what each input of the step gets.
@@ -339,7 +316,7 @@ func distributed(s *pipeline.Step) (*Distributed, error) {
 	}
 	pd := &Distributed{
 		Nodes: d.Nodes, ProcsPerNode: procs, LocalProcsPerNode: d.Procs(),
-		MaxRestarts: d.MaxRestarts, StartupTimeout: Duration(d.StartupTimeout.Duration),
+		MaxRestarts: d.MaxRestarts, StartupTimeout: d.StartupTimeout,
 		Port: d.Port, ShmSize: shm, Pod: pod,
 	}
 	if g := d.Gang; g != nil {
@@ -349,7 +326,7 @@ func distributed(s *pipeline.Step) (*Distributed, error) {
 		}
 		if g.PodGroup != nil {
 			pd.Gang.PodGroupScheduler = g.PodGroup.Scheduler
-			pd.Gang.PodGroupTimeout = Duration(g.PodGroup.Timeout.Duration)
+			pd.Gang.PodGroupTimeout = g.PodGroup.Timeout
 		}
 	}
 	return pd, nil

@@ -7,8 +7,9 @@
 //
 // A Step holds
 //
-//   - the invocation: the Component (argv and env templates with their
-//     placeholders, typed inputs with their defaults as text, typed outputs)
+//   - the invocation: the Component (a components.Program: argv and env
+//     templates with their placeholders, typed inputs with their defaults
+//     as values, typed outputs; the runtime runs it as it is)
 //     and the Wiring (each input parameter's value as a Text of literal,
 //     pipeline-parameter and upstream-output parts; each input artifact as
 //     the producing step and output; the step's env as Texts);
@@ -59,7 +60,7 @@
 // anything). Each has a version "v"; a reader rejects any other version and
 // unknown fields (Decode):
 //
-//	--component  Component, v1: {"v":1, "name", "inputs":[{"name","type","default"?,"optional"?}],
+//	--component  components.Program, v1: {"v":1, "name", "inputs":[{"name","type","default"?,"optional"?}],
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
 //	--step       Wiring, v1: {"v":1, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
@@ -86,43 +84,11 @@ func (t Text) Eval(v Values) (string, error) {
 	return b.String(), nil
 }
 
-// Resolve returns the component as the runtime runs it; argv, when set,
-// replaces its command and args (its placeholders are resolved all the same).
-func (c *Component) Resolve(argv []string) (*components.Component, error) {
-	rc := &components.Component{
-		APIVersion: components.APIVersion, Kind: "Component", Metadata: components.Metadata{Name: c.Name},
-		Command: c.Command, Args: c.Args, Env: c.Env, WorkingDir: c.WorkingDir, Code: c.Code, Dir: c.Dir,
-	}
-	for _, io := range c.Inputs {
-		in := components.IO{Name: io.Name, Type: io.Type, Optional: io.Optional}
-		if io.Default != nil {
-			in.Default.Kind, in.Default.Tag, in.Default.Value = yaml.ScalarNode, "!!str", *io.Default
-		}
-		rc.Inputs = append(rc.Inputs, in)
-	}
-	for _, io := range c.Outputs {
-		rc.Outputs = append(rc.Outputs, components.IO{Name: io.Name, Type: io.Type, Path: io.Path})
-	}
-	if len(argv) > 0 {
-		rc.Command, rc.Args = argv, nil
-	}
-	if len(rc.Command) == 0 {
-		return nil, fmt.Errorf("component %s: empty command", c.Name)
-	}
-	if err := rc.CheckArgv(); err != nil {
-		return nil, fmt.Errorf("component %s: %v", c.Name, err)
-	}
-	return rc, nil
-}
-
-// Argv is the component's argv template: command then args.
-func (c *Component) Argv() []string { return append(append([]string{}, c.Command...), c.Args...) }
-
-// Invocation evaluates the wiring for component c (from Resolve) with the
+// Invocation evaluates the wiring for component c (the step's program) with the
 // run-time values v: input parameter values, input artifact URIs in store s,
 // and the step's env. The local runner, `pipectl exec` and the rank pods
 // all make a step's invocation with it.
-func (w *Wiring) Invocation(c *components.Component, s artifacts.Store, v Values) (*components.Invocation, error) {
+func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) (*components.Invocation, error) {
 	if w.Step == "" {
 		return nil, fmt.Errorf("the step spec names no step")
 	}

@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	sp, gang := steps[0], steps[1]
 	l := &Launch{
-		Version: LaunchVersion, Pipeline: "p", Image: "i", PipectlImage: "pi", Timeout: Duration(time.Hour), Distributed: *gang.Distributed,
+		Version: LaunchVersion, Pipeline: "p", Image: "i", PipectlImage: "pi", Timeout: pipeline.Duration{Duration: time.Hour}, Distributed: *gang.Distributed,
 		Env: []corev1.EnvVar{{Name: "A", Value: "b"}, {Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}},
 	}
 	for _, v := range []any{sp.Component, sp.Wiring, l} {

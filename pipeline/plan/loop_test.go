@@ -60,7 +60,7 @@ func TestLoopInvocation(t *testing.T) {
 			if sp.Loop == nil {
 				t.Fatal("no Loop in the plan")
 			}
-			c, err := sp.Component.Resolve(nil)
+			c, err := sp.Component.WithArgv(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestLoopInvocation(t *testing.T) {
 		if diff := cmp.Diff([]string{"byparam", "literal"}, sp.Deps); diff != "" {
 			t.Errorf("Deps (-want +got):\n%s", diff)
 		}
-		c, err := sp.Component.Resolve(nil)
+		c, err := sp.Component.WithArgv(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestLoopInvocation(t *testing.T) {
 		if !sp.Finally {
 			t.Error("Finally not set")
 		}
-		c, err := sp.Component.Resolve(nil)
+		c, err := sp.Component.WithArgv(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -80,9 +81,9 @@ func TestBuildStep(t *testing.T) {
 	one := resource.MustParse("1")
 	want := &Step{
 		Pipeline: "demo", Name: "train",
-		Component: &Component{
-			Version: ComponentVersion, Name: "train",
-			Inputs: []IO{
+		Component: &components.Program{
+			Version: components.ProgramVersion, Name: "train",
+			Inputs: []components.ProgramIO{
 				{Name: "data", Type: "Dataset"}, {Name: "epochs", Type: "int"}, {Name: "name", Type: "string"},
 				{Name: "rows", Type: "int"}, {Name: "lr", Type: "float", Default: &lr},
 			},
@@ -102,7 +103,7 @@ func TestBuildStep(t *testing.T) {
 		},
 		Deps:    []string{"prep"},
 		When:    &Condition{Left: Operand{Output: &OutputRef{Step: "prep", Output: "rows"}}, Op: "!=", Right: Operand{Lit: "0"}, Type: "int", Source: "{{steps.prep.outputs.rows}} != 0"},
-		Retries: 2, Timeout: Duration(90 * time.Second), Cache: false, Image: "example/train:1",
+		Retries: 2, Timeout: pipeline.Duration{Duration: 90 * time.Second}, Cache: false, Image: "example/train:1",
 		Pod: Pod{
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{"cpu": two, "nvidia.com/gpu": one},
@@ -179,14 +180,14 @@ func TestBuildDistributed(t *testing.T) {
 			"      nodeSelector: {pool: a100}\n      gang: {podGroup: {scheduler: volcano, timeout: 90s}}\n" +
 			"      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname}]}}\n",
 		want: Distributed{
-			Nodes: 3, ProcsPerNode: 1, LocalProcsPerNode: 1, MaxRestarts: 2, StartupTimeout: Duration(5 * time.Minute), Port: 29400,
+			Nodes: 3, ProcsPerNode: 1, LocalProcsPerNode: 1, MaxRestarts: 2, StartupTimeout: pipeline.Duration{Duration: 5 * time.Minute}, Port: 29400,
 			Pod: Pod{
 				NodeSelector: map[string]string{"pool": "a100"}, PriorityClassName: "high",
 				Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 					RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "kubernetes.io/hostname"}},
 				}},
 			},
-			Gang: &Gang{PodGroupScheduler: "volcano", PodGroupTimeout: Duration(90 * time.Second)},
+			Gang: &Gang{PodGroupScheduler: "volcano", PodGroupTimeout: pipeline.Duration{Duration: 90 * time.Second}},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,7 +247,7 @@ func TestWireRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(&wantW, w); diff != "" {
 		t.Errorf("wiring (-want +got):\n%s", diff)
 	}
-	l := &Launch{Version: LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: Duration(time.Minute)}}
+	l := &Launch{Version: LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: pipeline.Duration{Duration: time.Minute}}}
 	ls, err := Encode(l)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +272,7 @@ func TestInvocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := sp.Component.Resolve(nil)
+	c, err := sp.Component.WithArgv(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestInvocation(t *testing.T) {
 	if _, err := sp.Wiring.Invocation(c, store, v); err == nil || !strings.Contains(err.Error(), `want --upstream rows=VALUE`) {
 		t.Errorf("missing upstream value: %v", err)
 	}
-	if _, err := sp.Component.Resolve([]string{"sh", "{{inputs.nope}}"}); err == nil {
+	if _, err := sp.Component.WithArgv([]string{"sh", "{{inputs.nope}}"}); err == nil {
 		t.Error("an argv naming an undeclared input was accepted")
 	}
 }

@@ -1,13 +1,10 @@
 package plan
 
 import (
-	"encoding/json"
-	"fmt"
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 // Step is the plan of one step: everything any backend needs to run it.
@@ -19,7 +16,7 @@ type Step struct {
 	// Name is the step's name.
 	Name string `json:"name"`
 	// Component is the program and its typed inputs and outputs.
-	Component *Component `json:"component"`
+	Component *components.Program `json:"component"`
 	// Wiring gives each input its value and the program its step env.
 	Wiring *Wiring `json:"wiring"`
 	// Deps are the steps that must succeed first, sorted.
@@ -29,7 +26,7 @@ type Step struct {
 	// Retries is how many times a failed attempt is tried again.
 	Retries int `json:"retries,omitempty"`
 	// Timeout bounds one attempt (0: no bound).
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout pipeline.Duration `json:"timeout,omitzero"`
 	// Cache is false when the step must never reuse earlier outputs.
 	Cache bool `json:"cache"`
 	// Image is the component's container image ("" when it has none: the
@@ -59,45 +56,6 @@ type Loop struct {
 // travels under (--upstream loop-items=VALUE): no input has it, input
 // names being identifiers.
 const ItemsInput = "loop-items"
-
-// Component is a component as `pipectl exec` receives it (--component):
-// its declared inputs with their defaults as text, outputs, argv and env
-// templates. It is the same for every step that runs the component.
-type Component struct {
-	// Version is ComponentVersion.
-	Version int `json:"v"`
-	// Name is the component's metadata.name.
-	Name string `json:"name"`
-	// Inputs and Outputs are the component's declared inputs and outputs.
-	Inputs  []IO `json:"inputs,omitempty"`
-	Outputs []IO `json:"outputs,omitempty"`
-	// Command and Args are the program's argv, with placeholders.
-	Command []string `json:"command"`
-	Args    []string `json:"args,omitempty"`
-	// Env sets environment variables (values may hold placeholders).
-	Env []components.EnvVar `json:"env,omitempty"`
-	// WorkingDir is where the program runs: absolute, or relative to Dir
-	// (locally) or to the image's WORKDIR (in a pod).
-	WorkingDir string `json:"workingDir,omitempty"`
-	// Code is the digest of the component's folder (components.Component.Code).
-	Code string `json:"code,omitempty"`
-
-	// Dir is the directory of the component's file on this machine; it
-	// does not travel (a pod has the image's WORKDIR instead).
-	Dir string `json:"-"`
-}
-
-// IO is one input or output of a Component.
-type IO struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	// Default is the default of an input parameter, as the loader gives it.
-	Default *string `json:"default,omitempty"`
-	// Optional marks an input that may be left out.
-	Optional bool `json:"optional,omitempty"`
-	// Path is the fixed path the program writes an output at (KFP's fileOutputs).
-	Path string `json:"path,omitempty"`
-}
 
 // Wiring is how one step feeds its component (--step): what each input
 // gets and the step's env. Values are Texts made at run time.
@@ -226,7 +184,7 @@ type Distributed struct {
 	MaxRestarts int `json:"maxRestarts,omitempty"`
 	// StartupTimeout bounds the time until every rank runs (Kubernetes; 0
 	// for the launcher's default).
-	StartupTimeout Duration `json:"startupTimeout,omitempty"`
+	StartupTimeout pipeline.Duration `json:"startupTimeout,omitzero"`
 	// Port is MASTER_PORT on Kubernetes (0 for DefaultPort); locally a free
 	// port is used.
 	Port int `json:"port,omitempty"`
@@ -245,28 +203,8 @@ type Gang struct {
 	KueueQueue string `json:"kueueQueue,omitempty"`
 	// PodGroupScheduler is coscheduling or volcano; PodGroupTimeout its
 	// schedule timeout.
-	PodGroupScheduler string   `json:"podGroupScheduler,omitempty"`
-	PodGroupTimeout   Duration `json:"podGroupTimeout,omitempty"`
-}
-
-// Duration is a time.Duration that travels as Go's text form ("1h30m0s").
-type Duration time.Duration
-
-// MarshalJSON implements json.Marshaler.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("expected a duration such as \"90s\", got %s", b)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil || v < 0 {
-		return fmt.Errorf("expected a duration such as \"90s\", got %q", s)
-	}
-	*d = Duration(v)
-	return nil
+	PodGroupScheduler string            `json:"podGroupScheduler,omitempty"`
+	PodGroupTimeout   pipeline.Duration `json:"podGroupTimeout,omitzero"`
 }
 
 // DefaultGPUResource is the extended resource GPUs are requested as.

@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 // Versions of the wire forms. A reader accepts only its own version: the
 // compiler and the pods must run the same pipectl.
 const (
-	ComponentVersion = 1
-	WiringVersion    = 1
-	LaunchVersion    = 2
+	WiringVersion = 1
+	LaunchVersion = 2
 )
 
 // Launch is what `pipectl launch` gets as --distributed: the step's
@@ -31,7 +33,7 @@ type Launch struct {
 	PipectlImage string `json:"pipectlImage"`
 	// Timeout bounds one attempt of the step (0: no bound); the launcher
 	// pod's activeDeadlineSeconds is the same.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout pipeline.Duration `json:"timeout,omitzero"`
 	Distributed
 	// ServiceAccountName runs the rank pods ("" for the namespace's default).
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
@@ -72,10 +74,11 @@ func Decode(s string, version int, v any) error {
 	return dec.Decode(v)
 }
 
-// DecodeComponent reads the --component flag.
-func DecodeComponent(s string) (*Component, error) {
-	var c Component
-	if err := Decode(s, ComponentVersion, &c); err != nil {
+// DecodeComponent reads the --component flag: a components.Program of
+// ProgramVersion (its argv is checked when it runs: Program.WithArgv).
+func DecodeComponent(s string) (*components.Program, error) {
+	var c components.Program
+	if err := Decode(s, components.ProgramVersion, &c); err != nil {
 		return nil, fmt.Errorf("--component: %w", err)
 	}
 	return &c, nil

@@ -12,6 +12,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -230,8 +231,8 @@ func (j *Job) warnf(format string, args ...any) {
 // ProgramExitCode is the exit code of the program of a step that ended
 // with err: 0 when it exited 0 and only its outputs could not be stored.
 func ProgramExitCode(err error) int {
-	var pe *components.PublishError
-	var mo *components.MissingOutputError
+	var pe *execution.PublishError
+	var mo *execution.MissingOutputError
 	if errors.As(err, &pe) || errors.As(err, &mo) {
 		return 0 // the program's: the step failed after it
 	}
@@ -244,7 +245,7 @@ func ProgramExitCode(err error) int {
 // producers' outputs records say. It returns the input artifacts' sha256
 // too, for the fingerprint.
 func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*components.Invocation, map[string]string, error) {
-	c, err := r.Component.Resolve(r.Argv)
+	c, err := r.Component.WithArgv(r.Argv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,6 +258,6 @@ func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*c
 		return nil, nil, err
 	}
 	stepcache.AddCollectedSums(sums, v.Collected)
-	inv.Component.Image = r.Image
+	inv.Image = r.Image
 	return inv, sums, nil
 }

@@ -40,7 +40,7 @@ func newJob(t *testing.T, store artifacts.Store, p *program) *Job {
 	}
 	t.Cleanup(log.Close)
 	p.log = log
-	inv := &components.Invocation{Run: "r1", Step: "train", Component: &components.Component{Command: []string{"true"}}}
+	inv := &components.Invocation{Run: "r1", Step: "train", Component: &components.Program{Command: []string{"true"}}}
 	return &Job{
 		Run: "r1", Name: "train", Invocation: inv, Cache: stepcache.ModeOn, Strategy: p, Log: log,
 		Flush: func() { fmt.Fprintln(log) },

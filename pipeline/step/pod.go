@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -73,9 +73,9 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 		defer job.Log.Close()
 		stdout, stderr = job.Log.Tee(stdout), job.Log.Tee(stderr)
 	}
-	req := components.ExecRequest{WorkDir: work, OutputParams: p.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: p.GracePeriod}
+	req := execution.Request{WorkDir: work, OutputParams: p.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: p.GracePeriod}
 	if p.Gang {
-		job.Strategy = &Node{Runtime: &components.Runtime{Store: p.Store}, Request: req, Getenv: p.Getenv}
+		job.Strategy = &Node{Runtime: &execution.Runtime{Store: p.Store}, Request: req, Getenv: p.Getenv}
 	} else {
 		s := NewProcess(p.Store, work)
 		s.Stdout, s.Stderr, s.GracePeriod, s.OutputParams, s.PodName = stdout, stderr, p.GracePeriod, p.OutputParams, req.PodName()
@@ -88,6 +88,6 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 		}
 		return Result{}, err
 	}
-	job.Invocation.Component.Image = r.Image
+	job.Invocation.Image = r.Image
 	return (&Executor{Store: p.Store}).Execute(ctx, job)
 }

@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/launcher/rankenv"
 )
@@ -16,13 +17,13 @@ import (
 // prepared fetches an invocation's inputs into its workspace once, for
 // every attempt of a step.
 type prepared struct {
-	rt     *components.Runtime
-	ws     components.Workspace
+	rt     *execution.Runtime
+	ws     execution.Workspace
 	done   bool
-	values components.Values
+	values components.Placeholders
 }
 
-func (p *prepared) prepare(ctx context.Context, inv *components.Invocation) (components.Values, error) {
+func (p *prepared) prepare(ctx context.Context, inv *components.Invocation) (components.Placeholders, error) {
 	if !p.done {
 		v, err := p.rt.Prepare(ctx, inv, p.ws)
 		if err != nil {
@@ -53,7 +54,7 @@ type Process struct {
 // NewProcess returns a Process whose invocation's inputs and outputs are in
 // the workspace directory work.
 func NewProcess(store artifacts.Store, work string) *Process {
-	return &Process{prepared: prepared{rt: &components.Runtime{Store: store}, ws: components.Workspace{Dir: work}}}
+	return &Process{prepared: prepared{rt: &execution.Runtime{Store: store}, ws: execution.Workspace{Dir: work}}}
 }
 
 // Run runs the program once and publishes its outputs.
@@ -65,14 +66,14 @@ func (p *Process) Run(ctx context.Context, inv *components.Invocation) ([]artifa
 	if err != nil {
 		return nil, 0, err
 	}
-	records, err := p.rt.RunOnce(ctx, inv, p.ws, values, components.ExecOptions{
+	records, err := p.rt.RunOnce(ctx, inv, p.ws, values, execution.Options{
 		Dir: inv.Component.RunDir(), Env: inv.Environ(p.Env), Stdout: p.Stdout, Stderr: p.Stderr, GracePeriod: p.GracePeriod,
 	})
 	if err != nil {
 		return nil, 1, err
 	}
 	if p.OutputParams != "" {
-		if err := components.WriteOutputParams(p.OutputParams, records); err != nil {
+		if err := execution.WriteOutputParams(p.OutputParams, records); err != nil {
 			return records, 1, err
 		}
 	}
@@ -99,7 +100,7 @@ type Gang struct {
 // NewGang returns a Gang whose invocation's inputs and outputs are in the
 // workspace directory work.
 func NewGang(store artifacts.Store, work string) *Gang {
-	return &Gang{prepared: prepared{rt: &components.Runtime{Store: store}, ws: components.Workspace{Dir: work}}}
+	return &Gang{prepared: prepared{rt: &execution.Runtime{Store: store}, ws: execution.Workspace{Dir: work}}}
 }
 
 // Run runs the gang until it succeeds or runs out of restarts, then
@@ -160,9 +161,9 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]artifacts
 // its place in the gang read from the pod's rank env; node 0 publishes.
 // Errors no restart can heal are *gang.ConfigError.
 type Node struct {
-	Runtime *components.Runtime
+	Runtime *execution.Runtime
 	// Request is the pod's exec request; its Invocation is set by Run.
-	Request components.ExecRequest
+	Request execution.Request
 	// Getenv reads the rank env (os.Getenv when nil).
 	Getenv func(string) string
 }

@@ -29,7 +29,7 @@ func TestFingerprintStreams(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inv := &components.Invocation{Component: &components.Component{Command: []string{"python3", "weights.bin", "pipe"}, Dir: dir}}
+	inv := &components.Invocation{Component: &components.Program{Command: []string{"python3", "weights.bin", "pipe"}, Dir: dir}}
 
 	var before, after runtime.MemStats
 	runtime.GC()

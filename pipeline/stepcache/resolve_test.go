@@ -79,7 +79,7 @@ func TestResolveAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := comp.Resolve(nil)
+		c, err := comp.WithArgv(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestResolveAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv.Component.Image = sp.Image
+		inv.Image = sp.Image
 		var shape Shape
 		if d := sp.Distributed; d != nil {
 			shape = Shape{Nodes: d.Nodes, Procs: d.ProcsPerNode}

@@ -15,6 +15,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -78,7 +79,7 @@ func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 	// by its content) and collected inputs count by their sha256, in
 	// inputSums.
 	c := *inv.Component
-	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.IO) bool {
+	c.Inputs = slices.DeleteFunc(slices.Clone(c.Inputs), func(in components.ProgramIO) bool {
 		_, fed := inv.Inputs[in.Name]
 		_, collected := inv.Collected[in.Name]
 		return fed || collected
@@ -103,20 +104,62 @@ func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 		files[arg] = sum
 	}
 	doc := struct {
-		Component *components.Component `json:"component"`
-		Files     map[string]string     `json:"files"`
-		Params    map[string]string     `json:"params"`
-		Inputs    map[string]string     `json:"inputs"`
-		Env       []string              `json:"env"`
-		Nodes     int                   `json:"nodes,omitempty"`
-		Procs     int                   `json:"procs,omitempty"`
-	}{inv.Component, files, params, inputSums, inv.Env, shape.Nodes, shape.Procs}
+		Component fpComponent       `json:"component"`
+		Files     map[string]string `json:"files"`
+		Params    map[string]string `json:"params"`
+		Inputs    map[string]string `json:"inputs"`
+		Env       []string          `json:"env"`
+		Nodes     int               `json:"nodes,omitempty"`
+		Procs     int               `json:"procs,omitempty"`
+	}{fingerprintForm(inv.Component, inv.Image), files, params, inputSums, inv.Env, shape.Nodes, shape.Procs}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// fpComponent is the form a program takes in the fingerprint: the JSON
+// field names and order of the component spec pipectl hashed before
+// components.Program existed, so that a cache filled by an earlier pipectl
+// is still hit. A change here changes every fingerprint (every step then
+// misses the cache once); TestFingerprintForm holds it.
+type fpComponent struct {
+	APIVersion string
+	Kind       string
+	Metadata   struct {
+		Name, Description string
+		Labels            map[string]string
+	}
+	Inputs, Outputs []fpIO
+	Image           string
+	Command, Args   []string
+	Env             []struct{ Name, Value string }
+	WorkingDir      string
+	Code            string `json:"code,omitempty"`
+}
+
+type fpIO struct {
+	Name, Type, Description string
+	Optional, KFP           bool
+	KFPType, Path           string
+}
+
+func fingerprintForm(p *components.Program, image string) fpComponent {
+	f := fpComponent{APIVersion: components.APIVersion, Kind: "Component", Image: image,
+		Command: p.Command, Args: p.Args, WorkingDir: p.WorkingDir, Code: p.Code}
+	f.Metadata.Name = p.Name
+	for _, in := range p.Inputs {
+		f.Inputs = append(f.Inputs, fpIO{Name: in.Name, Type: in.Type, Optional: in.Optional})
+	}
+	for _, out := range p.Outputs {
+		f.Outputs = append(f.Outputs, fpIO{Name: out.Name, Type: out.Type, Path: out.Path})
+	}
+	for _, e := range p.Env {
+		f.Env = append(f.Env, struct{ Name, Value string }{e.Name, e.Value})
+	}
+	return f
 }
 
 // Lookup returns the entry of fp when every artifact it names is still
@@ -168,13 +211,13 @@ func Record(ctx context.Context, s artifacts.Store, fp string, e Entry) error {
 // Reuse makes the entry step's outcome in run: it writes the step's
 // outputs record (the entry's outputs, marked as reused from the entry's
 // run) and, with paramsDir set, the output parameters' files for Argo
-// (components.WriteOutputParams).
+// (execution.WriteOutputParams).
 func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, e Entry) error {
 	if err := artifacts.WriteStepOutputs(ctx, s, artifacts.StepOutputs{Run: run, Step: step, Outputs: e.Outputs, CachedFrom: e.Run}); err != nil {
 		return fmt.Errorf("reuse the outputs of run %s: %w", e.Run, err)
 	}
 	if paramsDir != "" {
-		return components.WriteOutputParams(paramsDir, e.Outputs)
+		return execution.WriteOutputParams(paramsDir, e.Outputs)
 	}
 	return nil
 }
@@ -184,7 +227,7 @@ func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, 
 // reused producer's outputs are an earlier run's); it also returns the
 // input artifacts' sha256, by input name, for Fingerprint. `pipectl exec`,
 // its rank pods and `pipectl launch` make a step's invocation with it.
-func Invocation(ctx context.Context, s artifacts.Store, c *components.Component, w *plan.Wiring, v plan.Values) (*components.Invocation, map[string]string, error) {
+func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w *plan.Wiring, v plan.Values) (*components.Invocation, map[string]string, error) {
 	var sums map[string]string
 	var err error
 	if v.Artifacts, sums, err = inputs(ctx, s, v.Run, w); err != nil {
@@ -367,15 +410,13 @@ func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, 
 	if AddParamInputs(ctx, s, w, params, v.Artifacts, sums) != nil {
 		return Entry{}, false, nil
 	}
-	c, err := sp.Component.Resolve(nil)
+	c := *sp.Component
+	c.Dir = "" // as in the pod: no component directory
+	inv, err := w.Invocation(&c, s, v)
 	if err != nil {
 		return Entry{}, false, err
 	}
-	c.Image, c.Dir = sp.Image, "" // as in the pod: the image, no component directory
-	inv, err := w.Invocation(c, s, v)
-	if err != nil {
-		return Entry{}, false, err
-	}
+	inv.Image = sp.Image
 	var shape Shape
 	if d := sp.Distributed; d != nil {
 		shape = Shape{Nodes: d.Nodes, Procs: d.ProcsPerNode}

@@ -150,7 +150,7 @@ func dollars(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 // loop step) of a run.
 type Request struct {
 	// Component and Wiring are the step's plan.
-	Component *plan.Component
+	Component *components.Program
 	Wiring    *plan.Wiring
 	// Launch is the launch plan of a distributed step (with --distributed).
 	Launch *plan.Launch

@@ -91,7 +91,7 @@ func TestArgsOrder(t *testing.T) {
 // TestDecode: the decoded request names the iteration's step and decodes
 // values; every bad flag is named.
 func TestDecode(t *testing.T) {
-	comp, _ := plan.Encode(&plan.Component{Version: plan.ComponentVersion})
+	comp, _ := plan.Encode(&components.Program{Version: components.ProgramVersion})
 	step, _ := plan.Encode(&plan.Wiring{Version: plan.WiringVersion, Step: "train"})
 	r, err := Args{Run: "r1", Component: comp, Step: step, Iteration: "2", Params: []string{Value("msg", "{{x}} $y")}, Cache: "on"}.Decode()
 	if err != nil {

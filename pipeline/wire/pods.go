@@ -3,7 +3,7 @@ package wire
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 )
 
 // Paths inside every pod that runs pipectl: compiled step pods and the rank
@@ -42,7 +42,7 @@ const (
 // from the pod (the downward API); without POD_NAME the host name stands
 // in, which Kubernetes sets to the pod's name.
 const (
-	EnvPodName = components.EnvPodName
+	EnvPodName = execution.EnvPodName
 	EnvPodUID  = "POD_UID"
 	EnvPodNS   = "POD_NAMESPACE"
 )

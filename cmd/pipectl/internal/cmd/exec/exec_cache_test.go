@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -28,8 +29,8 @@ func TestExecCache(t *testing.T) {
 	}
 	ran := filepath.Join(t.TempDir(), "ran")
 	comp := component(t,
-		[]plan.IO{{Name: "data", Type: "Dataset"}, {Name: "log", Type: "string"}},
-		[]plan.IO{{Name: "out", Type: "Artifact"}, {Name: "rows", Type: "int"}},
+		[]components.ProgramIO{{Name: "data", Type: "Dataset"}, {Name: "log", Type: "string"}},
+		[]components.ProgramIO{{Name: "out", Type: "Artifact"}, {Name: "rows", Type: "int"}},
 		`echo "$PIPECTL_RUN_ID" >> "$2"; cat "$1" > "$3"; echo x >> "$3"; wc -l < "$1" | tr -d ' ' > "$4"`,
 		"{{inputs.data.path}}", "{{inputs.log}}", "{{outputs.out.path}}", "{{outputs.rows.path}}")
 	step := stepSpec(t, plan.Wiring{
@@ -94,7 +95,7 @@ func TestExecCache(t *testing.T) {
 	// A step downstream of the reused one reads r1's artifact.
 	got := filepath.Join(t.TempDir(), "got")
 	down := stepSpec(t, plan.Wiring{Step: "use", Inputs: map[string]plan.OutputRef{"in": {Step: "fit", Output: "out"}}})
-	downComp := component(t, []plan.IO{{Name: "in", Type: "Artifact"}}, nil, `cat "$1" > "$2"`, "{{inputs.in.path}}", got)
+	downComp := component(t, []components.ProgramIO{{Name: "in", Type: "Artifact"}}, nil, `cat "$1" > "$2"`, "{{inputs.in.path}}", got)
 	if _, stderr, err := runExec(t, root, nil, "--run=r2", "--component="+downComp, "--step="+down); err != nil {
 		t.Fatalf("downstream exec: %v\n%s", err, stderr)
 	}

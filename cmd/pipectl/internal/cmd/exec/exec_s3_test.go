@@ -42,8 +42,8 @@ func TestExecOnMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := component(t,
-		[]plan.IO{{Name: "rows", Type: "Dataset"}},
-		[]plan.IO{{Name: "copy", Type: "Dataset"}, {Name: "shards", Type: "Artifact"}, {Name: "lines", Type: "int"}},
+		[]components.ProgramIO{{Name: "rows", Type: "Dataset"}},
+		[]components.ProgramIO{{Name: "copy", Type: "Dataset"}, {Name: "shards", Type: "Artifact"}, {Name: "lines", Type: "int"}},
 		`cp "$1" "$2"; mkdir -p "$3/part"; head -2 "$1" > "$3/part/a.csv"; tail -1 "$1" > "$3/b.csv"; wc -l < "$1" | tr -d ' ' > "$4"`,
 		"{{inputs.rows.path}}", "{{outputs.copy.path}}", "{{outputs.shards.path}}", "{{outputs.lines.path}}")
 	step := stepSpec(t, plan.Wiring{Step: "split", Inputs: map[string]plan.OutputRef{"rows": {Step: "prep", Output: "rows"}}})

@@ -20,6 +20,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -27,10 +28,10 @@ import (
 )
 
 // component returns the encoded wire form of a component running sh -c script.
-func component(t *testing.T, inputs, outputs []plan.IO, script string, args ...string) string {
+func component(t *testing.T, inputs, outputs []components.ProgramIO, script string, args ...string) string {
 	t.Helper()
-	s, err := plan.Encode(&plan.Component{
-		Version: plan.ComponentVersion, Name: "test", Inputs: inputs, Outputs: outputs,
+	s, err := plan.Encode(&components.Program{
+		Version: components.ProgramVersion, Name: "test", Inputs: inputs, Outputs: outputs,
 		Command: append([]string{"sh", "-c", script, "sh"}, args...),
 	})
 	if err != nil {
@@ -81,8 +82,8 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := component(t,
-		[]plan.IO{{Name: "data", Type: "Dataset"}, {Name: "msg", Type: "string"}, {Name: "n", Type: "int"}, {Name: "tag", Type: "string"}, {Name: "k", Type: "int", Default: ptr("5")}},
-		[]plan.IO{{Name: "out", Type: "Artifact"}, {Name: "count", Type: "int"}, {Name: "echo", Type: "string"}},
+		[]components.ProgramIO{{Name: "data", Type: "Dataset"}, {Name: "msg", Type: "string"}, {Name: "n", Type: "int"}, {Name: "tag", Type: "string"}, {Name: "k", Type: "int", Default: ptr("5")}},
+		[]components.ProgramIO{{Name: "out", Type: "Artifact"}, {Name: "count", Type: "int"}, {Name: "echo", Type: "string"}},
 		`cat "$1" > "$5"; printf '%s|%s|%s|%s|%s|%s' "$2" "$3" "$4" "$PIPECTL_RUN_ID/$PIPECTL_STEP" "$6" "$NOTE" >> "$5"; printf ' 7\n' > "$7"; printf '%s' "$2" > "$8"`,
 		"{{inputs.data.path}}", "{{inputs.msg}}", "{{inputs.n}}", "{{inputs.tag}}", "{{outputs.out.path}}", "{{inputs.k}}", "{{outputs.count.path}}", "{{outputs.echo.path}}")
 	step := stepSpec(t, plan.Wiring{
@@ -131,7 +132,7 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 
 func TestExecCommandOverride(t *testing.T) {
 	root := t.TempDir()
-	comp := component(t, []plan.IO{{Name: "msg", Type: "string"}}, []plan.IO{{Name: "echo", Type: "string"}}, `exit 3`)
+	comp := component(t, []components.ProgramIO{{Name: "msg", Type: "string"}}, []components.ProgramIO{{Name: "echo", Type: "string"}}, `exit 3`)
 	step := stepSpec(t, plan.Wiring{Step: "s", Params: map[string]plan.Text{"msg": {{Lit: "hello"}}}})
 	outs := t.TempDir()
 	_, stderr, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+step, "--output-params="+outs,
@@ -146,10 +147,10 @@ func TestExecCommandOverride(t *testing.T) {
 
 func TestExecMissingOutput(t *testing.T) {
 	root := t.TempDir()
-	comp := component(t, nil, []plan.IO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+	comp := component(t, nil, []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
 		`printf 0.5 > "$1"`, "{{outputs.loss.path}}")
 	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, plan.Wiring{Step: "train"}))
-	var me *components.MissingOutputError
+	var me *execution.MissingOutputError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "model") || strings.Contains(err.Error(), "loss") {
 		t.Fatalf("err = %v, want a missing output error naming model (only)", err)
 	}

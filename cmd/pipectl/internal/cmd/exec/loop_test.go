@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -25,8 +26,8 @@ func TestExecLoopCollectFinally(t *testing.T) {
 		t.Fatal(err)
 	}
 	train := component(t,
-		[]plan.IO{{Name: "lr", Type: "float"}},
-		[]plan.IO{{Name: "model", Type: "Model"}, {Name: "score", Type: "float"}},
+		[]components.ProgramIO{{Name: "lr", Type: "float"}},
+		[]components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "score", Type: "float"}},
 		`printf 'model %s' "$1" > "$2"; printf '%s' "$1" > "$3"`, "{{inputs.lr}}", "{{outputs.model.path}}", "{{outputs.score.path}}")
 	loop := stepSpec(t, plan.Wiring{Step: "train", Params: map[string]plan.Text{"lr": {{Item: &plan.ItemRef{Field: "lr"}}}}, Items: plan.Text{{Param: "grid"}}})
 	grid := `[{"lr": 0.10}, {"lr": 1e-3}]`
@@ -47,8 +48,8 @@ func TestExecLoopCollectFinally(t *testing.T) {
 	}
 
 	pick := component(t,
-		[]plan.IO{{Name: "scores", Type: "json"}, {Name: "models", Type: "Model"}},
-		[]plan.IO{{Name: "report", Type: "string"}},
+		[]components.ProgramIO{{Name: "scores", Type: "json"}, {Name: "models", Type: "Model"}},
+		[]components.ProgramIO{{Name: "report", Type: "string"}},
 		`printf '%s %s %s' "$1" "$(cat "$2/0")" "$(cat "$2/1")" > "$3"`, "{{inputs.scores}}", "{{inputs.models.path}}", "{{outputs.report.path}}")
 	collect := stepSpec(t, plan.Wiring{Step: "pick", Collected: map[string]plan.OutputRef{"scores": {Step: "train", Output: "score"}, "models": {Step: "train", Output: "model"}}})
 	outParams := filepath.Join(t.TempDir(), "outputs")
@@ -59,7 +60,7 @@ func TestExecLoopCollectFinally(t *testing.T) {
 		t.Errorf("collected = %q", b)
 	}
 
-	notify := component(t, []plan.IO{{Name: "msg", Type: "string"}}, []plan.IO{{Name: "said", Type: "string"}},
+	notify := component(t, []components.ProgramIO{{Name: "msg", Type: "string"}}, []components.ProgramIO{{Name: "said", Type: "string"}},
 		`printf '%s' "$1" > "$2"`, "{{inputs.msg}}", "{{outputs.said.path}}")
 	final := stepSpec(t, plan.Wiring{Step: "notify", Params: map[string]plan.Text{"msg": {{Run: "status"}, {Lit: " "}, {Run: "failedSteps"}}}})
 	steps := base64.StdEncoding.EncodeToString([]byte(`[{"step":"train","task":"train"},{"step":"notify","task":"notify"}]`))

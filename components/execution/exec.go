@@ -1,4 +1,4 @@
-package components
+package execution
 
 import (
 	"context"
@@ -11,23 +11,18 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 )
 
-// Environment variables every step's program gets, locally and in a pod.
-const (
-	EnvRunID = "PIPECTL_RUN_ID"
-	EnvStep  = "PIPECTL_STEP"
-)
-
-// ExecRequest is one `pipectl exec`: an invocation and where and how its
+// Request is one `pipectl exec`: an invocation and where and how its
 // program runs.
-type ExecRequest struct {
+type Request struct {
 	// Invocation is the step's invocation (see plan.Wiring.Invocation).
-	Invocation *Invocation
+	Invocation *components.Invocation
 	// WorkDir holds the fetched inputs and the outputs; it must exist.
 	WorkDir string
 	// OutputParams, when set, is the directory where each output parameter's
-	// value is written, in the encoding of EncodeValue, as a file named after
+	// value is written, in the encoding of components.EncodeValue, as a file named after
 	// the output (where Argo reads output parameters from).
 	OutputParams string
 	// Env is the base environment of the program (os.Environ() when nil).
@@ -38,16 +33,6 @@ type ExecRequest struct {
 	GracePeriod time.Duration
 }
 
-// Environ is the environment of a step's program, locally and in a pod:
-// base (the process's when nil), then the invocation's variables, the run
-// id and the step.
-func (inv *Invocation) Environ(base []string) []string {
-	if base == nil {
-		base = os.Environ()
-	}
-	return append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
-}
-
 // EnvPodName is the variable that gives `pipectl exec` its pod's name (from
 // the downward API); without it the host name stands in, which Kubernetes
 // sets to the pod's name.
@@ -55,7 +40,7 @@ const EnvPodName = "POD_NAME"
 
 // PodName is the value of {{pod.name}} for the request: $POD_NAME in Env
 // (the process's when nil), else the host name.
-func (req ExecRequest) PodName() string {
+func (req Request) PodName() string {
 	env := req.Env
 	if env == nil {
 		env = os.Environ()
@@ -69,29 +54,11 @@ func (req ExecRequest) PodName() string {
 	return h
 }
 
-// ShipsCode reports whether a cluster run ships the component's folder
-// (RunDir) as its code: a pipectl component loaded from a file, whose
-// program runs in a folder relative to it. A KFP v1 component's code is in
-// its image, and so is that of a component whose workingDir is absolute.
-func (c *Component) ShipsCode() bool {
-	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
-}
-
-// RunDir is where the component's program runs: WorkingDir when absolute,
-// else WorkingDir under Dir (the component file's directory locally, ""
-// in a pod, where the image's WORKDIR is the current directory).
-func (c *Component) RunDir() string {
-	if filepath.IsAbs(c.WorkingDir) {
-		return c.WorkingDir
-	}
-	return filepath.Join(c.Dir, c.WorkingDir)
-}
-
 // Exec runs one invocation the way the local runner runs a step (Prepare,
 // then RunOnce) and writes the output parameters for the workflow engine.
 // The error is an *ExitError when the program failed, a
 // *MissingOutputError when it did not write a declared output.
-func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.OutputRecord, error) {
+func (rt *Runtime) Exec(ctx context.Context, req Request) ([]artifacts.OutputRecord, error) {
 	inv := req.Invocation
 	if inv.Pod == "" {
 		inv.Pod = req.PodName()
@@ -101,7 +68,7 @@ func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.Outpu
 	if err != nil {
 		return nil, err
 	}
-	records, err := rt.RunOnce(ctx, inv, ws, values, ExecOptions{
+	records, err := rt.RunOnce(ctx, inv, ws, values, Options{
 		Dir: inv.Component.RunDir(), Env: inv.Environ(req.Env), Stdout: req.Stdout, Stderr: req.Stderr, GracePeriod: req.GracePeriod,
 	})
 	if err != nil {
@@ -116,7 +83,7 @@ func (rt *Runtime) Exec(ctx context.Context, req ExecRequest) ([]artifacts.Outpu
 }
 
 // WriteOutputParams writes the value of every parameter output in records
-// to dir/<name>, encoded with EncodeValue, with no trailing newline.
+// to dir/<name>, encoded with components.EncodeValue, with no trailing newline.
 func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -129,7 +96,7 @@ func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 		if err != nil {
 			return err
 		}
-		_, err = tmp.WriteString(EncodeValue(*r.Value))
+		_, err = tmp.WriteString(components.EncodeValue(*r.Value))
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}
@@ -139,25 +106,6 @@ func WriteOutputParams(dir string, records []artifacts.OutputRecord) error {
 		if err != nil {
 			os.Remove(tmp.Name())
 			return fmt.Errorf("output parameter %q: %w", r.Name, err)
-		}
-	}
-	return nil
-}
-
-// CheckArgv checks the placeholders (and {{if}} blocks) of the
-// component's command, args and env values against its inputs and outputs.
-func (c *Component) CheckArgv() error {
-	for _, l := range []struct {
-		name  string
-		items []string
-	}{{"command", c.Command}, {"args", c.Args}} {
-		if i, err := c.checkList(l.items, true); err != nil {
-			return fmt.Errorf("%s[%d]: %v", l.name, i, err)
-		}
-	}
-	for _, e := range c.Env {
-		if _, err := c.checkList([]string{e.Value}, false); err != nil {
-			return fmt.Errorf("env %s: %v", e.Name, err)
 		}
 	}
 	return nil

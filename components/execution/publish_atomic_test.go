@@ -1,4 +1,4 @@
-package components
+package execution
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 )
 
 // fullStore is a Store whose disk fills up: once left bytes have been
@@ -89,9 +90,9 @@ func TestPublishFullDiskLeavesNothing(t *testing.T) {
 	}
 	store := &fullStore{Store: local, left: 4 << 10}
 	rt := &Runtime{Store: store}
-	inv := &Invocation{Run: "run-1", Step: "train", Component: &Component{
-		Metadata: Metadata{Name: "train"},
-		Outputs:  []IO{{Name: "model", Type: TypeModel}, {Name: "data", Type: TypeDataset}},
+	inv := &components.Invocation{Run: "run-1", Step: "train", Component: &components.Program{
+		Name:    "train",
+		Outputs: []components.ProgramIO{{Name: "model", Type: components.TypeModel}, {Name: "data", Type: components.TypeDataset}},
 	}}
 	ws := Workspace{Dir: t.TempDir()}
 	dir := ws.OutputDir(0)
@@ -144,7 +145,7 @@ func TestPublishDirectoryFailingHalfWay(t *testing.T) {
 	// Room for 7.5 files: the first four (uploaded 4 at a time) are
 	// stored whole before the disk fills in the middle of a later one.
 	store := &fullStore{Store: local, left: files*size - size/2}
-	_, err = artifacts.Publish(ctx, store, "run-1/prep/data", src, artifacts.Metadata{Type: TypeDataset})
+	_, err = artifacts.Publish(ctx, store, "run-1/prep/data", src, artifacts.Metadata{Type: components.TypeDataset})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Publish of a directory on a full disk: %v, want ENOSPC", err)
 	}

@@ -1,4 +1,4 @@
-package components
+package execution
 
 import (
 	"context"
@@ -8,45 +8,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/process"
 )
-
-// Invocation is one execution of a component: everything the runtime needs
-// to fetch inputs, build argv, and publish outputs. It is what `pipectl exec`
-// receives in a pod, and what the local runner builds for each step.
-type Invocation struct {
-	// Component is the program and its declared inputs and outputs.
-	Component *Component `json:"component"`
-	// Run and Step name the run and step the outputs belong to.
-	Run  string `json:"run"`
-	Step string `json:"step"`
-	// Params are the values of input parameters, canonical. Inputs left out
-	// take their default.
-	Params map[string]string `json:"params,omitempty"`
-	// Inputs are the store URIs of input artifacts, by input name.
-	Inputs map[string]string `json:"inputs,omitempty"`
-	// Collected are the store URIs of the artifacts of every iteration of a
-	// loop step, in order, by input name: the input is a directory holding
-	// iteration i's artifact as <i>.
-	Collected map[string][]string `json:"collected,omitempty"`
-	// Env adds NAME=value pairs to the program's environment.
-	Env []string `json:"env,omitempty"`
-	// Pod is the value of {{pod.name}}: the pod's name on Kubernetes; when
-	// empty (a local run), RUN-STEP.
-	Pod string `json:"pod,omitempty"`
-}
-
-// OutputKey is the store key of an output of the invocation.
-func (inv *Invocation) OutputKey(name string) string {
-	return artifacts.OutputKey(inv.Run, inv.Step, name)
-}
 
 // Workspace is an invocation's local directory: code/ is the component's
 // folder in a pod, inputs/<name> holds fetched
@@ -56,7 +26,7 @@ type Workspace struct {
 	Dir string
 }
 
-// CodePath is where a pod unpacks the component's code (Component.Code).
+// CodePath is where a pod unpacks the component's code (components.Program.Code).
 func (w Workspace) CodePath() string { return filepath.Join(w.Dir, "code") }
 
 // InputPath is where input artifact name is materialised.
@@ -70,15 +40,6 @@ func (w Workspace) OutputDir(rank int) string {
 	return filepath.Join(w.Dir, "ranks", fmt.Sprint(rank))
 }
 
-// outputPath is where the program of rank writes output out: its fixed
-// path (KFP's fileOutputs) if it has one, else in the rank's output directory.
-func (w Workspace) outputPath(out IO, rank int) string {
-	if out.Path != "" {
-		return out.Path
-	}
-	return filepath.Join(w.OutputDir(rank), out.Name)
-}
-
 // Runtime executes invocations against an artifact store.
 type Runtime struct {
 	Store artifacts.Store
@@ -88,9 +49,10 @@ type Runtime struct {
 // resolves every input parameter (defaults included). An artifact given to
 // an input parameter gives its content as the value; a value given to an
 // artifact input is written to the input's file.
-func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (Values, error) {
-	c := inv.Component
-	v := Values{
+func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws Workspace) (components.Placeholders, error) {
+	c := *inv.Component // Prepare may point it at the code pack: the caller's stays
+	inv.Component = &c
+	v := components.Placeholders{
 		Params:     map[string]string{},
 		InputPaths: map[string]string{},
 		InputURIs:  map[string]string{},
@@ -102,27 +64,27 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 			return v, err
 		}
 		if err := codepack.Fetch(ctx, rt.Store, c.Code, dest, codepack.Defaults); err != nil {
-			return v, fmt.Errorf("component %s: %w", c.Metadata.Name, err)
+			return v, fmt.Errorf("component %s: %w", c.Name, err)
 		}
 		c.Dir, c.WorkingDir = dest, ""
 	}
 	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
 		for name := range m {
 			if _, ok := c.Input(name); !ok {
-				return v, fmt.Errorf("component %s has no input %q", c.Metadata.Name, name)
+				return v, fmt.Errorf("component %s has no input %q", c.Name, name)
 			}
 		}
 	}
 	for name := range inv.Collected {
-		if in, ok := c.Input(name); !ok || !IsArtifact(in.Type) {
-			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Metadata.Name, name)
+		if in, ok := c.Input(name); !ok || !components.IsArtifact(in.Type) {
+			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Name, name)
 		}
 	}
 	// A value may feed an artifact input (it becomes a file) and an artifact
 	// an input parameter (its content becomes the value), as KFP passes data.
 	given := maps.Clone(inv.Params)
 	for _, in := range c.Inputs {
-		if uri, ok := inv.Inputs[in.Name]; ok && !IsArtifact(in.Type) {
+		if uri, ok := inv.Inputs[in.Name]; ok && !components.IsArtifact(in.Type) {
 			val, err := rt.fetchValue(ctx, uri, ws.InputPath(in.Name))
 			if err != nil {
 				return v, fmt.Errorf("input %q: %w", in.Name, err)
@@ -142,11 +104,11 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *Invocation, ws Workspace) (
 	if v.Pod == "" {
 		v.Pod = inv.Run + "-" + inv.Step
 	}
-	if err := c.writeParamFiles(ws, v); err != nil {
+	if err := writeParamFiles(&c, ws, v); err != nil {
 		return v, err
 	}
 	for _, in := range c.Inputs {
-		if !IsArtifact(in.Type) {
+		if !components.IsArtifact(in.Type) {
 			continue
 		}
 		if val, ok := inv.Params[in.Name]; ok {
@@ -252,8 +214,8 @@ func writeFile(dest, val string) error {
 
 // writeParamFiles writes the value of each input parameter read through
 // {{inputs.NAME.path}} to ws.InputPath(NAME) and records the path in v.
-func (c *Component) writeParamFiles(ws Workspace, v Values) error {
-	for _, name := range c.paramPathInputs() {
+func writeParamFiles(c *components.Program, ws Workspace, v components.Placeholders) error {
+	for _, name := range c.ParamPathInputs() {
 		val, ok := v.Params[name]
 		if !ok {
 			continue // an optional input left out: its elements are dropped
@@ -267,64 +229,9 @@ func (c *Component) writeParamFiles(ws Workspace, v Values) error {
 	return nil
 }
 
-// paramPathInputs names the input parameters the component reads through
-// {{inputs.NAME.path}}.
-func (c *Component) paramPathInputs() []string {
-	var out []string
-	items := append(append([]string{}, c.Command...), c.Args...)
-	for _, e := range c.Env {
-		items = append(items, e.Value)
-	}
-	for _, s := range items {
-		segs, _ := parseTemplate(s)
-		for _, seg := range segs {
-			r := seg.ref
-			if r == nil || r.Dir != "inputs" || r.Field != "path" || slices.Contains(out, r.Name) {
-				continue
-			}
-			if in, ok := c.Input(r.Name); ok && !IsArtifact(in.Type) {
-				out = append(out, r.Name)
-			}
-		}
-	}
-	return out
-}
-
-// ParamValues returns the value of every input parameter as written: given
-// values type-checked, defaults for the others. An optional input without a
-// default is left out; a required one is an error.
-func (c *Component) ParamValues(given map[string]string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, in := range c.Inputs {
-		if IsArtifact(in.Type) {
-			if val, ok := given[in.Name]; ok {
-				out[in.Name] = val // a value for a KFP artifact input: its file's content
-			}
-			continue
-		}
-		val, ok := given[in.Name]
-		switch {
-		case ok:
-			if err := CheckValue(in.Type, val); err != nil {
-				return nil, fmt.Errorf("input %q: %v", in.Name, err)
-			}
-			out[in.Name] = val
-		case in.HasDefault():
-			val, err := NodeValue(in.Type, &in.Default)
-			if err != nil {
-				return nil, fmt.Errorf("input %q: default: %v", in.Name, err)
-			}
-			out[in.Name] = val
-		case in.Required():
-			return nil, fmt.Errorf("input parameter %q (%s) has no value", in.Name, in.Type)
-		}
-	}
-	return out, nil
-}
-
 // ForRank returns v with output paths under the rank's output directory,
 // created empty (a previous attempt's files are removed).
-func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (Values, error) {
+func (rt *Runtime) ForRank(inv *components.Invocation, ws Workspace, v components.Placeholders, rank int) (components.Placeholders, error) {
 	dir := ws.OutputDir(rank)
 	if err := os.RemoveAll(dir); err != nil {
 		return v, err
@@ -336,7 +243,7 @@ func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (V
 	v.OutputURIs = map[string]string{}
 	v.OutputDir = dir
 	for _, out := range inv.Component.Outputs {
-		v.OutputPaths[out.Name] = ws.outputPath(out, rank)
+		v.OutputPaths[out.Name] = out.FilePath(ws.OutputDir(rank))
 		if out.Path != "" {
 			// A fixed output path belongs to the step: cleared before each
 			// attempt like the output directory.
@@ -347,7 +254,7 @@ func (rt *Runtime) ForRank(inv *Invocation, ws Workspace, v Values, rank int) (V
 				return v, fmt.Errorf("output %q: %w", out.Name, err)
 			}
 		}
-		if IsArtifact(out.Type) {
+		if components.IsArtifact(out.Type) {
 			v.OutputURIs[out.Name] = rt.Store.URI(inv.OutputKey(out.Name))
 		}
 	}
@@ -383,14 +290,14 @@ const MaxOutputParamSize = 1 << 20
 // error, a bad parameter), Publish deletes, best effort, what it already
 // stored and any earlier outputs record of the step, and returns the
 // error naming each failed output.
-func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (_ []artifacts.OutputRecord, err error) {
+func (rt *Runtime) Publish(ctx context.Context, inv *components.Invocation, ws Workspace) (_ []artifacts.OutputRecord, err error) {
 	c := inv.Component
-	if err := c.applyExecutorOutput(ws); err != nil {
+	if err := c.ApplyExecutorOutput(ws.OutputDir(0)); err != nil {
 		return nil, &PublishError{Err: err}
 	}
 	var missing []string
 	for _, out := range c.Outputs {
-		if _, err := os.Stat(ws.outputPath(out, 0)); err != nil {
+		if _, err := os.Stat(out.FilePath(ws.OutputDir(0))); err != nil {
 			missing = append(missing, out.Name)
 		}
 	}
@@ -413,15 +320,15 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 		err = errors.Join(append([]error{err}, undo...)...)
 	}()
 	for _, out := range c.Outputs {
-		local := ws.outputPath(out, 0)
-		if !IsArtifact(out.Type) {
+		local := out.FilePath(ws.OutputDir(0))
+		if !components.IsArtifact(out.Type) {
 			b, err := artifacts.ReadRegular(local, MaxOutputParamSize)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
 				continue
 			}
 			val := strings.TrimRight(string(b), "\r\n")
-			if err := CheckValue(out.Type, val); err != nil {
+			if err := components.CheckValue(out.Type, val); err != nil {
 				errs = append(errs, fmt.Errorf("output parameter %q: %v", out.Name, err))
 				continue
 			}
@@ -449,8 +356,8 @@ func (rt *Runtime) Publish(ctx context.Context, inv *Invocation, ws Workspace) (
 	return records, nil
 }
 
-// ExecOptions say where and how an invocation's program runs.
-type ExecOptions struct {
+// Options say where and how an invocation's program runs.
+type Options struct {
 	// Dir is the working directory ("" for the current one).
 	Dir string
 	// Env is the base environment; the component's env is appended.
@@ -464,7 +371,7 @@ type ExecOptions struct {
 // RunOnce runs the program once as the only process (rank 0) of a prepared
 // invocation and, when it exits 0, publishes its outputs. This is the path
 // of `pipectl exec` in a pod and of every non-distributed local step.
-func (rt *Runtime) RunOnce(ctx context.Context, inv *Invocation, ws Workspace, v Values, o ExecOptions) ([]artifacts.OutputRecord, error) {
+func (rt *Runtime) RunOnce(ctx context.Context, inv *components.Invocation, ws Workspace, v components.Placeholders, o Options) ([]artifacts.OutputRecord, error) {
 	rv, err := rt.ForRank(inv, ws, v, 0)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package components
+package execution
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 )
 
 // Publish writes the step's outputs record once every output is stored:
@@ -22,9 +23,9 @@ func TestPublishWritesTheOutputsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := &Runtime{Store: store}
-	inv := &Invocation{Run: "run-1", Step: "train", Component: &Component{
-		Metadata: Metadata{Name: "train"},
-		Outputs:  []IO{{Name: "model", Type: TypeModel}, {Name: "epochs", Type: TypeInt}, {Name: "loss", Type: TypeFloat}},
+	inv := &components.Invocation{Run: "run-1", Step: "train", Component: &components.Program{
+		Name:    "train",
+		Outputs: []components.ProgramIO{{Name: "model", Type: components.TypeModel}, {Name: "epochs", Type: components.TypeInt}, {Name: "loss", Type: components.TypeFloat}},
 	}}
 	ws := Workspace{Dir: t.TempDir()}
 	dir := ws.OutputDir(0)
@@ -60,9 +61,9 @@ func TestPublishWritesTheOutputsRecord(t *testing.T) {
 	}
 	str := func(s string) *string { return &s }
 	want := []artifacts.OutputRecord{
-		{Name: "model", Type: TypeModel, URI: store.URI("run-1/train/model"), Size: 7},
-		{Name: "epochs", Type: TypeInt, Value: str("3")},
-		{Name: "loss", Type: TypeFloat, Value: str("0.25")},
+		{Name: "model", Type: components.TypeModel, URI: store.URI("run-1/train/model"), Size: 7},
+		{Name: "epochs", Type: components.TypeInt, Value: str("3")},
+		{Name: "loss", Type: components.TypeFloat, Value: str("0.25")},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(artifacts.OutputRecord{}, "SHA256")); diff != "" {
 		t.Errorf("outputs record (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -21,8 +22,11 @@ import (
 // A parameter value is the JSON value of its text as written (a string
 // becomes a JSON string; an int, float, bool or json value is its text). An
 // artifact's uri is its local path (as in KFP's local runner, where a uri
-// that is not a remote one is the path the program reads and writes). An
-// optional input without a value is left out.
+// that is not a remote one is the path the program reads and writes); an
+// input given the artifacts of a loop step's iterations (KFP's
+// List[Artifact], dsl.Collected) lists one artifact per iteration, its uri
+// the iteration's entry <i> of the input's directory. An optional input
+// without a value is left out.
 //
 // outputs.outputFile is ExecutorOutputFile in the rank's output directory.
 // When the program writes it, Publish reads it first: each of its
@@ -77,9 +81,22 @@ func (c *Program) executorInput(v Placeholders) (string, error) {
 	arts := map[string]execArtifacts{}
 	for _, in := range c.Inputs {
 		if IsArtifact(in.Type) {
-			if p, ok := v.InputPaths[in.Name]; ok {
-				arts[in.Name] = execArtifacts{Artifacts: []execArtifact{{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: p, Metadata: map[string]any{}}}}
+			p, ok := v.InputPaths[in.Name]
+			if !ok {
+				continue
 			}
+			n, list := v.InputLists[in.Name]
+			if !list {
+				arts[in.Name] = execArtifacts{Artifacts: []execArtifact{{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: p, Metadata: map[string]any{}}}}
+				continue
+			}
+			// The artifacts of a loop step's iterations (KFP's
+			// List[Artifact]): one entry each, its <i> in the directory.
+			entries := make([]execArtifact, n)
+			for i := range entries {
+				entries[i] = execArtifact{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: filepath.Join(p, strconv.Itoa(i)), Metadata: map[string]any{}}
+			}
+			arts[in.Name] = execArtifacts{Artifacts: entries}
 			continue
 		}
 		val, ok := v.Params[in.Name]

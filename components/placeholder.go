@@ -238,6 +238,10 @@ type Placeholders struct {
 	Params map[string]string
 	// InputPaths and InputURIs locate input artifacts.
 	InputPaths, InputURIs map[string]string
+	// InputLists are the numbers of artifacts of the inputs given the
+	// artifacts of a loop step's iterations (a directory of <i> entries),
+	// by input name: KFP's artifact lists.
+	InputLists map[string]int
 	// OutputPaths and OutputURIs locate outputs.
 	OutputPaths, OutputURIs map[string]string
 	// Run, Step and Pod are the values of {{run.id}}, {{step.name}} and {{pod.name}}.

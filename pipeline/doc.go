@@ -53,19 +53,22 @@
 // are the step's outputs, typed as the inner outputs they name. A
 // pipeline used as a component may declare artifact params (Dataset,
 // Model, Metrics, Artifact, without a default), given whole to artifact
-// inputs; such a pipeline runs only as a step's component. The loader
+// inputs; run itself, such a pipeline's artifact param is given at run time
+// as the URI of an artifact in the store (-p data=URI: an output of an
+// earlier run), which the steps fetch and check by its sha256. The loader
 // expands the step into the pipeline's steps, each named OUTER.INNER
 // (NestedSep; deeper nesting gives A.B.C): a reference to a param becomes
 // the value the step gives it (a whole "{{params.P}}" the value's YAML node
-// as written, a reference inside longer text the value's text; a step
-// output only whole), or the param's default; references between the inner
+// as written, a reference inside longer text the value's text, or the
+// step output's reference there), or the param's default; references between the inner
 // steps name the expanded steps; another step's reference to an output of
 // the step names the inner step's output; the inner steps wait for what
 // the step waits for (after), and a step after the nested step waits for
 // all of them; cache: false on the step holds for each inner step, and so
-// does its when (an inner step with a when of its own is then an error).
+// does its when (joined with && to an inner step's own when).
 // Backends and records therefore see plain steps: loops, caching, `logs`
-// and `artifacts` work on OUTER.INNER as on any step.
+// and `artifacts` work on OUTER.INNER as on any step. The steps of a
+// finally step's pipeline are finally steps.
 // Refused, each at its file:line:col: a pipeline that uses itself,
 // directly or through others (naming the chain of files), one with finally
 // steps, and on the step that uses it loop, retries, timeout, image, env,

@@ -62,6 +62,7 @@ func FuzzParseCondition(f *testing.F) {
 	for _, s := range []string{
 		"{{params.flag}} == true", "{{params.flag}}", "{{params.mode}} != 'fast'", `{{params.j}} == '{"b": [1.0], "a": null}'`,
 		"{{steps.a.outputs.b}} == {{nope}}", "{{ steps.a.outputs.b }} != \"x\"", "a == b == c", "== x", "{{params.a}}{{params.b}}", "{{params.x",
+		"{{params.n}} > 5", "{{params.n}} <= '5'", "a < b <= c",
 	} {
 		f.Add(s)
 	}
@@ -73,7 +74,7 @@ func FuzzParseCondition(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.Op != "==" && c.Op != "!=" {
+		if c.Op != "==" && c.Op != "!=" && !IsOrdered(c.Op) {
 			t.Fatalf("ParseCondition(%q): op %q", s, c.Op)
 		}
 		if c.Left == (Binding{}) || c.Right == (Binding{}) {
@@ -109,7 +110,7 @@ func FuzzParseCondition(f *testing.F) {
 // text more than references, each reference of exactly one kind; joined
 // back it splits the same way.
 func FuzzLiteralParts(f *testing.F) {
-	for _, s := range []string{"run-{{params.tag}}", "{{ params.a }}{{params.b}}", "a}}b{{params.c}}", "{{steps.a.outputs.b}}", "{{params.x", "{{}}", "{{{params.x}}}", "{{item}}-{{ item.a.b }}", "{{run.status}}: {{run.failedSteps}}", "{{item.}}"} {
+	for _, s := range []string{"run-{{params.tag}}", "{{ params.a }}{{params.b}}", "a}}b{{params.c}}", "{{steps.a.outputs.b}}", "n={{steps.a.b.outputs.c}}!", "{{params.x", "{{}}", "{{{params.x}}}", "{{item}}-{{ item.a.b }}", "{{run.status}}: {{run.failedSteps}}", "{{item.}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -127,14 +128,16 @@ func FuzzLiteralParts(f *testing.F) {
 		for i, r := range refs {
 			b.WriteString(texts[i])
 			switch {
-			case r.Param != "" && !r.Item && r.Run == "":
+			case r.Param != "" && !r.Item && r.Run == "" && r.Step == "":
 				b.WriteString("{{params." + r.Param + "}}")
-			case r.Item && r.Param == "" && r.Run == "" && r.Field == "":
+			case r.Item && r.Param == "" && r.Run == "" && r.Step == "" && r.Field == "":
 				b.WriteString("{{item}}")
-			case r.Item && r.Param == "" && r.Run == "":
+			case r.Item && r.Param == "" && r.Run == "" && r.Step == "":
 				b.WriteString("{{item." + r.Field + "}}")
-			case r.Run != "" && r.Param == "" && !r.Item:
+			case r.Run != "" && r.Param == "" && !r.Item && r.Step == "":
 				b.WriteString("{{run." + r.Run + "}}")
+			case r.Step != "" && r.Output != "" && r.Param == "" && !r.Item && r.Run == "":
+				b.WriteString("{{steps." + r.Step + ".outputs." + r.Output + "}}")
 			default:
 				t.Fatalf("LiteralParts(%q): reference %+v is not of exactly one kind", s, r)
 			}

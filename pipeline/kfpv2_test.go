@@ -82,7 +82,7 @@ func TestKFPv2Unsupported(t *testing.T) {
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
-		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported yet (executor exec-echo)`,
+		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported (executor exec-echo): pipectl has no Kubernetes secrets or config maps for a step's program`,
 		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported yet`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
@@ -208,5 +208,192 @@ func TestKFPv2LoopsRecursive(t *testing.T) {
 	want := `testdata/kfpv2/loops_recursive.yaml:10:19: components.comp-for-loop-1.dag.tasks.for-loop-2.componentRef.name: component "comp-for-loop-1" uses itself`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v, want %q", err, want)
+	}
+}
+
+// TestKFPv2FinalStatusInput: a component with a PipelineTaskFinalStatus
+// input compiled as a pipeline (GH-12033) has it as a pipeline input, a
+// json param the run gives (KFP's optional pipeline inputs without a
+// default are params without one); one that is not optional is refused.
+func TestKFPv2FinalStatusInput(t *testing.T) {
+	file := func(optional string) []byte {
+		return []byte(`components:
+  comp-exit:
+    executorLabel: exec-exit
+    inputDefinitions:
+      parameters:
+        status:
+          isOptional: true
+          parameterType: TASK_FINAL_STATUS
+deploymentSpec:
+  executors:
+    exec-exit:
+      container:
+        command: [echo, '{"IfPresent": {"InputName": "status", "Then": ["{{$.inputs.parameters[''status'']}}"]}}']
+        image: busybox
+pipelineInfo:
+  name: exit-comp
+root:
+  dag:
+    tasks:
+      exit:
+        componentRef:
+          name: comp-exit
+        inputs:
+          parameters:
+            status:
+              componentInputParameter: status
+  inputDefinitions:
+    parameters:
+      status:
+        isOptional: ` + optional + `
+        parameterType: TASK_FINAL_STATUS
+schemaVersion: 2.1.0
+`)
+	}
+	p, err := Parse("status.yaml", file("true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prm := p.Params["status"]; prm.Type != "json" || prm.Default.Kind != 0 {
+		t.Errorf("param status = %+v, want an optional json param", prm)
+	}
+	if _, err := p.ResolveParams(map[string]string{"status": `{"state": "FAILED"}`}); err != nil {
+		t.Errorf("a run giving status: %v", err)
+	}
+	_, err = Parse("status.yaml", file("false"))
+	want := `status.yaml:31:24: root.inputDefinitions.parameters.status.parameterType: KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component, or an optional pipeline input`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
+// TestKFPv2CreatePVC: kfp-kubernetes' CreatePVC task (a container without
+// a command, which KFP's driver runs) is refused as a volume, at its image.
+func TestKFPv2CreatePVC(t *testing.T) {
+	_, err := Parse("pvc.yaml", []byte(`components:
+  comp-createpvc:
+    executorLabel: exec-createpvc
+deploymentSpec:
+  executors:
+    exec-createpvc:
+      container:
+        image: argostub/createpvc
+pipelineInfo:
+  name: pvc
+root:
+  dag:
+    tasks:
+      createpvc:
+        componentRef:
+          name: comp-createpvc
+schemaVersion: 2.1.0
+`))
+	want := `pvc.yaml:8:16: deploymentSpec.executors.exec-createpvc.container.image: KFP argostub/createpvc (kubernetes.CreatePVC, DeletePVC) is not supported: pipectl has no volumes`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
+// TestKFPv2InputArtifact: a pipeline input artifact is an artifact param,
+// which the run gives as the URI of an artifact in the store.
+func TestKFPv2InputArtifact(t *testing.T) {
+	p, err := Parse("input.yaml", []byte(`components:
+  comp-read:
+    executorLabel: exec-read
+    inputDefinitions:
+      artifacts:
+        data:
+          artifactType:
+            schemaTitle: system.Dataset
+            schemaVersion: 0.0.1
+deploymentSpec:
+  executors:
+    exec-read:
+      container:
+        command: [cat, '{{$.inputs.artifacts[''data''].path}}']
+        image: busybox
+pipelineInfo:
+  name: input-artifact
+root:
+  dag:
+    tasks:
+      read:
+        componentRef:
+          name: comp-read
+        inputs:
+          artifacts:
+            data:
+              componentInputArtifact: data
+  inputDefinitions:
+    artifacts:
+      data:
+        artifactType:
+          schemaTitle: system.Dataset
+          schemaVersion: 0.0.1
+        description: The data.
+schemaVersion: 2.1.0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prm := p.Params["data"]; prm.Type != "Dataset" || prm.Description != "The data." {
+		t.Errorf("param data = %+v, want a Dataset param", prm)
+	}
+	if diff := cmp.Diff(map[string]Binding{"data": {Param: "data"}}, p.Step("read").Bindings()); diff != "" {
+		t.Errorf("bindings of read (-want +got):\n%s", diff)
+	}
+	if _, err := p.ResolveParams(map[string]string{"data": "file:///store/run-1/make/data"}); err != nil {
+		t.Errorf("ResolveParams: %v", err)
+	}
+}
+
+// TestKFPv2RunPlaceholders: the run's placeholders in a task's constant
+// are the run id ({{run.id}}) and the task's name; the task's uuid, which
+// pipectl has no counterpart of, is refused at its line.
+func TestKFPv2RunPlaceholders(t *testing.T) {
+	file := func(constant string) []byte {
+		return []byte(`components:
+  comp-say:
+    executorLabel: exec-say
+    inputDefinitions:
+      parameters:
+        msg:
+          parameterType: STRING
+deploymentSpec:
+  executors:
+    exec-say:
+      container:
+        command: [echo, '{{$.inputs.parameters[''msg'']}}']
+        image: busybox
+pipelineInfo:
+  name: placeholders
+root:
+  dag:
+    tasks:
+      say:
+        componentRef:
+          name: comp-say
+        inputs:
+          parameters:
+            msg:
+              runtimeValue:
+                constant: '` + constant + `'
+        taskInfo:
+          name: say-it
+schemaVersion: 2.1.0
+`)
+	}
+	p, err := Parse("ph.yaml", file("{{$.pipeline_job_name}} {{$.pipeline_job_uuid}} {{$.pipeline_job_resource_name}} {{$.pipeline_task_name}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]Binding{"msg": {Literal: "{{run.id}} {{run.id}} {{run.id}} say-it"}}, p.Step("say").Bindings()); diff != "" {
+		t.Errorf("bindings of say (-want +got):\n%s", diff)
+	}
+	_, err = Parse("ph.yaml", file("{{$.pipeline_task_uuid}}"))
+	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}
 }

@@ -358,6 +358,7 @@ func (v *validator) step(i int, index map[string]int) {
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
 		default:
 			v.artifactParams(path, refs)
+			v.embeddedOutputs(path, refs)
 			if len(refs) == 0 {
 				if _, err := components.NodeValue(vt, &node); err != nil {
 					v.atValue(path, "input %q: %v", name, err)
@@ -384,7 +385,7 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 	}
 	if s.When != "" {
-		c, refs, err := ParseCondition(s.When)
+		conds, refs, err := ParseWhen(s.When)
 		if err != nil {
 			v.atValue(v.sp(i, "when"), "%v", err)
 		} else {
@@ -395,13 +396,18 @@ func (v *validator) step(i int, index map[string]int) {
 					v.atValue(v.sp(i, "when"), "output %q of loop step %q is collected into a JSON list: a condition compares single values", r.output, r.step)
 				}
 			}
-			t := v.p.CompareType(c)
-			for _, side := range []Binding{c.Left, c.Right} {
-				if side.IsRef() {
-					continue
+			for _, c := range conds {
+				t := v.p.CompareType(c)
+				if IsOrdered(c.Op) && t != components.TypeInt && t != components.TypeFloat {
+					v.atValue(v.sp(i, "when"), "%s compares int or float values: expected a reference to an int or float param or output on one side, not %s", c.Op, t)
 				}
-				if err := components.CheckValue(t, side.Literal); err != nil {
-					v.atValue(v.sp(i, "when"), "cannot compare with %q: %v", side.Literal, err)
+				for _, side := range []Binding{c.Left, c.Right} {
+					if side.IsRef() {
+						continue
+					}
+					if err := components.CheckValue(t, side.Literal); err != nil {
+						v.atValue(v.sp(i, "when"), "cannot compare with %q: %v", side.Literal, err)
+					}
 				}
 			}
 		}
@@ -477,6 +483,25 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 	v.checkRefs(path, params, index, self)
 	v.artifactParams(path, params)
 	v.checkItems(path, params, items)
+}
+
+// embeddedOutputs reports step outputs inside a longer text that cannot
+// be there: an artifact, and a loop step's outputs (collected, they are a
+// whole JSON list or directory).
+func (v *validator) embeddedOutputs(path []any, refs []ref) {
+	for _, r := range refs {
+		if r.step == "" {
+			continue
+		}
+		out, ok := v.output(r.step, r.output)
+		switch {
+		case !ok:
+		case components.IsArtifact(out.Type):
+			v.atValue(path, "output %q of step %q is an artifact (%s): it can only be given whole to an input, as \"{{steps.%s.outputs.%s}}\"", r.output, r.step, out.Type, r.step, r.output)
+		case v.loops(r.step):
+			v.atValue(path, "output %q of loop step %q is collected into a JSON list: it can only be given whole to an input, as \"{{steps.%s.outputs.%s}}\"", r.output, r.step, r.step, r.output)
+		}
+	}
 }
 
 // artifactParams reports references to artifact parameters (of a pipeline
@@ -563,7 +588,7 @@ func (v *validator) checkRefs(path []any, refs []ref, index map[string]int, self
 			}
 			continue
 		case r.run != "":
-			if !s.Finally {
+			if !s.Finally && r.run != RunID {
 				v.atValue(path, "{{run.%s}} is defined only in a finally step", r.run)
 			}
 			continue
@@ -860,6 +885,14 @@ func (s *Step) Deps() []string {
 		if b.Step != "" {
 			set[b.Step] = true
 		}
+		// A step output inside a longer text.
+		if _, refs, err := parseRefs(b.Literal); b.Literal != "" && err == nil {
+			for _, r := range refs {
+				if r.step != "" {
+					set[r.step] = true
+				}
+			}
+		}
 	}
 	if s.Loop != nil {
 		if b, err := s.ItemsBinding(); err == nil && b.Step != "" {
@@ -867,10 +900,12 @@ func (s *Step) Deps() []string {
 		}
 	}
 	if s.When != "" {
-		if c, _, err := ParseCondition(s.When); err == nil {
-			for _, b := range []Binding{c.Left, c.Right} {
-				if b.Step != "" {
-					set[b.Step] = true
+		if conds, _, err := ParseWhen(s.When); err == nil {
+			for _, c := range conds {
+				for _, b := range []Binding{c.Left, c.Right} {
+					if b.Step != "" {
+						set[b.Step] = true
+					}
 				}
 			}
 		}
@@ -895,7 +930,14 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			errs = append(errs, fmt.Errorf("-p %s: pipeline %s has no parameter %q (params: %s)", name, pl.Metadata.Name, name, strings.Join(pl.ParamOrder, ", ")))
 			continue
 		}
-		if err := components.CheckValue(prm.Type, raw); err != nil {
+		if components.IsArtifact(prm.Type) {
+			// The URI of an artifact in the store, checked when a step
+			// fetches it.
+			if raw == "" || strings.TrimSpace(raw) != raw || strings.ContainsAny(raw, "\n\r\t") {
+				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store, such as an output of an earlier run (pipectl artifacts ls RUN), got %q", name, prm.Type, raw))
+				continue
+			}
+		} else if err := components.CheckValue(prm.Type, raw); err != nil {
 			errs = append(errs, fmt.Errorf("-p %s: %v", name, err))
 			continue
 		}
@@ -907,7 +949,7 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		}
 		prm := pl.Params[name]
 		if components.IsArtifact(prm.Type) {
-			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): pipeline %s runs only as a step's component, which gives it a step output", name, prm.Type, pl.Metadata.Name))
+			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): give it with -p %s=URI, the URI of an artifact in the artifact store (such as an output of an earlier run: pipectl artifacts ls RUN)", name, prm.Type, name))
 			continue
 		}
 		if prm.Default.Kind == 0 {

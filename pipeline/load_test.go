@@ -243,6 +243,49 @@ func TestCondition(t *testing.T) {
 	}
 }
 
+// TestParseWhen: comparisons joined by && are each a condition when every
+// part holds an operator or a reference; otherwise the when is one
+// condition whose literal holds "&&". Ordered operators compare in order.
+func TestParseWhen(t *testing.T) {
+	for _, tc := range []struct {
+		when string
+		want []Condition
+	}{
+		{"{{params.n}} > 5", []Condition{{Left: Binding{Param: "n"}, Op: ">", Right: Binding{Literal: "5"}}}},
+		{"{{params.n}} <= '5'", []Condition{{Left: Binding{Param: "n"}, Op: "<=", Right: Binding{Literal: "5"}}}},
+		{"{{params.a}} == x && {{params.n}} >= 2", []Condition{
+			{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "x"}},
+			{Left: Binding{Param: "n"}, Op: ">=", Right: Binding{Literal: "2"}}}},
+		{"{{params.a}} && 3 != 0", []Condition{
+			{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "true"}},
+			{Left: Binding{Literal: "3"}, Op: "!=", Right: Binding{Literal: "0"}}}},
+		{"{{params.a}} == x && y", []Condition{{Left: Binding{Param: "a"}, Op: "==", Right: Binding{Literal: "x && y"}}}},
+	} {
+		got, _, err := ParseWhen(tc.when)
+		if err != nil {
+			t.Errorf("%s: %v", tc.when, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.when, diff)
+		}
+	}
+	_, err := Parse("when.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: when}
+params:
+  mode: {type: string, default: fast}
+  n: {type: int, default: 3}
+steps:
+  - name: a
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: a}, command: [true]}
+    when: "{{params.n}} > 1 && {{params.mode}} < fast"
+`))
+	if want := `when.yaml:10:11: steps[0].when: < compares int or float values`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
 // TestNullIsNotGiven: a null, ~ or empty default or step input is no value
 // (not the text "null" or "~"); a quoted "null" is the text.
 func TestNullIsNotGiven(t *testing.T) {
@@ -299,5 +342,46 @@ steps:
 `))
 	if want := `null.yaml:5:5: steps[0]: step "s" does not give component s its required input "x" (string)`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
+// TestStepOutputInsideText: a step output parameter may sit inside a
+// longer text of a step input; an artifact or a loop step's collected
+// output only whole, and an env value takes none.
+func TestStepOutputInsideText(t *testing.T) {
+	const comp = `{apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, inputs: [{name: msg, type: string, optional: true}], outputs: [{name: n, type: int}, {name: d, type: Dataset}], command: [c, "{{outputs.n.path}}", "{{outputs.d.path}}"]}`
+	_, err := Parse("embed.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: embed}
+steps:
+  - name: a
+    component: `+comp+`
+  - name: l
+    component: `+comp+`
+    loop: {items: [1, 2]}
+  - name: ok
+    component: `+comp+`
+    inputs: {msg: "n={{steps.a.outputs.n}}"}
+  - name: art
+    component: `+comp+`
+    inputs: {msg: "d={{steps.a.outputs.d}}"}
+  - name: coll
+    component: `+comp+`
+    inputs: {msg: "n={{steps.l.outputs.n}}"}
+  - name: env
+    component: `+comp+`
+    env: [{name: N, value: "{{steps.a.outputs.n}}"}]
+`))
+	for _, want := range []string{
+		`embed.yaml:15:19: steps[3].inputs.msg: output "d" of step "a" is an artifact (Dataset): it can only be given whole`,
+		`embed.yaml:18:19: steps[4].inputs.msg: output "n" of loop step "l" is collected into a JSON list: it can only be given whole`,
+		`steps[5].env[0].value: an env value cannot use {{steps.a.outputs.n}}`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "steps[2]") {
+		t.Errorf("Parse refused step ok: %v", err)
 	}
 }

@@ -154,9 +154,6 @@ func (v *validator) nestedStep(i int) {
 			v.at(v.sp(i, field), "step %q uses pipeline %s as its component: %s is not supported on such a step (set it on the steps of that pipeline)", s.Name, s.Resolved.Metadata.Name, field)
 		}
 	}
-	if s.Finally {
-		v.at(v.sp(i, "component"), "finally step %q cannot use a pipeline as its component", s.Name)
-	}
 	refuse("loop", s.Loop != nil)
 	refuse("retries", s.Retries != 0)
 	refuse("timeout", s.Timeout.Duration != 0)
@@ -277,10 +274,6 @@ func (v *validator) expand() {
 			}
 		}
 		for _, t := range sub.Steps {
-			if when != "" && t.When != "" {
-				v.atValue(v.sp(i, "when"), "step %s of %s has a when of its own: a when on the step that uses the pipeline holds for inner steps without one", t.Name, sub.Source)
-				continue
-			}
 			if err := inner.step(&t); err != nil {
 				if pe := (*paramError)(nil); errors.As(err, &pe) {
 					v.atValue(v.sp(i, "inputs", pe.param), "input %q %s (%s, step %s)", pe.param, pe.msg, sub.Source, strings.TrimPrefix(t.Name, inner.prefix))
@@ -298,11 +291,21 @@ func (v *validator) expand() {
 				continue
 			}
 			t.After = append(t.After, after...)
-			if when != "" {
+			switch {
+			case when != "" && t.When != "":
+				// Both hold: the step's own, rewritten, and the outer one.
+				t.When = when + " && " + t.When
+			case when != "":
 				t.When = when // already in the outer pipeline's terms
 			}
 			if !s.CacheEnabled() {
 				t.Cache = s.Cache // cache: false on the step holds for each inner step
+			}
+			if s.Finally {
+				// A finally step's pipeline: its steps are finally steps.
+				t.Finally = true
+				steps = append(steps, t)
+				continue
 			}
 			steps = append(steps, t)
 			nMain++
@@ -501,9 +504,7 @@ func (r *rewriter) paramText(name string) (string, error) {
 		return "", fmt.Errorf("parameter %q has no value", name)
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		if b, _, err := parseBinding(n.Value); err == nil && b.Step != "" {
-			return "", &paramError{param: name, msg: fmt.Sprintf("is given %s, and the pipeline uses {{params.%s}} inside a longer text: a step output can only be used as a whole value", b, name)}
-		}
+		// A step output given whole stays a reference inside the text.
 		return n.Value, nil
 	}
 	t := r.types[name]
@@ -519,12 +520,25 @@ type paramError struct{ param, msg string }
 
 func (e *paramError) Error() string { return fmt.Sprintf("parameter %q %s", e.param, e.msg) }
 
-// when rewrites a condition side by side.
+// when rewrites a condition (each of its && parts) side by side.
 func (r *rewriter) when(s string) (string, error) {
-	c, _, err := ParseCondition(s)
+	conds, _, err := ParseWhen(s)
 	if err != nil {
 		return "", err
 	}
+	var parts []string
+	for _, c := range conds {
+		p, err := r.comparison(c)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " && "), nil
+}
+
+// comparison rewrites one comparison of a condition side by side.
+func (r *rewriter) comparison(c Condition) (string, error) {
 	side := func(b Binding) (string, error) {
 		switch {
 		case b.Step != "":
@@ -543,7 +557,7 @@ func (r *rewriter) when(s string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if val == "" || strings.Contains(val, "==") || strings.Contains(val, "!=") || strings.Contains(val, "{{") || strings.TrimSpace(strings.Trim(val, `'"`)) != val {
+			if val == "" || strings.ContainsAny(val, "=<>") || strings.Contains(val, "&&") || strings.Contains(val, "{{") || strings.TrimSpace(strings.Trim(val, `'"`)) != val {
 				return "", &paramError{param: b.Param, msg: fmt.Sprintf("is given %s, which the pipeline's condition cannot compare as a literal", quoteShort(val))}
 			}
 			return val, nil

@@ -48,13 +48,17 @@ type ref struct {
 const (
 	// RunStatus is the run's status once its DAG ended: Succeeded, Failed or Cancelled.
 	RunStatus = "status"
+	// RunID is the run's id, which any step may read (KFP's
+	// {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}} and
+	// {{$.pipeline_job_resource_name}} in a task's constant).
+	RunID = "id"
 	// RunFailedSteps is a JSON list of the names of the failed steps
 	// (iterations as STEP[i]), in the pipeline's order.
 	RunFailedSteps = "failedSteps"
 )
 
 // refForms lists the references pipeline text may hold, for messages.
-const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}} or {{run.status}}/{{run.failedSteps}}"
+const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}}, {{run.id}} or {{run.status}}/{{run.failedSteps}}"
 
 // String is the reference as pipeline text writes it.
 func (r ref) String() string {
@@ -95,7 +99,7 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 			refs = append(refs, ref{step: strings.Join(parts[1:len(parts)-2], "."), output: parts[len(parts)-1]})
 		case parts[0] == "item" && !slices.Contains(parts[1:], ""):
 			refs = append(refs, ref{item: true, field: strings.Join(parts[1:], ".")})
-		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps):
+		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps || parts[1] == RunID):
 			refs = append(refs, ref{run: parts[1]})
 		default:
 			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want %s)", body, refForms)
@@ -104,7 +108,9 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 	}
 }
 
-// parseBinding reads one step input value.
+// parseBinding reads one step input value: a whole reference, or a
+// literal whose text may embed references (a step output's value inside a
+// longer text: "n={{steps.a.outputs.n}}").
 func parseBinding(s string) (Binding, []ref, error) {
 	texts, refs, err := parseRefs(s)
 	if err != nil {
@@ -114,11 +120,6 @@ func parseBinding(s string) (Binding, []ref, error) {
 		r := refs[0]
 		return Binding{Param: r.param, Step: r.step, Output: r.output}, refs, nil
 	}
-	for _, r := range refs {
-		if r.step != "" {
-			return Binding{}, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
-		}
-	}
 	return Binding{Literal: s}, refs, nil
 }
 
@@ -126,11 +127,45 @@ func parseBinding(s string) (Binding, []ref, error) {
 // or a whole reference; a bare reference means "== true".
 type Condition struct {
 	Left, Right Binding
-	// Op is "==" or "!=".
+	// Op is one of "==", "!=", "<", "<=", ">", ">=" (the ordered ones
+	// compare int or float values).
 	Op string
 }
 
-// ParseCondition parses a step's when.
+// orderedOps are the operators that compare int or float values in
+// order, longest first (so "<=" is not read as "<").
+var orderedOps = []string{"<=", ">=", "<", ">"}
+
+// IsOrdered reports whether op compares in order (<, <=, >, >=).
+func IsOrdered(op string) bool { return slices.Contains(orderedOps, op) }
+
+// ParseWhen parses a step's when: one condition, or several joined by
+// "&&" that must all hold, each part holding a comparison operator or a
+// reference. A when with a part holding neither is one condition (as
+// "{{params.x}} == a && b" compares with the literal "a && b").
+func ParseWhen(s string) ([]Condition, []ref, error) {
+	parts := strings.Split(s, "&&")
+	comparison := func(p string) bool { return strings.ContainsAny(p, "=<>") || strings.Contains(p, "{{") }
+	if len(parts) > 1 && !slices.ContainsFunc(parts, func(p string) bool { return !comparison(p) }) {
+		var conds []Condition
+		var refs []ref
+		for _, p := range parts {
+			c, r, err := ParseCondition(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("invalid condition %q: %v", s, err)
+			}
+			conds, refs = append(conds, c), append(refs, r...)
+		}
+		return conds, refs, nil
+	}
+	c, r, err := ParseCondition(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Condition{c}, r, nil
+}
+
+// ParseCondition parses one comparison of a step's when.
 func ParseCondition(s string) (Condition, []ref, error) {
 	var c Condition
 	var left, right string
@@ -143,6 +178,12 @@ func ParseCondition(s string) (Condition, []ref, error) {
 		c.Op = "!="
 	default:
 		left, right, c.Op = s, "true", "=="
+		for _, op := range orderedOps {
+			if l, r, ok := strings.Cut(s, op); ok {
+				left, right, c.Op = l, r, op
+				break
+			}
+		}
 	}
 	var refs []ref
 	for i, side := range []string{left, right} {
@@ -155,7 +196,7 @@ func ParseCondition(s string) (Condition, []ref, error) {
 			return c, nil, fmt.Errorf("invalid condition %q: each side must be a whole reference or a literal", s)
 		}
 		if side == "" {
-			return c, nil, fmt.Errorf("invalid condition %q: expected LEFT == RIGHT or LEFT != RIGHT", s)
+			return c, nil, fmt.Errorf("invalid condition %q: expected LEFT OP RIGHT with OP one of ==, !=, <, <=, >, >=", s)
 		}
 		refs = append(refs, r...)
 		if i == 0 {
@@ -168,28 +209,27 @@ func ParseCondition(s string) (Condition, []ref, error) {
 }
 
 // LiteralRef is one reference inside a literal: exactly one of Param,
-// Item (with its Field path, "" for the whole item) and Run is set.
+// Item (with its Field path, "" for the whole item), Run and Step (with
+// Output: an output parameter's value inside a step input's text) is set.
 type LiteralRef struct {
-	Param string
-	Item  bool
-	Field string
-	Run   string
+	Param        string
+	Item         bool
+	Field        string
+	Run          string
+	Step, Output string
 }
 
 // LiteralParts splits a literal (a step input value or env value that is
 // not a whole reference) into its text and its references ({{params.NAME}},
-// {{item}}, {{item.FIELD}}, {{run.FIELD}}), in order: texts has one element
-// more than refs.
+// {{item}}, {{item.FIELD}}, {{run.FIELD}}, {{steps.STEP.outputs.OUTPUT}}),
+// in order: texts has one element more than refs.
 func LiteralParts(s string) (texts []string, refs []LiteralRef, err error) {
 	texts, all, err := parseRefs(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range all {
-		if r.step != "" {
-			return nil, nil, fmt.Errorf("a step output can only be used as a whole value, like \"{{steps.%s.outputs.%s}}\"", r.step, r.output)
-		}
-		refs = append(refs, LiteralRef{Param: r.param, Item: r.item, Field: r.field, Run: r.run})
+		refs = append(refs, LiteralRef{Param: r.param, Item: r.item, Field: r.field, Run: r.run, Step: r.step, Output: r.output})
 	}
 	return texts, refs, nil
 }

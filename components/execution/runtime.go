@@ -125,6 +125,10 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 				return v, fmt.Errorf("input %q: %w", in.Name, err)
 			}
 			v.InputPaths[in.Name] = dest
+			if v.InputLists == nil {
+				v.InputLists = map[string]int{}
+			}
+			v.InputLists[in.Name] = len(uris)
 			continue
 		}
 		uri, ok := inv.Inputs[in.Name]

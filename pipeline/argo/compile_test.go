@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the compiler's output")
@@ -266,6 +268,145 @@ steps:
 		if t3 != t100 || k3 != k100 || t3 != tc.wantTemplates || k3 != tc.wantTasks {
 			t.Errorf("%s: 3 items: %d templates, %d tasks; 100 items: %d templates, %d tasks; want %d and %d for both",
 				tc.name, t3, k3, t100, k100, tc.wantTemplates, tc.wantTasks)
+		}
+	}
+}
+
+// TestArtifactParam: a pipeline run by itself with an artifact param
+// compiles to a workflow parameter holding the artifact's URI, which the
+// step's pod gets as --param and its step spec names as the artifact input
+// (plan.Wiring.ParamInputs), as a local run does (TestRunArtifactParam).
+func TestArtifactParam(t *testing.T) {
+	p, err := pipeline.Parse("artifact-param.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: artifact-param}
+params:
+  data: {type: Dataset}
+steps:
+  - name: read
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: read}
+      inputs: [{name: data, type: Dataset}]
+      image: example/read:1
+      command: [cat, "{{inputs.data.path}}"]
+    inputs: {data: "{{params.data}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions()
+	o.Params = map[string]string{"data": "s3://bucket/runs/run-1/make/data"}
+	wf, err := Compile(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint(t, wf)
+	if got := wf.Spec.Arguments.Parameters; len(got) != 1 || got[0].Name != "data" {
+		t.Fatalf("workflow parameters %+v, want data", got)
+	} else if v, err := components.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-1/make/data" {
+		t.Errorf("workflow parameter data = %q, %v", v, err)
+	}
+	task := wf.Spec.Templates[0].DAG.Tasks[0]
+	var w *plan.Wiring
+	for _, prm := range task.Arguments.Parameters {
+		if prm.Name == StepInput {
+			if w, err = plan.DecodeWiring(prm.Value.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if w == nil || w.ParamInputs["data"] != "data" || len(w.Inputs) != 0 {
+		t.Fatalf("step spec %+v, want the input data given by param data", w)
+	}
+	var tmpl *wfv1.Template
+	for i := range wf.Spec.Templates {
+		if wf.Spec.Templates[i].Name == task.Template {
+			tmpl = &wf.Spec.Templates[i]
+		}
+	}
+	if tmpl == nil || !slices.Contains(tmpl.Container.Args, "--param=data={{workflow.parameters.data}}") {
+		t.Errorf("the pod does not get --param data: %+v", tmpl)
+	}
+	// The pod's invocation: the artifact input is the param's URI.
+	c := &components.Program{Inputs: []components.ProgramIO{{Name: "data", Type: "Dataset"}}}
+	inv, err := w.Invocation(c, nil, plan.Values{Run: "run-2", Params: map[string]string{"data": "s3://bucket/runs/run-1/make/data"}})
+	if err != nil || inv.Inputs["data"] != "s3://bucket/runs/run-1/make/data" {
+		t.Errorf("invocation inputs %v, %v", inv, err)
+	}
+}
+
+// TestFinallyPipeline: a finally step whose component is a pipeline
+// compiles to that pipeline's steps in the exit handler, in their order,
+// each given the run's status (TestRunFinallyPipeline runs it locally).
+func TestFinallyPipeline(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/finally-nested/main.yaml", testOptions())
+	lint(t, wf)
+	var exit *wfv1.Template
+	for i := range wf.Spec.Templates {
+		if wf.Spec.Templates[i].Name == wf.Spec.OnExit {
+			exit = &wf.Spec.Templates[i]
+		}
+	}
+	if exit == nil || exit.DAG == nil {
+		t.Fatalf("no exit handler DAG (onExit %q)", wf.Spec.OnExit)
+	}
+	got := map[string]string{}
+	for _, task := range exit.DAG.Tasks {
+		got[task.Name] = task.Depends
+		if !slices.ContainsFunc(task.Arguments.Parameters, func(p wfv1.Parameter) bool { return p.Name == RunStatusInput }) {
+			t.Errorf("exit task %s is not given the run's status", task.Name)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"notify-read": "", "notify-check": "notify-read.Succeeded"}, got); diff != "" {
+		t.Errorf("exit tasks and their depends (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunIDInInput: {{run.id}} in a step input travels in the step spec
+// and is the workflow's name (exec's --run) in the pod, as the local run's
+// id is locally (TestRunRunID).
+func TestRunIDInInput(t *testing.T) {
+	p, err := pipeline.Parse("runid.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: runid}
+steps:
+  - name: say
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: say}
+      inputs: [{name: msg, type: string}]
+      image: example/say:1
+      command: [echo, "{{inputs.msg}}"]
+    inputs: {msg: "run {{run.id}}!"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := Compile(p, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint(t, wf)
+	var w *plan.Wiring
+	for _, prm := range wf.Spec.Templates[0].DAG.Tasks[0].Arguments.Parameters {
+		if prm.Name == StepInput {
+			if w, err = plan.DecodeWiring(prm.Value.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if w == nil {
+		t.Fatal("no step spec")
+	}
+	if got, err := w.Params["msg"].Eval(plan.Values{Run: "runid-x7k2p"}); err != nil || got != "run runid-x7k2p!" {
+		t.Errorf("msg = %q, %v", got, err)
+	}
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.Container != nil && !slices.Contains(tmpl.Container.Args, "--run={{workflow.name}}") {
+			t.Errorf("template %s: the pod is not given the run id: %v", tmpl.Name, tmpl.Container.Args)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // TestCompileKFPv2: KFP v2 pipeline files compile to Workflows Argo's own
@@ -14,10 +17,11 @@ func TestCompileKFPv2(t *testing.T) {
 	for file, want := range map[string]struct {
 		tasks, exit []string
 	}{
-		"../testdata/kfpv2/wiring.yaml":   {tasks: []string{"for-loop-1", "produce", "wrapped-consume"}},
-		"../testdata/kfpv2/executor.yaml": {tasks: []string{"lines", "show", "stats"}},
-		"../testdata/kfpv2/exit.yaml":     {tasks: []string{"exit-handler-1-work"}, exit: []string{"report"}},
-		"../testdata/kfpv2/loops.yaml":    {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
+		"../testdata/kfpv2/wiring.yaml":              {tasks: []string{"for-loop-1", "produce", "wrapped-consume"}},
+		"../testdata/kfpv2/executor.yaml":            {tasks: []string{"lines", "show", "stats"}},
+		"../testdata/kfpv2/exit.yaml":                {tasks: []string{"exit-handler-1-work"}, exit: []string{"report"}},
+		"../testdata/kfpv2/loops.yaml":               {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
+		"../testdata/kfpv2/collected_artifacts.yaml": {tasks: []string{"for-loop-1", "join"}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			wf, b := compileFile(t, file, testOptions())
@@ -47,5 +51,69 @@ func TestCompileKFPv2(t *testing.T) {
 				t.Errorf("a KFP placeholder reached the Workflow:\n%s", b)
 			}
 		})
+	}
+}
+
+// TestCompileKFPv2Conditions: the when of a task inside nested dsl.If
+// sub-DAGs is the outer and inner comparisons joined with &&, an ordered
+// comparison of ints compares their int(); evaluated as the Argo
+// controller does, each gives what the local run gives
+// (TestRunKFPv2Conditions). A task output inside a constant's text is an
+// upstream value of its own.
+func TestCompileKFPv2Conditions(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/kfpv2/conditions.yaml", testOptions())
+	lint(t, wf)
+	when := map[string]string{}
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		when[task.Name] = task.When
+		if task.Name != "condition-1-condition-2-big" {
+			continue
+		}
+		// The int inside the f-string constant travels as an upstream
+		// value of its own, and the pod puts it into the text.
+		var w *plan.Wiring
+		args := map[string]string{}
+		for _, prm := range task.Arguments.Parameters {
+			args[prm.Name] = prm.Value.String()
+			if prm.Name == StepInput {
+				var err error
+				if w, err = plan.DecodeWiring(prm.Value.String()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got, want := args[UpstreamInputPrefix+"msg--1"], "{{tasks.condition-1-num.outputs.parameters.Output}}"; got != want {
+			t.Errorf("big's argument %s = %q, want %q (arguments: %v)", UpstreamInputPrefix+"msg--1", got, want, args)
+		}
+		if task.Depends != "condition-1-num.Succeeded" {
+			t.Errorf("big depends on %q, want condition-1-num.Succeeded", task.Depends)
+		}
+		if w == nil {
+			t.Fatal("big has no step spec")
+		}
+		if got, err := w.Params["msg"].Eval(plan.Values{Upstream: map[string]string{"msg--1": "7"}}); err != nil || got != "big: 7!" {
+			t.Errorf("big's msg = %q, %v; want %q", got, err, "big: 7!")
+		}
+	}
+	for _, tc := range []struct {
+		flip, num string
+		want      map[string]string
+	}{
+		{"heads", "7", map[string]string{"condition-1-num": "true", "condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false", "condition-4-tails": "false"}},
+		{"heads", "5", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
+		{"heads", "-0012", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
+		{"heads", components.EncodeValue("10"), map[string]string{"condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false"}},
+		{"tails", "7", map[string]string{"condition-1-num": "false", "condition-1-condition-2-big": "false", "condition-4-tails": "true"}},
+		{"edge", "7", map[string]string{"condition-1-num": "false", "condition-4-tails": "false"}},
+	} {
+		scope := map[string]any{"workflow.parameters.flip": tc.flip, "tasks.condition-1-num.outputs.parameters.Output": tc.num}
+		for task, want := range tc.want {
+			if _, ok := when[task]; !ok {
+				t.Fatalf("no task %s (tasks: %v)", task, when)
+			}
+			if got := evalWhen(t, when[task], scope); got != want {
+				t.Errorf("flip %s, num %s: %s when gave %q, want %q (%s)", tc.flip, tc.num, task, got, want, when[task])
+			}
+		}
 	}
 }

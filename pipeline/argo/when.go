@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -17,16 +18,31 @@ var plainLiteral = regexp.MustCompile(`^[A-Za-z0-9 _.:/+-]*$`)
 // decoded from the value encoding, trimmed and brought to the canonical
 // form of the type the sides are compared as (plan.Condition.Type), as
 // components.Equal does for a local run.
+//
+// An ordered comparison (<, <=, >, >=) of ints compares int() of the
+// canonical digits (a 64-bit integer, as plan.Condition.Eval reads it);
+// of floats, their float(). The comparisons of a when written A && B are
+// joined with &&.
 func (c *compiler) when(cond *plan.Condition) (string, error) {
-	left, err := c.operand(cond.Left, cond.Type)
-	if err != nil {
-		return "", err
+	var parts []string
+	for _, cmp := range append([]plan.Condition{*cond}, cond.And...) {
+		left, err := c.operand(cmp.Left, cmp.Type)
+		if err != nil {
+			return "", err
+		}
+		right, err := c.operand(cmp.Right, cmp.Type)
+		if err != nil {
+			return "", err
+		}
+		if cmp.Op != plan.OpEqual && cmp.Op != plan.OpNotEqual && cmp.Type == components.TypeInt {
+			left, right = "int("+left+")", "int("+right+")"
+		}
+		parts = append(parts, left+" "+cmp.Op+" "+right)
 	}
-	right, err := c.operand(cond.Right, cond.Type)
-	if err != nil {
-		return "", err
+	if len(parts) == 1 {
+		return "{{=" + parts[0] + "}}", nil
 	}
-	return "{{=" + left + " " + cond.Op + " " + right + "}}", nil
+	return "{{=(" + strings.Join(parts, ") && (") + ")}}", nil
 }
 
 // operand is the expression of one side of a condition compared as type t.

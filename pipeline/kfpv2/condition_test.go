@@ -8,8 +8,8 @@ import (
 )
 
 // TestCondition: the CEL conditions KFP writes for dsl.If, dsl.Elif and
-// dsl.Else that are one comparison become a step's when; others are
-// refused, naming the condition.
+// dsl.Else that are comparisons (possibly negated, joined by &&) become a
+// step's when; others are refused, naming the condition.
 func TestCondition(t *testing.T) {
 	var inputs yaml.Node
 	if err := yaml.Unmarshal([]byte(`{a: "{{steps.flip.outputs.Output}}", b: "{{params.b}}", c: "x"}`), &inputs); err != nil {
@@ -23,8 +23,13 @@ func TestCondition(t *testing.T) {
 		{cond: "inputs.parameter_values['a'] == inputs.parameter_values['b']", want: "{{steps.flip.outputs.Output}} == {{params.b}}"},
 		{cond: "!(int(inputs.parameter_values['a']) == int(inputs.parameter_values['b']))", want: "{{steps.flip.outputs.Output}} != {{params.b}}"},
 		{cond: "inputs.parameter_values['a'] == inputs.parameter_values['c']", err: `the task has no input parameter "c" given by a pipeline input or a task output`},
-		{cond: "int(inputs.parameter_values['a']) > 5", err: "is not supported yet: pipectl runs one comparison"},
-		{cond: "inputs.parameter_values['a'] == 'x' && inputs.parameter_values['b'] == 'y'", err: "is not supported yet"},
+		{cond: "int(inputs.parameter_values['a']) > 5", want: "{{steps.flip.outputs.Output}} > 5"},
+		{cond: "!(int(inputs.parameter_values['a']) <= 5)", want: "{{steps.flip.outputs.Output}} > 5"},
+		{cond: "double(inputs.parameter_values['a']) >= double(inputs.parameter_values['b'])", want: "{{steps.flip.outputs.Output}} >= {{params.b}}"},
+		{cond: "!(inputs.parameter_values['a'] == 'heads') && inputs.parameter_values['b'] == 'tails'", want: "{{steps.flip.outputs.Output}} != heads && {{params.b}} == tails"},
+		{cond: "inputs.parameter_values['a'] == 'x' || inputs.parameter_values['b'] == 'y'", err: "is not supported yet"},
+		{cond: "inputs.parameter_values['a'] == 'x<y'", err: "the literal 'x<y' is not supported"},
+		{cond: "inputs.parameter_values['a'] in ['x', 'y']", err: "is not supported yet"},
 		{cond: "!(inputs.parameter_values['a'] == 'x'", err: "is not supported yet"},
 	} {
 		got, err := condition(tc.cond, in)

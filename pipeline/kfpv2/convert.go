@@ -152,6 +152,9 @@ type conv struct {
 	// omitted are the inputs of the sub-DAG being converted that are
 	// optional, without a default, and given by no task: left out.
 	omitted map[string]bool
+	// taskName is the KFP name of the task whose inputs are being
+	// converted ({{$.pipeline_task_name}} in a constant).
+	taskName string
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -341,10 +344,8 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.omitted = map[string]bool{}
 	defer func() { c.omitted = savedOmitted }()
 	for _, in := range ins {
-		if root && in.artifact {
-			c.errorf(in.key, in.field, "a pipeline input artifact is not supported: a pipeline run gives values, not artifacts (an importer task gives one)")
-			continue
-		}
+		// A pipeline input artifact is an artifact param: the run gives
+		// the URI of an artifact in the store (-p NAME=URI).
 		// A sub-DAG's optional input without a default that no task
 		// gives is None to KFP: the tasks reading it get no value.
 		if !root && !in.artifact && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name) {
@@ -435,7 +436,9 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".artifactSelectors[0].producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputArtifactKey"], f+".artifactSelectors[0].outputArtifactKey", "an output name")
 		if ok1 && ok2 {
-			c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s.Content[0], f+".artifactSelectors[0]"))
+			if ref, ok := c.artifactRef(task, key, v["producerSubtask"], f+".artifactSelectors[0].producerSubtask"); ok {
+				c.add(out, k.Value, k, f, c.str(ref, s.Content[0], f+".artifactSelectors[0]"))
+			}
 		}
 	}
 	return out
@@ -496,12 +499,17 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 			continue
 		}
 		typ, known := paramTypes[t]
-		if t == "TASK_FINAL_STATUS" && inputs && !c.atRootDefs {
+		optional := d["isOptional"] != nil && d["isOptional"].Value == "true"
+		// A component compiled as a pipeline (GH-12033) has its optional
+		// PipelineTaskFinalStatus input as an optional pipeline input: a
+		// json param (without a default, as every optional pipeline input
+		// without one, a run gives it: -p status='{"state": ...}').
+		if t == "TASK_FINAL_STATUS" && inputs && (!c.atRootDefs || optional) {
 			typ, known = components.TypeJSON, true
 		}
 		if !known {
 			if t == "TASK_FINAL_STATUS" {
-				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component only")
+				c.errorf(d["parameterType"], f+".parameterType", "KFP parameterType TASK_FINAL_STATUS (dsl.PipelineTaskFinalStatus) is the input of a component, or an optional pipeline input (isOptional: true, a json param)")
 			} else {
 				c.errorf(d["parameterType"], f+".parameterType", "unknown parameterType %q (expected STRING, NUMBER_INTEGER, NUMBER_DOUBLE, BOOLEAN, LIST or STRUCT)", t)
 			}
@@ -538,8 +546,13 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 			}
 			continue
 		}
-		if l := d["isArtifactList"]; l != nil && l.Value == "true" {
-			c.errorf(l, f+".isArtifactList", "KFP artifact lists (isArtifactList, List[Artifact]) are not supported yet")
+		// An input list of artifacts (List[Artifact]) is an artifact
+		// input that a loop step's collected artifacts give (a directory
+		// of the iterations' artifacts; {{$}} lists them). A component's
+		// output list has no pipectl mapping: a step's output is one
+		// artifact.
+		if l := d["isArtifactList"]; l != nil && l.Value == "true" && !inputs {
+			c.errorf(l, f+".isArtifactList", "a component's output list of artifacts (isArtifactList, List[Artifact] returned) is not supported yet: a pipectl step's output is one artifact")
 			continue
 		}
 		io := ioDef{name: k.Value, field: f, key: k, typ: artifactType(title), artifact: true}
@@ -698,7 +711,12 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		}
 		c.add(out, key, n, kf, list)
 	}
-	if cs["command"] == nil {
+	switch img := cs["image"]; {
+	case cs["command"] != nil:
+	case img != nil && (img.Value == "argostub/createpvc" || img.Value == "argostub/deletepvc"):
+		// kfp-kubernetes' CreatePVC and DeletePVC: KFP's driver does them.
+		c.errorf(img, cf+".image", "KFP %s (kubernetes.CreatePVC, DeletePVC) is not supported%s", img.Value, volumeWhy)
+	default:
 		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
 	}
 	if n := cs["env"]; n != nil {
@@ -767,7 +785,14 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	}
 	var inputs *yaml.Node
 	if in := t["inputs"]; in != nil {
+		// KFP's task name ({{$.pipeline_task_name}} in a constant) is
+		// taskInfo.name.
+		c.taskName = key.Value
+		if tn, _, ok := yamlfile.Lookup(t["taskInfo"], "name"); ok && tn.Kind == yaml.ScalarNode {
+			c.taskName = tn.Value
+		}
 		inputs = c.taskInputs(in, field+".inputs", name)
+		c.taskName = ""
 		c.add(step, "inputs", in, field+".inputs", inputs)
 	}
 	if tp := t["triggerPolicy"]; tp != nil {
@@ -929,8 +954,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			o := c.fieldsOf(s["taskOutputArtifact"], f+".taskOutputArtifact", "a taskOutputArtifact", []string{"producerTask", "outputArtifactKey"}, nil)
 			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputArtifact.producerTask", "a task name")
 			key, ok2 := c.scalarOf(o["outputArtifactKey"], f+".taskOutputArtifact.outputArtifactKey", "an output name")
-			if ok1 && ok2 && c.notInBody(task, o["producerTask"], f+".taskOutputArtifact.producerTask") {
-				c.add(out, k.Value, k, f, c.str("{{steps."+task+".outputs."+key+"}}", s["taskOutputArtifact"], f+".taskOutputArtifact"))
+			if ok1 && ok2 {
+				if ref, ok := c.artifactRef(task, key, o["producerTask"], f+".taskOutputArtifact.producerTask"); ok {
+					c.add(out, k.Value, k, f, c.str(ref, s["taskOutputArtifact"], f+".taskOutputArtifact"))
+				}
 			}
 		}
 	}
@@ -1007,16 +1034,34 @@ func wholeNumber(n *yaml.Node) *yaml.Node {
 	return &m
 }
 
-var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=)\s*('[^']*'|-?[0-9][0-9.]*|true|false|(?:(?:int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?)\s*(\))?$`)
+var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=|<=|>=|<|>)\s*('[^']*'|-?[0-9][0-9.]*|true|false|(?:(?:int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?)\s*(\))?$`)
+
+// negated are the operators of the negation of a comparison.
+var negated = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 // condition is the when of a task's triggerPolicy.condition: KFP writes a
-// CEL expression; pipectl runs the one comparison of a task input with a
-// literal or another task input, as dsl.If(x == 'heads') or dsl.If(x == y)
-// writes it (or its Else, !(...)).
+// CEL expression; pipectl runs comparisons of a task input with a literal
+// or another task input (==, !=, <, <=, >, >=; dsl.If(x == 'heads'),
+// dsl.If(x > 5) under int() or double()), each possibly negated as
+// !(...) (dsl.Else), joined by && (dsl.Elif: the earlier branches'
+// negations and its own).
 func condition(cond string, inputs *yaml.Node) (string, error) {
-	m := conditionRE.FindStringSubmatch(strings.TrimSpace(cond))
+	var parts []string
+	for _, part := range strings.Split(cond, "&&") {
+		p, err := comparison(cond, part, inputs)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " && "), nil
+}
+
+// comparison is one comparison of condition cond.
+func comparison(cond, part string, inputs *yaml.Node) (string, error) {
+	m := conditionRE.FindStringSubmatch(strings.TrimSpace(part))
 	if m == nil || (m[1] != "") != (m[7] != "") {
-		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs one comparison of a task input with a literal or another task input (== or !=), or its negation !(...)", cond)
+		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs comparisons (==, !=, <, <=, >, >=) of a task input with a literal or another task input, each possibly negated as !(...), joined by &&", cond)
 	}
 	input := func(name string) (string, error) {
 		v, _, ok := yamlfile.Lookup(inputs, name)
@@ -1031,7 +1076,7 @@ func condition(cond string, inputs *yaml.Node) (string, error) {
 	}
 	op := m[4]
 	if m[1] != "" {
-		op = map[string]string{"==": "!=", "!=": "=="}[op]
+		op = negated[op]
 	}
 	if m[6] != "" {
 		right, err := input(m[6])
@@ -1041,7 +1086,7 @@ func condition(cond string, inputs *yaml.Node) (string, error) {
 		return left + " " + op + " " + right, nil
 	}
 	lit := strings.Trim(m[5], "'")
-	if strings.ContainsAny(lit, "=!{}\\\"") {
+	if strings.ContainsAny(lit, "=!{}<>&\\\"") {
 		return "", fmt.Errorf("condition %q: the literal %s is not supported", cond, m[5])
 	}
 	return left + " " + op + " " + lit, nil
@@ -1056,9 +1101,9 @@ type pendingConst struct {
 // channels resolves the constants of pending, which hold placeholders of
 // the task's other inputs (KFP's pipeline channels, "{{$.inputs.parameters
 // ['pipelinechannel--x']}}", which its driver fills in): each becomes the
-// reference its input is, "{{params.P}}" (a whole step output only as the
-// whole constant). The channel inputs the component does not declare are
-// then dropped from the step's inputs.
+// reference its input is, "{{params.P}}" or "{{steps.S.outputs.O}}" (a
+// task output's value inside the text). The channel inputs the component
+// does not declare are then dropped from the step's inputs.
 func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) {
 	used := map[string]bool{}
 	for _, pc := range pending {
@@ -1072,20 +1117,27 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 				break
 			}
 			b.WriteString(rest[:loc[0]])
-			m := inParamRE.FindStringSubmatch(rest[loc[2]:loc[3]])
+			body := rest[loc[2]:loc[3]]
+			m := inParamRE.FindStringSubmatch(body)
 			var ref *yaml.Node
 			if m != nil {
 				ref, _, _ = yamlfile.Lookup(inputs, m[1])
 			}
 			switch {
+			case body == ".pipeline_job_name" || body == ".pipeline_job_uuid" || body == ".pipeline_job_resource_name":
+				// The run: pipectl's run id names it, is its id and its
+				// Argo Workflow's name.
+				b.WriteString("{{run.id}}")
+			case body == ".pipeline_task_name" && c.taskName != "":
+				b.WriteString(c.taskName)
+			case body == ".pipeline_task_uuid":
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
+				ok = false
 			case m == nil:
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task)", rest[loc[2]:loc[3]])
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}})", body)
 				ok = false
 			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])
-				ok = false
-			case strings.HasPrefix(ref.Value, "{{steps.") && text != rest[loc[0]:loc[1]]:
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "the output of a task (input %q) inside a constant's text is not supported yet (pipectl embeds pipeline inputs only)", m[1])
 				ok = false
 			default:
 				used[m[1]] = true

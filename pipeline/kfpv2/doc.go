@@ -10,8 +10,11 @@
 //   - pipelineInfo.name is the pipeline's name; root.inputDefinitions.parameters
 //     are its params (parameterType STRING, NUMBER_INTEGER, NUMBER_DOUBLE,
 //     BOOLEAN, LIST, STRUCT are string, int, float, bool, json, json;
-//     defaultValue is the default as written; isOptional without a default
-//     makes the param optional); root.dag.outputs are its outputs;
+//     defaultValue is the default as written; a param without one, even
+//     isOptional, is one the run gives); root.inputDefinitions.artifacts
+//     are artifact params, each given as the URI of an artifact in the
+//     store; an optional TASK_FINAL_STATUS input is a json param;
+//     root.dag.outputs are its outputs;
 //   - each task of root.dag.tasks is a step named after the task; its
 //     componentRef names a component whose executorLabel names a container
 //     executor (image, command, args, env), which becomes the step's inline
@@ -24,8 +27,10 @@
 //     retryPolicy.maxRetryCount is its retries;
 //   - artifact types system.Dataset, system.Model and system.Metrics are
 //     Dataset, Model and Metrics; any other schemaTitle is Artifact;
-//   - triggerPolicy.condition, one comparison of a task input with a
-//     literal or another input, is the step's when; the strategy
+//   - triggerPolicy.condition, comparisons (==, !=, <, <=, >, >=, each
+//     possibly negated) of a task input with a literal or another input
+//     joined by &&, is the step's when (inside a conditional sub-DAG, joined
+//     with the enclosing when); the strategy
 //     ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler) on a root task makes it
 //     a finally step, and its PipelineTaskFinalStatus input reads the run's
 //     status;
@@ -35,6 +40,6 @@
 //     the executor input.
 //
 // What pipectl does not run yet (artifactIterator, importers, dsl.OneOf,
-// conditions of more than one comparison, most platform specs, ...) is an
+// conditions with ||, most platform specs, ...) is an
 // error at its line and column, naming the KFP field.
 package kfpv2

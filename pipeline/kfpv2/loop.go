@@ -31,14 +31,16 @@ import (
 //     of that task's iterations (KFP waits for the same iteration's only);
 //   - a task after the ParallelFor waits for all its steps; an output of
 //     the ParallelFor (the body's dag.outputs, dsl.Collected) is the output
-//     of the body task it names, collected by pipectl into a JSON list.
+//     of the body task it names, collected by pipectl into a JSON list (an
+//     output parameter) or a directory of the iterations' artifacts (an
+//     output artifact, KFP's List[Artifact]).
 //
 // Not supported, each at its line and column: a body task that reads the
 // output of another body task (the same iteration's output: each body task
 // is a loop of its own), a body task whose component is a sub-DAG
 // (dsl.Condition, a pipeline) in the body, a ParallelFor in a body whose
-// items are not both written in the file, collected artifacts, and the
-// collected outputs of a ParallelFor in a body (KFP gives a list of lists).
+// items are not both written in the file, and the collected outputs of a
+// ParallelFor in a body (KFP gives a list of lists).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a
@@ -231,6 +233,46 @@ func (c *conv) outputRef(task, key string, at *yaml.Node, field string) (string,
 	return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
 }
 
+// artifactRef is the reference to output artifact key of task of the dag
+// being converted: for a ParallelFor, the body task's output artifact its
+// dag.outputs.artifacts name (dsl.Collected), which its loop step collects
+// into a directory of the iterations' artifacts (KFP's List[Artifact]).
+func (c *conv) artifactRef(task, key string, at *yaml.Node, field string) (string, bool) {
+	if !c.notInBody(task, at, field) {
+		return "", false
+	}
+	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
+	if !ok || !isLoop(t) {
+		return "{{steps." + task + ".outputs." + key + "}}", true
+	}
+	body := bodyOf(t)
+	sels, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts", key, "artifactSelectors")
+	if sels == nil || sels.Kind != yaml.SequenceNode || len(sels.Content) != 1 {
+		c.errorf(at, field, "the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
+		return "", false
+	}
+	sub, _, _ := yamlfile.Lookup(sels.Content[0], "producerSubtask")
+	out, _, _ := yamlfile.Lookup(sels.Content[0], "outputArtifactKey")
+	if sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
+		c.errorf(at, field, "the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
+		return "", false
+	}
+	st, _, ok := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
+	switch {
+	case !ok:
+		c.errorf(sub, "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0].producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
+		return "", false
+	case isLoop(st):
+		c.errorf(at, field, "the collected artifacts of a ParallelFor inside ParallelFor %q are not supported yet (KFP gives a list of lists)", task)
+		return "", false
+	case c.isDAG(bodyOf(st)):
+		c.errorf(at, field, "the collected artifacts of sub-DAG task %q of ParallelFor %q are not supported yet", sub.Value, task)
+		return "", false
+	}
+	names, _ := c.bodyNames(task, t, "")
+	return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
+}
+
 // loopTask converts ParallelFor task key (node n, at field) into its loop
 // steps; prefix is what the enclosing ParallelFors put before the names.
 func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
@@ -271,10 +313,6 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	tk, tv := pairs(tasks)
 	if !isDAG || len(tk) == 0 {
 		c.errorf(ref["name"], field+".componentRef.name", "the body of a ParallelFor: expected a component with dag.tasks, got %q", body)
-		return nil
-	}
-	if o, _, has := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts"); has {
-		c.errorf(o, bf+".dag.outputs.artifacts", "the artifacts of a ParallelFor's tasks collected (dsl.Collected artifacts, a list of artifacts) are not supported yet")
 		return nil
 	}
 	// The ParallelFor task's inputs are the body's.

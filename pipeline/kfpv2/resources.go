@@ -118,10 +118,32 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 				c.extra[label] = append(c.extra[label], c.str("nodeSelector", k, f), m)
 			}
 		default:
-			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported yet (executor %s)", k.Value, label)
+			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported (executor %s)%s", k.Value, label, platformWhy[k.Value])
 		}
 	}
 }
+
+// platformWhy says why pipectl has no mapping for a kubernetes platform
+// spec, by its key.
+var platformWhy = map[string]string{
+	"secretAsEnv":            secretWhy,
+	"secretAsVolume":         secretWhy,
+	"configMapAsEnv":         secretWhy,
+	"configMapAsVolume":      secretWhy,
+	"pvcMount":               volumeWhy,
+	"workspace":              volumeWhy,
+	"emptyDirMounts":         volumeWhy,
+	"genericEphemeralVolume": volumeWhy,
+	"fieldPathAsEnv":         ": pipectl gives a step's program no pod fields (the same step runs as a process locally); read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead",
+	"podMetadata":            ": pipectl sets no labels or annotations of its own on a step's pod",
+	"nodeAffinity":           ": a pipectl step is placed by its node selector and tolerations only",
+	"imagePullSecret":        ": pipectl's pods pull with the namespace's service account",
+}
+
+const (
+	secretWhy = ": pipectl has no Kubernetes secrets or config maps for a step's program (the same file runs locally, with no cluster to read them from; the artifact store's credentials are pipectl's only secret): give the value as a pipeline input"
+	volumeWhy = ": pipectl has no volumes; steps hand data to each other as artifacts in the artifact store, locally and on a cluster (an output artifact of one task, an input of the next)"
+)
 
 // executorOf is the executor label of KFP component name, or "".
 func (c *conv) executorOf(name string) string {

@@ -58,6 +58,12 @@ func TestRunKFPv2(t *testing.T) {
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x"},
 	}, {
+		// A ParallelFor's artifacts collected into a List[Dataset]
+		// input, read through {{$}}: one artifact per iteration.
+		file:  "../testdata/kfpv2/collected_artifacts.yaml",
+		want:  map[string]string{"join/Output": "3:a+b c+d"},
+		files: map[string]string{"for-loop-1[1]/Output": "b c"},
+	}, {
 		file: "../testdata/kfpv2/exit.yaml",
 		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}, {
@@ -110,5 +116,52 @@ func TestRunKFPv2(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunKFPv2Conditions runs dsl.If with a nested dsl.If/dsl.Else over an
+// int output (>, and its negation <=) and a dsl.Elif (two comparisons
+// joined by &&): each task runs only when its own condition and the
+// enclosing ones hold; the int reaches a task inside an f-string constant.
+func TestRunKFPv2Conditions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		params map[string]string
+		want   map[string]string
+	}{
+		{nil, map[string]string{"condition-1.num": "Succeeded", "condition-1.condition-2.big": "Succeeded", "condition-1.condition-3.small": "Skipped", "condition-4.tails": "Skipped"}},
+		{map[string]string{"n": "5"}, map[string]string{"condition-1.num": "Succeeded", "condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Succeeded", "condition-4.tails": "Skipped"}},
+		{map[string]string{"n": "-12"}, map[string]string{"condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Succeeded"}},
+		{map[string]string{"flip": "tails"}, map[string]string{"condition-1.num": "Skipped", "condition-1.condition-2.big": "Skipped", "condition-1.condition-3.small": "Skipped", "condition-4.tails": "Succeeded"}},
+		{map[string]string{"flip": "edge"}, map[string]string{"condition-1.num": "Skipped", "condition-1.condition-2.big": "Skipped", "condition-4.tails": "Skipped"}},
+	} {
+		f := newFixture(t)
+		p, err := pipeline.Load("../testdata/kfpv2/conditions.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := f.run(ctx, p, tc.params, nil)
+		if err != nil {
+			t.Fatalf("%v: Run: %v\n%s", tc.params, err, f.status)
+		}
+		got := stepStatus(run)
+		for step, want := range tc.want {
+			if got[step] != want {
+				t.Errorf("%v: %s is %s, want %s (steps: %v)", tc.params, step, got[step], want, got)
+			}
+		}
+		if got["condition-1.condition-2.big"] == "Succeeded" {
+			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := tc.params["n"]
+			if n == "" {
+				n = "7" // the default, 7.0 in the file: an integer
+			}
+			if out := rec.Step("condition-1.condition-2.big").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "big: "+n+"!" {
+				t.Errorf("%v: big said %+v, want %q", tc.params, out, "big: "+n+"!")
+			}
+		}
 	}
 }

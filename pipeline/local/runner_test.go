@@ -419,3 +419,128 @@ func TestRunLogGrowsWhileRunning(t *testing.T) {
 		t.Errorf("final log %q, %v", buf.String(), err)
 	}
 }
+
+// TestRunStepOutputInsideText: a step output inside a longer text of a
+// step input is its value there, as written, next to a param.
+func TestRunStepOutputInsideText(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `params:
+  who: {type: string, default: you}
+steps:
+  - name: count
+` + shComponent("count", "", "{name: n, type: int}", `printf ' 007' > "$1"`, "{{outputs.n.path}}") + `
+  - name: say
+    inputs: {msg: "{{params.who}}: n={{steps.count.outputs.n}}, again {{steps.count.outputs.n}}!"}
+` + shComponent("say", "{name: msg, type: string}", "{name: said, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.msg}}", "{{outputs.said.path}}") + `
+`)
+	if got := p.Step("say").Deps(); len(got) != 1 || got[0] != "count" {
+		t.Errorf("say depends on %v, want [count]", got)
+	}
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	out := run.Step("say").Outputs
+	if len(out) != 1 || out[0].Value == nil || *out[0].Value != "you: n= 007, again  007!" {
+		t.Errorf("say said %+v, want %q", out, "you: n= 007, again  007!")
+	}
+}
+
+// TestRunArtifactParam: a pipeline with an artifact param runs by itself
+// when the run gives the URI of an artifact in the store (an output of an
+// earlier run): its step reads the artifact, a second run reuses the step
+// (the artifact's sha256 is in the fingerprint), and a URI outside the
+// store fails the step.
+func TestRunArtifactParam(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	first := f.load(header + `steps:
+  - name: make
+` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
+`)
+	run1, err := f.run(ctx, first, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	uri := run1.Step("make").Outputs[0].URI
+	second := f.load(header + `params:
+  data: {type: Dataset}
+steps:
+  - name: read
+    inputs: {data: "{{params.data}}"}
+` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `cat "$1" > "$2"`, "{{inputs.data.path}}", "{{outputs.text.path}}") + `
+`)
+	for i, wantCached := range []bool{false, true} {
+		run, err := f.run(ctx, second, map[string]string{"data": uri}, nil)
+		if err != nil {
+			t.Fatalf("Run %d: %v\n%s", i, err, f.status)
+		}
+		s := run.Step("read")
+		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != "rows: 3" || s.Cached != wantCached {
+			t.Errorf("run %d: read gave %+v, cached %v; want %q, cached %v", i, s.Outputs, s.Cached, "rows: 3", wantCached)
+		}
+	}
+	run, err := f.run(ctx, second, map[string]string{"data": "file:///elsewhere/data"}, nil)
+	if s := run.Step("read"); err == nil || s.Status != "Failed" || !strings.Contains(s.Message, "is not in the artifact store") {
+		t.Errorf("a URI outside the store: %v; read %s %q", err, s.Status, s.Message)
+	}
+	if _, err := second.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), "give it with -p data=URI") {
+		t.Errorf("ResolveParams without the artifact: %v", err)
+	}
+}
+
+// TestRunFinallyPipeline: a finally step whose component is a pipeline
+// runs that pipeline's steps as finally steps, in their order, once the
+// other steps ended, with the run's status.
+func TestRunFinallyPipeline(t *testing.T) {
+	ctx := context.Background()
+	p, err := pipeline.Load("../testdata/finally-nested/main.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fail        string
+		read, check string
+		wantErr     bool
+	}{
+		{fail: "false", read: "Succeeded", check: "Skipped"},
+		{fail: "true", read: "Failed", check: "run Failed", wantErr: true},
+	} {
+		f := newFixture(t)
+		run, err := f.run(ctx, p, map[string]string{"fail": tc.fail}, nil)
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("fail=%s: Run: %v\n%s", tc.fail, err, f.status)
+		}
+		read, check := run.Step("notify.read"), run.Step("notify.check")
+		if read == nil || check == nil {
+			t.Fatalf("fail=%s: steps %v", tc.fail, stepStatus(run))
+		}
+		if len(read.Outputs) != 1 || read.Outputs[0].Value == nil || *read.Outputs[0].Value != tc.read {
+			t.Errorf("fail=%s: notify.read gave %+v, want %q", tc.fail, read.Outputs, tc.read)
+		}
+		got := check.Status
+		if check.Status == "Succeeded" && len(check.Outputs) == 1 && check.Outputs[0].Value != nil {
+			got = *check.Outputs[0].Value
+		}
+		if got != tc.check {
+			t.Errorf("fail=%s: notify.check %s, want %s", tc.fail, got, tc.check)
+		}
+	}
+}
+
+// TestRunRunID: any step's input may hold {{run.id}}, the run's id.
+func TestRunRunID(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `steps:
+  - name: say
+    inputs: {msg: "run {{run.id}}!"}
+` + shComponent("say", "{name: msg, type: string}", "{name: said, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.msg}}", "{{outputs.said.path}}") + `
+`)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if out := run.Step("say").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "run "+run.ID+"!" {
+		t.Errorf("say said %+v, want %q", out, "run "+run.ID+"!")
+	}
+}

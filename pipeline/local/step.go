@@ -42,7 +42,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 			return
 		}
 	}
-	v, sums, err := e.values(sp)
+	v, sums, err := e.values(ctx, sp)
 	if err != nil {
 		e.fail(ctx, s.Name, 1, "%v", err)
 		return
@@ -173,7 +173,7 @@ func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.W
 // output parameters, the recorded URIs of input artifacts, the collected
 // outputs of loop steps and, for a finally step, the run's outcome. sums
 // are the sha256 of the input artifacts, for the fingerprint.
-func (e *execution) values(sp *plan.Step) (plan.Values, map[string]string, error) {
+func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map[string]string, error) {
 	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}, Collected: map[string][]artifacts.OutputRecord{}}
 	sums := map[string]string{}
 	for _, name := range sp.Wiring.UpstreamInputs() {
@@ -191,6 +191,9 @@ func (e *execution) values(sp *plan.Step) (plan.Values, map[string]string, error
 			return v, nil, fmt.Errorf("input %q: step %s has no output %q", name, ref.Step, ref.Output)
 		}
 		v.Artifacts[name], sums[name] = out.URI, out.SHA256
+	}
+	if err := stepcache.AddParamInputs(ctx, e.r.Store, sp.Wiring, e.params, v.Artifacts, sums); err != nil {
+		return v, nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
 		ref := sp.Wiring.Collected[name]

@@ -84,10 +84,35 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				w.Params[name] = Text{{Upstream: name}}
 				w.Upstream[name] = ref
 			}
+		case b.Param != "" && components.IsArtifact(p.Params[b.Param].Type):
+			// A root pipeline's artifact param: the URI of an artifact
+			// of the store, given at run time.
+			if w.ParamInputs == nil {
+				w.ParamInputs = map[string]string{}
+			}
+			w.ParamInputs[name] = b.Param
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
 		default:
-			t, err := literal(b.Literal)
+			k := 0
+			t, err := literal(b.Literal, func(r pipeline.LiteralRef) (string, error) {
+				// A step output inside the text: an upstream value of
+				// its own, named after the input and its place.
+				out, err := upstreamOutput(p, r.Step, r.Output)
+				if err != nil {
+					return "", err
+				}
+				if components.IsArtifact(out.Type) || p.Step(r.Step).Loop != nil {
+					return "", fmt.Errorf("output %q of step %s can only be given whole", r.Output, r.Step)
+				}
+				k++
+				key := fmt.Sprintf("%s--%d", name, k)
+				if _, clash := comp.Input(key); clash || key == ItemsInput {
+					return "", fmt.Errorf("the value of step %s's output %q inside the text would travel as %q, the name of an input", r.Step, r.Output, key)
+				}
+				w.Upstream[key] = OutputRef{Step: r.Step, Output: r.Output}
+				return key, nil
+			})
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %v", name, err)
 			}
@@ -116,7 +141,7 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 	}
 	for _, e := range s.Env {
-		t, err := literal(e.Value)
+		t, err := literal(e.Value, nil)
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %v", e.Name, err)
 		}
@@ -143,9 +168,10 @@ func upstreamOutput(p *pipeline.Pipeline, step, output string) (components.IO, e
 	return out, nil
 }
 
-// literal splits a literal holding {{params.NAME}}, {{item...}} and
-// {{run.FIELD}} references into parts.
-func literal(s string) (Text, error) {
+// literal splits a literal holding {{params.NAME}}, {{item...}},
+// {{run.FIELD}} and, when upstream is not nil, {{steps.STEP.outputs.OUTPUT}}
+// references into parts; upstream names the upstream value of a step output.
+func literal(s string, upstream func(pipeline.LiteralRef) (string, error)) (Text, error) {
 	texts, refs, err := pipeline.LiteralParts(s)
 	if err != nil {
 		return nil, err
@@ -161,6 +187,14 @@ func literal(s string) (Text, error) {
 				t = append(t, Part{Item: &ItemRef{Field: r.Field}})
 			case r.Run != "":
 				t = append(t, Part{Run: r.Run})
+			case r.Step != "" && upstream == nil:
+				return nil, fmt.Errorf("{{steps.%s.outputs.%s}} cannot be used here", r.Step, r.Output)
+			case r.Step != "":
+				key, err := upstream(r)
+				if err != nil {
+					return nil, err
+				}
+				t = append(t, Part{Upstream: key})
 			default:
 				t = append(t, Part{Param: r.Param})
 			}
@@ -189,6 +223,9 @@ func (w *Wiring) ParamNames() []string {
 	for _, e := range w.Env {
 		add(e.Value)
 	}
+	for _, prm := range w.ParamInputs {
+		set[prm] = true
+	}
 	return slices.Sorted(maps.Keys(set))
 }
 
@@ -197,11 +234,28 @@ func (w *Wiring) UpstreamInputs() []string { return slices.Sorted(maps.Keys(w.Up
 
 // condition parses a when into operands, checking each reference.
 func condition(p *pipeline.Pipeline, when string) (*Condition, error) {
-	c, _, err := pipeline.ParseCondition(when)
+	conds, _, err := pipeline.ParseWhen(when)
 	if err != nil {
 		return nil, err
 	}
-	cond := &Condition{Op: c.Op, Type: p.CompareType(c), Source: when}
+	first, err := comparison(p, conds[0])
+	if err != nil {
+		return nil, err
+	}
+	first.Source = when
+	for _, c := range conds[1:] {
+		next, err := comparison(p, c)
+		if err != nil {
+			return nil, err
+		}
+		first.And = append(first.And, *next)
+	}
+	return first, nil
+}
+
+// comparison plans one comparison of a when.
+func comparison(p *pipeline.Pipeline, c pipeline.Condition) (*Condition, error) {
+	cond := &Condition{Op: c.Op, Type: p.CompareType(c)}
 	for _, side := range []struct {
 		b   pipeline.Binding
 		dst *Operand

@@ -40,6 +40,11 @@
 // directory of <i> entries. A finally step (Step.Finally) reads
 // Values.RunFields through {{run.FIELD}} parts.
 //
+// Wiring.ParamInputs gives an input artifact a pipeline parameter of an
+// artifact type (a pipeline with artifact params run by itself): the
+// parameter's value is the URI of an artifact in the store, whose sha256
+// (stepcache.AddParamInputs) joins the fingerprint.
+//
 // Wiring.Invocation is the one evaluation of a plan: with the run-time
 // Values (run id, parameter values, upstream output parameter values and,
 // locally, the recorded URIs of input artifacts) it makes the
@@ -59,10 +64,10 @@
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
 //	--step       Wiring, v1: {"v":1, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
-//	             "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
+//	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
-//	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "status"|"failedSteps"}
+//	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
 //	             ({} is the empty string)
 //	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
 //	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "port"?,

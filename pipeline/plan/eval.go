@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -64,6 +66,11 @@ func (t Text) Eval(v Values) (string, error) {
 				return "", err
 			}
 			b.WriteString(s)
+		case p.Run == pipeline.RunID:
+			if v.Run == "" {
+				return "", fmt.Errorf("no value for {{run.id}} (want --run RUN)")
+			}
+			b.WriteString(v.Run)
 		case p.Run != "":
 			s, ok := v.RunFields[p.Run]
 			if !ok {
@@ -121,6 +128,17 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 			return nil, fmt.Errorf("input %q: the step spec names no producing step and output", name)
 		}
 		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
+		if uri, ok := v.Artifacts[name]; ok {
+			inv.Inputs[name] = uri
+			continue
+		}
+		uri, ok := v.Params[w.ParamInputs[name]]
+		if !ok || uri == "" {
+			return nil, fmt.Errorf("input %q: no value for pipeline parameter %q, the URI of an artifact in the store (want --param %s=URI)", name, w.ParamInputs[name], w.ParamInputs[name])
+		}
+		inv.Inputs[name] = uri
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		recs, ok := v.Collected[name]
@@ -222,9 +240,57 @@ func (c *Condition) Eval(v Values, output func(OutputRef) (string, error)) (bool
 	if err != nil {
 		return false, err
 	}
-	eq := components.Equal(c.Type, l, r)
-	if c.Op == OpNotEqual {
-		return !eq, nil
+	var holds bool
+	switch c.Op {
+	case OpEqual:
+		holds = components.Equal(c.Type, l, r)
+	case OpNotEqual:
+		holds = !components.Equal(c.Type, l, r)
+	default:
+		order, err := compare(c.Type, l, r)
+		if err != nil {
+			return false, fmt.Errorf("%s %s %s: %v", strings.TrimSpace(l), c.Op, strings.TrimSpace(r), err)
+		}
+		holds = c.Op == OpLess && order < 0 || c.Op == OpLessEqual && order <= 0 ||
+			c.Op == OpGreater && order > 0 || c.Op == OpGreaterEqual && order >= 0
 	}
-	return eq, nil
+	if !holds {
+		return false, nil
+	}
+	for i := range c.And {
+		ok, err := c.And[i].Eval(v, output)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// compare orders a and b as values of type t, int (64-bit, as KFP's int()
+// and the Argo controller's int() read it) or float (float64).
+func compare(t, a, b string) (int, error) {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch t {
+	case components.TypeInt:
+		x, err := strconv.ParseInt(strings.TrimPrefix(a, "+"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a 64-bit int, got %q", a)
+		}
+		y, err := strconv.ParseInt(strings.TrimPrefix(b, "+"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a 64-bit int, got %q", b)
+		}
+		return cmp.Compare(x, y), nil
+	case components.TypeFloat:
+		x, err := strconv.ParseFloat(a, 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a float, got %q", a)
+		}
+		y, err := strconv.ParseFloat(b, 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a float, got %q", b)
+		}
+		return cmp.Compare(x, y), nil
+	}
+	return 0, fmt.Errorf("%s values have no order (expected int or float)", t)
 }

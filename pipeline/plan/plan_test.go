@@ -323,13 +323,27 @@ func TestConditionEval(t *testing.T) {
 		{Condition{Left: Operand{Param: "flag"}, Op: OpEqual, Right: Operand{Lit: "true"}, Type: "string"}, false},
 		{Condition{Left: Operand{Param: "mode"}, Op: OpNotEqual, Right: Operand{Lit: "fast"}, Type: "string"}, false},
 		{Condition{Left: Operand{Output: &OutputRef{Step: "s", Output: "ok"}}, Op: OpEqual, Right: Operand{Lit: "true"}, Type: "bool"}, true},
+		{Condition{Left: Operand{Param: "n"}, Op: OpGreater, Right: Operand{Lit: "5"}, Type: "int"}, true},
+		{Condition{Left: Operand{Param: "n"}, Op: OpLessEqual, Right: Operand{Lit: "+007"}, Type: "int"}, true},
+		{Condition{Left: Operand{Param: "n"}, Op: OpLess, Right: Operand{Lit: "7"}, Type: "int"}, false},
+		{Condition{Left: Operand{Param: "x"}, Op: OpGreaterEqual, Right: Operand{Lit: "2.5e-1"}, Type: "float"}, true},
+		{Condition{Left: Operand{Param: "x"}, Op: OpLess, Right: Operand{Lit: "0.25"}, Type: "float"}, false},
+		// A && B: every comparison holds.
+		{Condition{Left: Operand{Param: "n"}, Op: OpGreater, Right: Operand{Lit: "5"}, Type: "int", And: []Condition{{Left: Operand{Param: "mode"}, Op: OpEqual, Right: Operand{Lit: "fast"}, Type: "string"}}}, true},
+		{Condition{Left: Operand{Param: "n"}, Op: OpGreater, Right: Operand{Lit: "5"}, Type: "int", And: []Condition{{Left: Operand{Param: "mode"}, Op: OpEqual, Right: Operand{Lit: "slow"}, Type: "string"}}}, false},
+		{Condition{Left: Operand{Param: "n"}, Op: OpLess, Right: Operand{Lit: "5"}, Type: "int", And: []Condition{{Left: Operand{Param: "mode"}, Op: OpEqual, Right: Operand{Lit: "fast"}, Type: "string"}}}, false},
 	} {
-		got, err := tc.cond.Eval(Values{Params: map[string]string{"flag": "True", "mode": "fast"}}, out)
+		got, err := tc.cond.Eval(Values{Params: map[string]string{"flag": "True", "mode": "fast", "n": " 7", "x": "0.25"}}, out)
 		if err != nil || got != tc.want {
 			t.Errorf("%+v = %v, %v; want %v", tc.cond, got, err, tc.want)
 		}
 	}
 	if _, err := (&Condition{Left: Operand{Param: "x"}, Op: OpEqual}).Eval(Values{}, out); err == nil {
 		t.Error("a parameter without a value compared")
+	}
+	// An int beyond 64 bits has no order here, as in Argo's int().
+	big := &Condition{Left: Operand{Param: "n"}, Op: OpGreater, Right: Operand{Lit: "5"}, Type: "int"}
+	if _, err := big.Eval(Values{Params: map[string]string{"n": "12345678901234567890"}}, out); err == nil || !strings.Contains(err.Error(), "64-bit int") {
+		t.Errorf("an int beyond 64 bits compared in order: %v", err)
 	}
 }

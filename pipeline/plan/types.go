@@ -69,6 +69,10 @@ type Wiring struct {
 	// Inputs give input artifacts their producers, by input name: the
 	// artifact is <run>/<step>/<output> in the store.
 	Inputs map[string]OutputRef `json:"inputs,omitempty"`
+	// ParamInputs give input artifacts a pipeline parameter of an artifact
+	// type, by input name: the parameter's value is the URI of an artifact
+	// in the run's store (an output of an earlier run), given at run time.
+	ParamInputs map[string]string `json:"paramInputs,omitempty"`
 	// Collected give inputs the outputs of every iteration of a loop step,
 	// by input name: an input parameter gets a JSON list of the values, an
 	// input artifact a directory holding each iteration's output as <i>.
@@ -117,7 +121,7 @@ type EnvText struct {
 }
 
 // Condition is a step's when: Left Op Right, both sides compared as
-// values of Type (see components.Equal).
+// values of Type (see components.Equal and Compare), and each of And.
 type Condition struct {
 	Left  Operand `json:"left"`
 	Op    string  `json:"op"`
@@ -128,6 +132,10 @@ type Condition struct {
 	Type string `json:"type"`
 	// Source is the condition as written, for messages.
 	Source string `json:"source"`
+	// And are the further comparisons of a when written as A && B && ...:
+	// the condition holds when it and each of them hold. Their Source is
+	// left empty.
+	And []Condition `json:"and,omitempty"`
 }
 
 // Operand is one side of a Condition: a literal, a pipeline parameter or
@@ -138,10 +146,15 @@ type Operand struct {
 	Output *OutputRef `json:"output,omitempty"`
 }
 
-// Condition operators.
+// Condition operators. The ordered ones compare int or float values: an
+// int as a 64-bit integer (as KFP's int() does), a float as a float64.
 const (
-	OpEqual    = "=="
-	OpNotEqual = "!="
+	OpEqual        = "=="
+	OpNotEqual     = "!="
+	OpLess         = "<"
+	OpLessEqual    = "<="
+	OpGreater      = ">"
+	OpGreaterEqual = ">="
 )
 
 // Pod is how a pod is sized and placed on Kubernetes. Resources are

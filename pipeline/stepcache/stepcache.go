@@ -233,8 +233,39 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 	if v.Artifacts, sums, err = inputs(ctx, s, v.Run, w); err != nil {
 		return nil, nil, err
 	}
+	if err := AddParamInputs(ctx, s, w, v.Params, v.Artifacts, sums); err != nil {
+		return nil, nil, err
+	}
 	inv, err := w.Invocation(c, s, v)
 	return inv, sums, err
+}
+
+// AddParamInputs adds to uris and sums, for each input artifact of w given
+// by a pipeline parameter (plan.Wiring.ParamInputs), the parameter's value
+// (the URI of an artifact in store s) and that artifact's sha256, from its
+// metadata: a URI outside the store, or of no artifact, is an error.
+func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, params, uris, sums map[string]string) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
+		prm := w.ParamInputs[name]
+		uri, ok := params[prm]
+		if !ok || uri == "" {
+			errs = append(errs, fmt.Errorf("input %q: parameter %q has no value (the URI of an artifact in the store)", name, prm))
+			continue
+		}
+		key, err := artifacts.SplitURI(s, uri)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input %q: parameter %q: %w: expected the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, err))
+			continue
+		}
+		meta, err := artifacts.ReadMetadata(ctx, s, key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("input %q: parameter %q: no artifact at %s: %w", name, prm, uri, err))
+			continue
+		}
+		uris[name], sums[name] = uri, meta.SHA256
+	}
+	return errors.Join(errs...)
 }
 
 // AddCollectedSums adds to sums, for each input fed the artifacts of a
@@ -375,6 +406,9 @@ func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, 
 			return Entry{}, false, nil
 		}
 		v.Artifacts[name], sums[name] = o.URI, o.SHA256
+	}
+	if AddParamInputs(ctx, s, w, params, v.Artifacts, sums) != nil {
+		return Entry{}, false, nil
 	}
 	c := *sp.Component
 	c.Dir = "" // as in the pod: no component directory

@@ -217,6 +217,26 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "texts",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("count", seen(), param("n", "int", "12")),
+			ok("show", seen()).after("count"),
+			ok("big", seen()).after("count"),
+			skipped("small").after("count"),
+			ok("notify.first", seen(), param("state", "string", "Succeeded")),
+			ok("notify.second", seen()).after("notify.first"),
+		},
+		probes: map[string]probeRecord{
+			"count": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/n", "12"}, Env: stepEnv("count")},
+			"show":  {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "n=12 tag=a $(b) `c` run=$RUN!"}, Env: stepEnv("show")},
+			"big":   {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "big"}, Env: stepEnv("big")},
+			"notify.first": {Argv: []string{"@seen", "$WORK/outputs/seen", "--status", "Succeeded", "@write", "$WORK/outputs/state", "Succeeded"},
+				Env: stepEnv("notify.first")},
+			"notify.second": {Argv: []string{"@seen", "$WORK/outputs/seen", "--state", "state Succeeded"}, Env: stepEnv("notify.second")},
+		},
+	},
+	{
 		name:   "loops",
 		status: "Succeeded",
 		steps: []confStep{

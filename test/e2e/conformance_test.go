@@ -237,6 +237,23 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "artparam",
+		status: "Succeeded",
+		steps:  []confStep{ok("make", seen(), file("data", "Dataset", "made a $(b) `c`\n"))},
+		probes: map[string]probeRecord{
+			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/data", "made a $(b) `c`\n"}, Env: stepEnv("make")},
+		},
+		next: &confCase{
+			name: "artparam", file: "use.pipeline.yaml", status: "Succeeded",
+			params: []string{"data=$ROOT/$FIRST/make/data"},
+			steps:  []confStep{ok("read", seen())},
+			probes: map[string]probeRecord{
+				"read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data"}, Env: stepEnv("read"),
+					Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("made a $(b) `c`\n")}},
+			},
+		},
+	},
+	{
 		name:   "loops",
 		status: "Succeeded",
 		steps: []confStep{
@@ -354,10 +371,33 @@ type confCase struct {
 	// (editCase).
 	edit   map[string]string
 	edited map[string]probeRecord
+	// next, when set, runs the pipeline file next.file of the case's folder
+	// after the first run on each backend, with next.params as -p in which
+	// $ROOT is that backend's store and $FIRST the first run's id (a
+	// pipeline given an artifact of the first run by its URI).
+	next *confCase
+	// file is the pipeline file of a next run, in the case's folder.
+	file string
 	// resumed, when set, is a run of `pipectl run --rerun RUN` after the
 	// first run on each backend, with resumed.params as -p: the recorded
 	// pipeline runs again, its succeeded steps reused (reused).
 	resumed *confCase
+}
+
+// nextParams are the -p of tc.next for the backend whose environment is
+// env (its store in PIPECTL_ARTIFACTS) after the first run first.
+func nextParams(tc confCase, env []string, first string) []string {
+	var root string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PIPECTL_ARTIFACTS="); ok {
+			root = v
+		}
+	}
+	var out []string
+	for _, p := range tc.next.params {
+		out = append(out, strings.NewReplacer("$ROOT", strings.TrimSuffix(root, "/"), "$FIRST", first).Replace(p))
+	}
+	return out
 }
 
 // editCase is what the run of tc after its edit wants: its edited steps
@@ -584,6 +624,19 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			confCompare(t, tc, local, argo)
+			if tc.next != nil && !t.Failed() {
+				var local2, argo2 confResult
+				next := filepath.Join(filepath.Dir(file), tc.next.file)
+				wg.Go(func() { local2 = ll.confRun(ctx, "local", next, nextParams(tc, ll.env, local.run), local.run) })
+				wg.Go(func() { argo2 = la.confRun(ctx, "argo", next, nextParams(tc, la.env, argo.run), argo.run) })
+				wg.Wait()
+				for _, r := range []confResult{local2, argo2} {
+					if r.err != nil {
+						t.Fatalf("%s next run: %v\nstdout:\n%s\nstderr:\n%s", r.backend, r.err, r.stdout, r.stderr)
+					}
+				}
+				confCompare(t, *tc.next, local2, argo2)
+			}
 			if tc.edit != nil && !t.Failed() {
 				applyEdit(t, tc, file)
 				var local2, argo2 confResult
@@ -695,6 +748,13 @@ func TestConformanceLocal(t *testing.T) {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
 			}
 			confCompare(t, tc, r)
+			if tc.next != nil && !t.Failed() {
+				r2 := l.confRun(ctx, "local", filepath.Join(filepath.Dir(file), tc.next.file), nextParams(tc, l.env, r.run), r.run)
+				if r2.err != nil {
+					t.Fatalf("next run: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
+				}
+				confCompare(t, *tc.next, r2)
+			}
 			if tc.edit != nil && !t.Failed() {
 				applyEdit(t, tc, file)
 				r2 := l.confRun(ctx, "local", file, tc.params, r.run)

@@ -46,7 +46,10 @@ type Runtime struct {
 }
 
 // Prepare checks the invocation, fetches its input artifacts into ws and
-// resolves every input parameter (defaults included). An artifact given to
+// resolves every input parameter (defaults included). In a pod whose
+// program ships its code, it unpacks the code pack into ws and points
+// inv.Component at a copy of the program whose folder it is (the plan's
+// program is left as it is): read inv.Component after Prepare. An artifact given to
 // an input parameter gives its content as the value; a value given to an
 // artifact input is written to the input's file.
 func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws Workspace) (components.Placeholders, error) {

@@ -32,12 +32,12 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]artifacts.OutputRecord, error) {
 	inv := req.Invocation
-	c := inv.Component
 	ws := execution.Workspace{Dir: req.WorkDir}
 	values, err := rt.Prepare(ctx, inv, ws)
 	if err != nil {
 		return nil, err
 	}
+	c := inv.Component // after Prepare: in a pod, the program's folder is the code pack
 	env := inv.Environ(req.Env)
 	procs := max(node.ProcsPerNode, 1)
 	type proc struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/execution"
@@ -129,5 +130,40 @@ cat `+link+`; sleep 0.05; exit 1`)
 		if !errors.As(err, &re) || re.Rank != 1 || process.ExitCode(err) != 3 {
 			t.Fatalf("try %d: ExecNode = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
 		}
+	}
+}
+
+// TestExecNodeRunsInTheCodePack: in a pod, a program that ships its code
+// (Code set, no folder) runs in the code pack Prepare unpacked, and every
+// rank sees its files.
+func TestExecNodeRunsInTheCodePack(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "train.sh"), []byte(`echo "code rank $RANK"; echo "$RANK" > "$1"; echo 0.5 > "$2"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pack, _, err := codepack.Ship(ctx, store, src, codepack.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, out := nodeRequest(t, store, "")
+	prog := *req.Invocation.Component
+	prog.Code, prog.Command = pack.Digest, []string{"sh", "train.sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"}
+	req.Invocation.Component = &prog
+	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	if _, err := ExecNode(ctx, &execution.Runtime{Store: store}, req, rankenv.Node{Topology: topo}); err != nil {
+		t.Fatalf("ExecNode: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"[rank 0] code rank 0\n", "[rank 1] code rank 1\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if prog.Dir != "" {
+		t.Errorf("the plan's program was changed: Dir %q", prog.Dir)
 	}
 }

@@ -225,7 +225,7 @@ func (v *validator) validate() {
 
 // component resolves steps[i].component.
 func (v *validator) component(i int) *components.Component {
-	n := &v.p.Steps[i].Component
+	n := yamlfile.Deref(&v.p.Steps[i].Component) // component: *name is the anchored one
 	switch {
 	case n.Kind == 0:
 		v.at(v.sp(i), "missing: component (a path to a component file, or an inline component)")

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,19 @@ func TestLoadKFPComponent(t *testing.T) {
 	}
 	if c.Image != "example/train:1" || c.Dir != filepath.Join("testdata", "components") {
 		t.Errorf("image %q dir %q", c.Image, c.Dir)
+	}
+}
+
+// TestLoadAliasedComponent: a step's component may be a YAML alias of
+// another step's inline component (component: *say).
+func TestLoadAliasedComponent(t *testing.T) {
+	p, err := Load("testdata/alias.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := p.Step("a").Resolved, p.Step("b").Resolved
+	if a == nil || b == nil || b.Metadata.Name != "say" || !slices.Equal(a.Command, b.Command) {
+		t.Errorf("step b's component %+v, want step a's %+v", b, a)
 	}
 }
 

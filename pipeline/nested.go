@@ -440,9 +440,7 @@ func (r *rewriter) step(s *Step) error {
 // pipeline becomes the value given for P, and the references inside a
 // string are rewritten by text.
 func (r *rewriter) node(n *yaml.Node) (*yaml.Node, error) {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
+	n = yamlfile.Deref(n)
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		return n, nil
 	}

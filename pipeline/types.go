@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
 )
 
 // Pipeline is a DAG of steps, each running a component.
@@ -244,10 +245,7 @@ func (s *Step) ItemsBinding() (Binding, error) {
 	if s.Loop == nil {
 		return Binding{}, fmt.Errorf("step %s has no loop", s.Name)
 	}
-	n := &s.Loop.Items
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
+	n := yamlfile.Deref(&s.Loop.Items)
 	switch {
 	case n.Kind == 0:
 		return Binding{}, fmt.Errorf("missing: loop.items (a list, or \"{{params.NAME}}\" or \"{{steps.STEP.outputs.OUTPUT}}\" holding a JSON list)")

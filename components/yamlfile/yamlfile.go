@@ -192,6 +192,7 @@ func Lookup(n *yaml.Node, path ...any) (value, key *yaml.Node, ok bool) {
 	if n == nil {
 		return nil, nil, len(path) == 0
 	}
+	value = Deref(value)
 	for _, p := range path {
 		switch p := p.(type) {
 		case string:
@@ -214,8 +215,17 @@ func Lookup(n *yaml.Node, path ...any) (value, key *yaml.Node, ok bool) {
 			}
 			key, value = nil, value.Content[p]
 		}
+		value = Deref(value)
 	}
 	return value, key, true
+}
+
+// Deref is the node an alias (*name) refers to, n itself for any other.
+func Deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 // Decode checks n strictly against the type of out and decodes it. Every

@@ -63,7 +63,7 @@
 //	--component  components.Program, v1: {"v":1, "name", "inputs":[{"name","type","default"?,"optional"?}],
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
-//	--step       Wiring, v1: {"v":1, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
+//	--step       Wiring, v2: {"v":2, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
 //	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
@@ -82,6 +82,10 @@
 // task argument). Values known only at run time travel in the clear, as
 // --run RUN, --param NAME=VALUE and --upstream INPUT=VALUE, each in the
 // value encoding of components.EncodeValue.
+//
+// Wiring v2 differs from v1: "paramInputs" (artifact params given at run
+// time) and the part {"run": "id"} in any step's text are new, which a v1
+// reader would take for an unknown field or a finally step's run field.
 //
 // Launch v2 differs from v1 (pipectl before the step plan): the GPU
 // toleration is in "tolerations" ("gpuResource" is gone), "shmSize" is new,

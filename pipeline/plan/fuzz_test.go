@@ -52,7 +52,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"v": 2, "nodes": 1e400}`))
-	f.Add([]byte(`{"v": 1, "step": "s", "params": {"x": [{"lit": "a", "param": "b"}]}, "V": 3}`))
+	f.Add([]byte(`{"v": 2, "step": "s", "params": {"x": [{"lit": "a", "param": "b"}]}, "V": 3}`))
 	f.Fuzz(func(t *testing.T, js []byte) {
 		if len(js) > componentstest.MaxFuzzInput {
 			return

@@ -217,16 +217,24 @@ func (c *conv) outputRef(task, key string, at *yaml.Node, field string) (string,
 		c.errorf(at, field, "the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
 		return "", false
 	}
-	st, _, ok := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
+	return c.bodyOutputRef(task, t, sub, out, "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "outputs", at, field)
+}
+
+// bodyOutputRef is the reference to output out of body task sub of the
+// ParallelFor task (its node t), which the body's dag.outputs name at
+// selField: the body task's loop step's collected output. what ("outputs",
+// "artifacts") words the errors.
+func (c *conv) bodyOutputRef(task string, t, sub, out *yaml.Node, selField, what string, at *yaml.Node, field string) (string, bool) {
+	st, _, ok := yamlfile.Lookup(c.comps, bodyOf(t), "dag", "tasks", sub.Value)
 	switch {
 	case !ok:
-		c.errorf(sub, "components."+body+".dag.outputs.parameters."+key+".valueFromParameter.producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
+		c.errorf(sub, selField+".producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
 		return "", false
 	case isLoop(st):
-		c.errorf(at, field, "the collected outputs of a ParallelFor inside ParallelFor %q are not supported yet (KFP gives a list of lists)", task)
+		c.errorf(at, field, "the collected %s of a ParallelFor inside ParallelFor %q are not supported yet (KFP gives a list of lists)", what, task)
 		return "", false
 	case c.isDAG(bodyOf(st)):
-		c.errorf(at, field, "the collected output of sub-DAG task %q of ParallelFor %q is not supported yet", sub.Value, task)
+		c.errorf(at, field, "the collected %s of sub-DAG task %q of ParallelFor %q are not supported yet", what, sub.Value, task)
 		return "", false
 	}
 	names, _ := c.bodyNames(task, t, "")
@@ -257,20 +265,7 @@ func (c *conv) artifactRef(task, key string, at *yaml.Node, field string) (strin
 		c.errorf(at, field, "the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
 		return "", false
 	}
-	st, _, ok := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
-	switch {
-	case !ok:
-		c.errorf(sub, "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0].producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
-		return "", false
-	case isLoop(st):
-		c.errorf(at, field, "the collected artifacts of a ParallelFor inside ParallelFor %q are not supported yet (KFP gives a list of lists)", task)
-		return "", false
-	case c.isDAG(bodyOf(st)):
-		c.errorf(at, field, "the collected artifacts of sub-DAG task %q of ParallelFor %q are not supported yet", sub.Value, task)
-		return "", false
-	}
-	names, _ := c.bodyNames(task, t, "")
-	return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
+	return c.bodyOutputRef(task, t, sub, out, "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "artifacts", at, field)
 }
 
 // loopTask converts ParallelFor task key (node n, at field) into its loop

@@ -27,15 +27,38 @@ func ShipPipeline(ctx context.Context, store artifacts.Store, p *pipeline.Pipeli
 		return nil, err
 	}
 	root := packRoot(ctx, p, filepath.Dir(file))
-	pack, _, err := codepack.Ship(ctx, store, root, lim)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline %s: %w", p.Source, err)
-	}
 	rel, err := filepath.Rel(root, file)
 	if err != nil {
 		return nil, err
 	}
+	if d := stored(ctx, store, p, root); d != "" {
+		return &artifacts.PipelineSource{Pack: d, File: filepath.ToSlash(rel)}, nil
+	}
+	pack, _, err := codepack.Ship(ctx, store, root, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s: %w", p.Source, err)
+	}
 	return &artifacts.PipelineSource{Pack: pack.Digest, File: filepath.ToSlash(rel)}, nil
+}
+
+// stored is the digest of the pack of folder root when a component of p
+// runs in root and its code pack, made with the same limits
+// (Pipeline.StampCode; a cluster run ships it first), is in the store
+// already: the folder is then not packed a second time. "" otherwise.
+func stored(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, root string) string {
+	for _, s := range p.Steps {
+		c := s.Resolved
+		if c == nil || c.Code == "" {
+			continue
+		}
+		if d, err := filepath.Abs(c.RunDir()); err != nil || d != root {
+			continue
+		}
+		if _, err := store.Stat(ctx, codepack.Key(c.Code)); err == nil {
+			return c.Code
+		}
+	}
+	return ""
 }
 
 // packRoot is the folder to pack for a rerun of p, whose file is in dir

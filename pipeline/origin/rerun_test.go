@@ -1,7 +1,9 @@
 package origin
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +114,58 @@ func TestShipAndRestore(t *testing.T) {
 
 // TestFrom: --from turns the cache off for the step and what is
 // downstream of it, not for what is upstream or beside it.
+// countingStore counts the objects put.
+type countingStore struct {
+	artifacts.Store
+	puts int
+}
+
+func (s *countingStore) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	s.puts++
+	return s.Store.Put(ctx, key, r, size)
+}
+
+// TestShipPipelineReusesTheComponentsPack: when a component runs in the
+// pipeline's folder and its code pack is stored (a cluster run ships it
+// first), the pipeline's pack is that one: the folder is not packed again
+// (a file written since is not in it); a pack not yet stored is stored.
+func TestShipPipelineReusesTheComponentsPack(t *testing.T) {
+	ctx := t.Context()
+	local, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: local}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"p.yaml": fmt.Sprintf(testPipeline, "c.yaml"), "c.yaml": testComponent, "run.sh": "echo hi\n"})
+	p, err := pipeline.Load(filepath.Join(dir, "p.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StampCode(ctx, func(ctx context.Context, d string) (string, error) {
+		return codepack.Digest(ctx, d, codepack.Defaults)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := ShipPipeline(ctx, store, p, codepack.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.puts != 1 || first.Pack != p.Steps[0].Resolved.Code {
+		t.Fatalf("not stored yet: %d puts, pack %s, want 1 put of the component's pack %s", store.puts, first.Pack, p.Steps[0].Resolved.Code)
+	}
+	// A file written since the components were stamped is not packed:
+	// the pipeline's pack is the code the steps run.
+	writeTree(t, dir, map[string]string{"late.txt": "after the stamp\n"})
+	again, err := ShipPipeline(ctx, store, p, codepack.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.puts != 1 || *again != *first {
+		t.Errorf("stored already: %d puts (want none more), source %+v, want %+v", store.puts, again, first)
+	}
+}
+
 func TestFrom(t *testing.T) {
 	p, err := pipeline.Parse("p.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline

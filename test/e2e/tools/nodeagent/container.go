@@ -109,14 +109,7 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 		select {
 		case <-exited:
 		case <-p.ctx.Done():
-			// Not to bubblewrap itself: it would die at once, and --die-with-parent
-			// kills the container's processes with SIGKILL: no graceful stop.
-			signalGroup(pid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(p.graceNow()):
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
+			stopGroup(pid, exited, p.graceNow())
 		}
 	}()
 	werr := cmd.Wait()
@@ -148,11 +141,42 @@ func (r *runtime) runContainer(p *podRun, init bool, i int, vols map[string]volu
 // signalGroup sends sig to every process of process group pgid but its leader (the
 // bubblewrap process outside the container). The container's init, PID 1 of its PID
 // namespace, ignores signals it has no handler for, as on a real node.
-func signalGroup(pgid int, sig syscall.Signal) {
+func signalGroup(pgid int, sig syscall.Signal) int {
+	n := 0
 	for _, pid := range groupMembers(pgid) {
 		if pid != pgid {
 			_ = syscall.Kill(pid, sig)
+			n++
 		}
+	}
+	return n
+}
+
+// stopGroup stops the container whose process group is pgid: SIGTERM to
+// its processes, then SIGKILL to the group once grace has passed, unless
+// exited is closed first. Not to the group's leader (bubblewrap, or the
+// node agent's overlay-exec before it): it would die at once, and
+// --die-with-parent kills the container's processes with SIGKILL, no
+// graceful stop. A container stopped as it starts has no program yet (the
+// leader is still setting up): it gets SIGTERM as soon as its program is
+// there, which a pod deleted just after it started would otherwise never
+// send (the program then ran until SIGKILL).
+func stopGroup(pgid int, exited <-chan struct{}, grace time.Duration) {
+	deadline := time.After(grace)
+	for signalGroup(pgid, syscall.SIGTERM) == 0 {
+		select {
+		case <-exited:
+			return
+		case <-deadline:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	select {
+	case <-exited:
+	case <-deadline:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 

@@ -334,6 +334,33 @@ func TestGroupMembers(t *testing.T) {
 	}
 }
 
+// TestStopGroupAsItStarts: a container stopped while its leader still sets
+// up (no program in its group yet) gets SIGTERM once its program is there,
+// and stops long before its grace period ends (it used to run until SIGKILL).
+func TestStopGroupAsItStarts(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The leader waits 0.3 s with no child (read is a builtin), then runs
+	// the program, which stops on SIGTERM.
+	cmd := exec.Command("bash", "-c", `read -t 0.3 <> "$0"; sh -c 'trap "exit 0" TERM; sleep 60 & wait'`, fifo)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	began := time.Now()
+	stopGroup(pid, exited, 20*time.Second)
+	<-exited
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the container stopped %s after the stop, want its program to get SIGTERM once it started", took)
+	}
+}
+
 func TestKillCommand(t *testing.T) {
 	for _, c := range []struct {
 		cmd []string

@@ -202,6 +202,19 @@ func (c *conv) notInBody(task string, at *yaml.Node, field string) bool {
 // converted: for a ParallelFor, the body task's output its dag.outputs
 // name (dsl.Collected), which its loop step collects into a JSON list.
 func (c *conv) outputRef(task, key string, at *yaml.Node, field string) (string, bool) {
+	return c.ref(task, key, false, at, field)
+}
+
+// artifactRef is the reference to output artifact key of task of the dag
+// being converted: for a ParallelFor, the body task's output artifact its
+// dag.outputs.artifacts name (dsl.Collected), which its loop step collects
+// into a directory of the iterations' artifacts (KFP's List[Artifact]).
+func (c *conv) artifactRef(task, key string, at *yaml.Node, field string) (string, bool) {
+	return c.ref(task, key, true, at, field)
+}
+
+// ref is outputRef (artifact false) or artifactRef.
+func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string) (string, bool) {
 	if !c.notInBody(task, at, field) {
 		return "", false
 	}
@@ -209,23 +222,27 @@ func (c *conv) outputRef(task, key string, at *yaml.Node, field string) (string,
 	if !ok || !isLoop(t) {
 		return "{{steps." + task + ".outputs." + key + "}}", true
 	}
+	// The body task and its output the body's dag.outputs name (selField).
 	body := bodyOf(t)
+	what, selField, subKey, outKey := "outputs", "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "producerSubtask", "outputParameterKey"
+	missing := fmt.Sprintf("the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
 	sel, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "parameters", key, "valueFromParameter")
-	sub, _, _ := yamlfile.Lookup(sel, "producerSubtask")
-	out, _, _ := yamlfile.Lookup(sel, "outputParameterKey")
-	if sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
-		c.errorf(at, field, "the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
+	if artifact {
+		what, selField, outKey = "artifacts", "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "outputArtifactKey"
+		missing = fmt.Sprintf("the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
+		sels, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts", key, "artifactSelectors")
+		sel = nil
+		if sels != nil && sels.Kind == yaml.SequenceNode && len(sels.Content) == 1 {
+			sel = sels.Content[0]
+		}
+	}
+	sub, _, _ := yamlfile.Lookup(sel, subKey)
+	out, _, _ := yamlfile.Lookup(sel, outKey)
+	if sel == nil || sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
+		c.errorf(at, field, "%s", missing)
 		return "", false
 	}
-	return c.bodyOutputRef(task, t, sub, out, "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "outputs", at, field)
-}
-
-// bodyOutputRef is the reference to output out of body task sub of the
-// ParallelFor task (its node t), which the body's dag.outputs name at
-// selField: the body task's loop step's collected output. what ("outputs",
-// "artifacts") words the errors.
-func (c *conv) bodyOutputRef(task string, t, sub, out *yaml.Node, selField, what string, at *yaml.Node, field string) (string, bool) {
-	st, _, ok := yamlfile.Lookup(c.comps, bodyOf(t), "dag", "tasks", sub.Value)
+	st, _, ok := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
 	switch {
 	case !ok:
 		c.errorf(sub, selField+".producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
@@ -239,33 +256,6 @@ func (c *conv) bodyOutputRef(task string, t, sub, out *yaml.Node, selField, what
 	}
 	names, _ := c.bodyNames(task, t, "")
 	return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
-}
-
-// artifactRef is the reference to output artifact key of task of the dag
-// being converted: for a ParallelFor, the body task's output artifact its
-// dag.outputs.artifacts name (dsl.Collected), which its loop step collects
-// into a directory of the iterations' artifacts (KFP's List[Artifact]).
-func (c *conv) artifactRef(task, key string, at *yaml.Node, field string) (string, bool) {
-	if !c.notInBody(task, at, field) {
-		return "", false
-	}
-	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
-	if !ok || !isLoop(t) {
-		return "{{steps." + task + ".outputs." + key + "}}", true
-	}
-	body := bodyOf(t)
-	sels, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts", key, "artifactSelectors")
-	if sels == nil || sels.Kind != yaml.SequenceNode || len(sels.Content) != 1 {
-		c.errorf(at, field, "the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
-		return "", false
-	}
-	sub, _, _ := yamlfile.Lookup(sels.Content[0], "producerSubtask")
-	out, _, _ := yamlfile.Lookup(sels.Content[0], "outputArtifactKey")
-	if sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
-		c.errorf(at, field, "the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
-		return "", false
-	}
-	return c.bodyOutputRef(task, t, sub, out, "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "artifacts", at, field)
 }
 
 // loopTask converts ParallelFor task key (node n, at field) into its loop

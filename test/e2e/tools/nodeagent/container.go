@@ -284,29 +284,13 @@ func (r *runtime) sandboxArgs(p *podRun, c *corev1.Container, vols map[string]vo
 		mountPaths = append(mountPaths, dst)
 	}
 	for _, m := range c.VolumeMounts {
-		v, ok := vols[m.Name]
-		if !ok {
-			return nil, fmt.Errorf("container %s mounts volume %q, which the pod does not declare", c.Name, m.Name)
-		}
-		src := v.hostPath
-		if m.SubPath != "" {
-			src = filepath.Join(src, m.SubPath)
-			if _, err := os.Stat(src); os.IsNotExist(err) {
-				if err := os.MkdirAll(src, 0o755); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if !filepath.IsAbs(m.MountPath) {
-			return nil, fmt.Errorf("container %s: mountPath %q is not absolute", c.Name, m.MountPath)
+		src, flag, err := mountSource(c, m, vols)
+		if err != nil {
+			return nil, err
 		}
 		dst := resolveHostPath(m.MountPath)
 		if err := r.mounts.acquire(p.key, dst); err != nil {
 			return nil, err
-		}
-		flag := "--bind"
-		if m.ReadOnly || v.readOnly {
-			flag = "--ro-bind"
 		}
 		binds = append(binds, flag, src, dst)
 		mountPaths = append(mountPaths, dst)
@@ -385,25 +369,9 @@ func (r *runtime) rootfsArgs(p *podRun, c *corev1.Container, vols map[string]vol
 		args = append(args, flag, b.Host, filepath.Clean(b.Path))
 	}
 	for _, m := range c.VolumeMounts {
-		v, ok := vols[m.Name]
-		if !ok {
-			return nil, fmt.Errorf("container %s mounts volume %q, which the pod does not declare", c.Name, m.Name)
-		}
-		src := v.hostPath
-		if m.SubPath != "" {
-			src = filepath.Join(src, m.SubPath)
-			if _, err := os.Stat(src); os.IsNotExist(err) {
-				if err := os.MkdirAll(src, 0o755); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if !filepath.IsAbs(m.MountPath) {
-			return nil, fmt.Errorf("container %s: mountPath %q is not absolute", c.Name, m.MountPath)
-		}
-		flag := "--bind"
-		if m.ReadOnly || v.readOnly {
-			flag = "--ro-bind"
+		src, flag, err := mountSource(c, m, vols)
+		if err != nil {
+			return nil, err
 		}
 		args = append(args, flag, src, filepath.Clean(m.MountPath))
 	}
@@ -412,6 +380,34 @@ func (r *runtime) rootfsArgs(p *podRun, c *corev1.Container, vols map[string]vol
 		return nil, fmt.Errorf("container %s: workingDir %q is not absolute", c.Name, wd)
 	}
 	return append(args, "--dir", filepath.Clean(wd), "--chdir", filepath.Clean(wd), "--"), nil
+}
+
+// mountSource is the host folder container c mounts for m, one of the pod's
+// volumes vols (its subPath made when missing), and the bubblewrap flag
+// that binds it (--ro-bind for a read-only mount or volume). m's mountPath
+// must be absolute.
+func mountSource(c *corev1.Container, m corev1.VolumeMount, vols map[string]volume) (src, flag string, err error) {
+	v, ok := vols[m.Name]
+	if !ok {
+		return "", "", fmt.Errorf("container %s mounts volume %q, which the pod does not declare", c.Name, m.Name)
+	}
+	src = v.hostPath
+	if m.SubPath != "" {
+		src = filepath.Join(src, m.SubPath)
+		if _, err := os.Stat(src); os.IsNotExist(err) {
+			if err := os.MkdirAll(src, 0o755); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	if !filepath.IsAbs(m.MountPath) {
+		return "", "", fmt.Errorf("container %s: mountPath %q is not absolute", c.Name, m.MountPath)
+	}
+	flag = "--bind"
+	if m.ReadOnly || v.readOnly {
+		flag = "--ro-bind"
+	}
+	return src, flag, nil
 }
 
 // resolveHostPath resolves the symbolic links in the part of path that exists on the host

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version.Version=$(VERSION)
+LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo.Version=$(VERSION)
 BIN := bin/pipectl
 EXAMPLE := examples/attrition/pipeline.yaml
 # PLATFORMS: the GOOS/GOARCH pairs every change must build for

@@ -16,12 +16,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"reflect"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/imagebuild"
 )
 
@@ -30,12 +29,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
-}
-
-// versionVar is the linker variable `pipectl version` prints, named from
-// its package (the Makefile's LDFLAGS set the same).
-func versionVar() string {
-	return reflect.TypeOf(version.Options{}).PkgPath() + ".Version"
 }
 
 func run() error {
@@ -48,7 +41,7 @@ func run() error {
 	if *ref == "" || flag.NArg() > 0 {
 		return fmt.Errorf("usage: mkimage -image REGISTRY/NAME:TAG [-version V] [-insecure] [-platform OS/ARCH] [-binary FILE]")
 	}
-	opts := imagebuild.Options{Source: ".", Version: *version, VersionVar: versionVar(), Log: os.Stderr, Binary: *binary}
+	opts := imagebuild.Options{Source: ".", Version: *version, VersionVar: buildinfo.VersionVar, Log: os.Stderr, Binary: *binary}
 	if *platform != "" {
 		p, err := v1.ParsePlatform(*platform)
 		if err != nil || p.OS == "" || p.Architecture == "" {

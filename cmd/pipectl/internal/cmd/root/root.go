@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
 	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
@@ -62,7 +63,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 
 // Main runs pipectl with args and returns the process's exit code.
 func Main(args []string) int {
-	f := &cmdutil.Factory{IOStreams: cmdutil.System(), Version: version.Version}
+	f := &cmdutil.Factory{IOStreams: cmdutil.System(), Version: buildinfo.Version}
 	cmd := NewCmdRoot(f)
 	cmd.SetArgs(args)
 	err := cmd.Execute()

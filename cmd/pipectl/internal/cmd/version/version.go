@@ -10,9 +10,6 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
-// Version is set at build time with -ldflags "-X ...version.Version=v1.2.3".
-var Version = "dev"
-
 // Options are the inputs of `pipectl version`.
 type Options struct {
 	IO      *cmdutil.IOStreams

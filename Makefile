@@ -10,7 +10,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 # FUZZ_TARGETS: every fuzz target of the product module, as package:FuzzName
 # (`go test -fuzz` takes one target at a time); FUZZTIME is each target's time
 # in `make fuzz`, FUZZTIME_SHORT in the short pass of `make unit`
-FUZZ_TARGETS := components:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
+FUZZ_TARGETS := components/kfpv1:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
 	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts pipeline:FuzzOverride \
 	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild pipeline/wire:FuzzArgs
 FUZZTIME ?= 30s

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"pipectl.dev/pipectl/artifacts/regular"
 )
 
 // Kinds of output stored under one key.
@@ -93,7 +95,7 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 		return Metadata{}, err
 	}
 	if !st.IsDir() && !st.Mode().IsRegular() {
-		return Metadata{}, fmt.Errorf("%s is %s: only regular files and directories can be stored", local, describeMode(st.Mode()))
+		return Metadata{}, fmt.Errorf("%s is %s: only regular files and directories can be stored", local, regular.Describe(st.Mode()))
 	}
 	meta.Created = time.Now().UTC()
 	if !st.IsDir() {
@@ -119,7 +121,7 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 					total += info.Size()
 				}
 			} else if !d.IsDir() {
-				return fmt.Errorf("%s is %s: only regular files and directories can be stored", p, describeMode(d.Type()))
+				return fmt.Errorf("%s is %s: only regular files and directories can be stored", p, regular.Describe(d.Type()))
 			}
 			return nil
 		})
@@ -205,7 +207,7 @@ func manifestSum(entries []FileEntry) string {
 }
 
 func putFile(ctx context.Context, s Store, key, local string, tr Tracker) (int64, string, error) {
-	f, st, err := OpenRegular(local)
+	f, st, err := regular.Open(local)
 	if err != nil {
 		return 0, "", err
 	}
@@ -290,9 +292,9 @@ func Fetch(ctx context.Context, s Store, key, dest string, opts FetchOptions) (_
 	case exists && !opts.Force:
 		return meta, &ExistsError{Path: dest}
 	case exists && meta.Kind == KindDirectory && !st.IsDir():
-		return meta, fmt.Errorf("%s is %s: a directory output cannot replace it", dest, describeMode(st.Mode()))
+		return meta, fmt.Errorf("%s is %s: a directory output cannot replace it", dest, regular.Describe(st.Mode()))
 	case exists && meta.Kind != KindDirectory && !st.Mode().IsRegular():
-		return meta, fmt.Errorf("%s is %s: a file output cannot replace it", dest, describeMode(st.Mode()))
+		return meta, fmt.Errorf("%s is %s: a file output cannot replace it", dest, regular.Describe(st.Mode()))
 	}
 	tr := startProgress(ctx, "download "+s.URI(key), meta.Size)
 	defer func() { tr.Done(err) }()
@@ -342,7 +344,7 @@ func mergeInto(tmp, dest string, files []FileEntry) error {
 			}
 			last := i == len(parts)-1
 			if last && !st.Mode().IsRegular() || !last && !st.IsDir() {
-				return fmt.Errorf("%s is %s: the output's file %s cannot be written there", p, describeMode(st.Mode()), e.Path)
+				return fmt.Errorf("%s is %s: the output's file %s cannot be written there", p, regular.Describe(st.Mode()), e.Path)
 			}
 		}
 	}

@@ -12,52 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"pipectl.dev/pipectl/artifacts/regular"
 )
-
-// OpenRegular opens the regular file at path for reading. It never blocks
-// on a named pipe (the file is opened non-blocking and checked before any
-// read) and fails with a message naming what path is instead: a named
-// pipe, a device, a socket or a directory.
-func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%s, not a regular file", describeMode(st.Mode()))}
-	}
-	return f, st, nil
-}
-
-// ReadRegular reads the regular file at path (see OpenRegular), failing
-// when it holds more than limit bytes. Errors are *fs.PathError.
-func ReadRegular(path string, limit int64) ([]byte, error) {
-	f, _, err := OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than the %d bytes allowed", limit)}
-	}
-	return b, nil
-}
 
 // FileSum returns the hex sha256 of the regular file at path, streaming
 // it: a file of any size costs one buffer. A named pipe or a device is an
 // error, never read. The read stops when ctx ends.
 func FileSum(ctx context.Context, path string) (string, error) {
-	f, _, err := OpenRegular(path)
+	f, _, err := regular.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -67,28 +30,6 @@ func FileSum(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// describeMode names a kind of file for messages: "a named pipe (FIFO)".
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsRegular():
-		return "a regular file"
-	default:
-		return "a special file"
-	}
 }
 
 // tempPrefix starts the name of every temporary file and directory pipectl

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"pipectl.dev/pipectl/artifacts/regular"
 )
 
 // Local is a Store kept in a directory of the local file system.
@@ -190,9 +192,9 @@ type NotRegularError struct {
 
 func (e *NotRegularError) Error() string {
 	if e.Parent {
-		return fmt.Sprintf("%s: a directory on its path is %s: the store reads only regular files in its own directories", e.URI, describeMode(e.Mode))
+		return fmt.Sprintf("%s: a directory on its path is %s: the store reads only regular files in its own directories", e.URI, regular.Describe(e.Mode))
 	}
-	return fmt.Sprintf("%s is %s: the store reads only regular files in its own directories", e.URI, describeMode(e.Mode))
+	return fmt.Sprintf("%s is %s: the store reads only regular files in its own directories", e.URI, regular.Describe(e.Mode))
 }
 
 // Is makes errors.Is(err, ErrNotRegular) hold.

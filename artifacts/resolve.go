@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"pipectl.dev/pipectl/artifacts/regular"
 )
 
 // Ref is a resolved reference to a stored output, or to one file of a
@@ -89,7 +91,7 @@ func CopyToFile(ctx context.Context, s Store, key, dest string, size int64, want
 			return &ExistsError{Path: dest}
 		}
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is %s: a file cannot replace it", dest, describeMode(st.Mode()))
+			return fmt.Errorf("%s is %s: a file cannot replace it", dest, regular.Describe(st.Mode()))
 		}
 	}
 	return fetchFile(ctx, s, key, dest, size, want, nopTracker{}, opts.Force)

@@ -1,7 +1,7 @@
-// Package components holds the component spec (kind: Component, and KFP v1
-// component.yaml files), the program a step runs (Program) with its
-// placeholders (checked at load, resolved into argv and env), and the
-// values' rules. The runtime behind `pipectl exec` (materialise inputs, run,
+// Package components holds the component spec (kind: Component; package
+// kfpv1 reads KFP v1 component files as components), the program a step
+// runs (Program) with its placeholders (checked at load, resolved into argv
+// and env), and the values' rules. The runtime behind `pipectl exec` (materialise inputs, run,
 // publish outputs) is package components/execution; the programs run under
 // package components/process.
 //

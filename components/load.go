@@ -12,8 +12,9 @@ import (
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
-// Load reads and validates the component file at path: a pipectl Component
-// (apiVersion pipectl.dev/v1alpha1) or a KFP v1 component.yaml.
+// Load reads and validates the pipectl Component (apiVersion
+// pipectl.dev/v1alpha1) in the file at path. (Package kfpv1 reads KFP v1
+// component files too.)
 func Load(path string) (*Component, error) {
 	f, err := yamlfile.Read(path)
 	if err != nil {
@@ -27,17 +28,6 @@ func Load(path string) (*Component, error) {
 func Decode(f *yamlfile.File, n *yaml.Node, field string) (*Component, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, f.Errorf(n, field, "expected a component: a mapping with apiVersion %s and kind Component", APIVersion)
-	}
-	_, _, hasImpl := yamlfile.Lookup(n, "implementation")
-	_, _, hasAPI := yamlfile.Lookup(n, "apiVersion")
-	if hasImpl && !hasAPI {
-		// A KFP v1 component: checked as it is converted, in its own terms.
-		c, err := decodeKFP(f, n, field)
-		if err != nil {
-			return nil, err
-		}
-		c.Source, c.Dir = f.Path, filepath.Dir(f.Path)
-		return c, nil
 	}
 	c := &Component{}
 	if err := f.Decode(n, field, c); err != nil {
@@ -57,7 +47,7 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 		if k != nil {
 			v = k
 		}
-		return v, fieldPath(field, path...)
+		return v, JoinField(field, path...)
 	}
 	add := func(format string, args []any, path ...any) {
 		node, fp := at(path...)
@@ -118,7 +108,7 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 		}
 	}
 	for i, e := range c.Env {
-		if !envNameRE.MatchString(e.Name) {
+		if !ValidEnvName(e.Name) {
 			add("invalid environment variable name %q", []any{e.Name}, "env", i, "name")
 		}
 		if _, err := c.signature().checkList([]string{e.Value}, false); err != nil {
@@ -130,8 +120,11 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// fieldPath renders a dotted field path below field.
-func fieldPath(field string, path ...any) string {
+// ValidEnvName reports whether name is a valid environment variable name.
+func ValidEnvName(name string) bool { return envNameRE.MatchString(name) }
+
+// JoinField renders a dotted field path below field.
+func JoinField(field string, path ...any) string {
 	s := field
 	for _, p := range path {
 		switch p := p.(type) {
@@ -148,4 +141,4 @@ func fieldPath(field string, path ...any) string {
 }
 
 // FieldPath renders a dotted field path, e.g. FieldPath("steps", 1, "inputs") is steps[1].inputs.
-func FieldPath(path ...any) string { return fieldPath("", path...) }
+func FieldPath(path ...any) string { return JoinField("", path...) }

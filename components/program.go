@@ -229,10 +229,11 @@ func (c *Program) ParamPathInputs() []string {
 
 // ShipsCode reports whether a cluster run ships the component's folder
 // (RunDir) as its code: a pipectl component loaded from a file, whose
-// program runs in a folder relative to it. A KFP v1 component's code is in
-// its image, and so is that of a component whose workingDir is absolute.
+// program runs in a folder relative to it. An imported component's code is
+// in its image (CodeInImage), and so is that of a component whose
+// workingDir is absolute.
 func (c *Component) ShipsCode() bool {
-	return !c.KFP && c.Graph == nil && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
+	return !c.CodeInImage && c.Dir != "" && !filepath.IsAbs(c.WorkingDir)
 }
 
 // RunDir is where the component's program runs (Program.RunDir).

@@ -85,18 +85,15 @@ type Component struct {
 	// directory locally; by default that directory itself.
 	WorkingDir string `yaml:"workingDir,omitempty"`
 
-	// Graph is the implementation of a KFP v1 graph component (which has no
-	// program of its own: a pipeline uses it as a nested pipeline).
-	Graph *KFPGraph `yaml:"-" json:"-"`
-
 	// Code is the digest of the component's folder (RunDir) as package
 	// codepack packs it, "" when it is not shipped (ShipsCode). It is part
 	// of the fingerprint; in a pod, Runtime.Prepare unpacks that pack as the
 	// folder the program runs in.
 	Code string `yaml:"-" json:"code,omitempty"`
-	// KFP is true for a component loaded from a KFP v1 file: its code is in
-	// its image, not in its folder.
-	KFP bool `yaml:"-" json:"-"`
+	// CodeInImage is true when the component's program is in its image,
+	// not in its folder (a component imported from a KFP v1 file): a cluster
+	// run ships no code for it (ShipsCode).
+	CodeInImage bool `yaml:"-" json:"-"`
 
 	// Dir is the directory of the file the component came from; set by the loader.
 	Dir string `yaml:"-" json:"-"`
@@ -119,17 +116,38 @@ type IO struct {
 	// resolve to nothing (the argv element is dropped).
 	Optional bool `yaml:"optional,omitempty"`
 
-	// KFP is true for an input or output of a KFP v1 component; KFPType is
-	// then its type name as the file writes it ("" when untyped), which
-	// decides what may feed it (see Compatible).
-	KFP     bool   `yaml:"-"`
-	KFPType string `yaml:"-"`
-	// KFPName is the name a KFP v1 component's file gives the input or
-	// output, which KFP graphs refer to it by.
-	KFPName string `yaml:"-" json:"-"`
+	// Declared is set for an input or output of a component imported from
+	// another format (a KFP v1 file, package kfpv1): how that file declares
+	// it, whose own rules then decide what may feed it; nil for a pipectl
+	// component's.
+	Declared *Declared `yaml:"-" json:"-"`
 	// Path is the fixed path the program writes an output at (KFP's
 	// fileOutputs), instead of the path of {{outputs.NAME.path}}.
 	Path string `yaml:"-"`
+}
+
+// ValueType is the type a literal or a pipeline parameter given to input
+// io is checked against: the input's own type for a parameter; string for
+// an artifact input of an imported component, which takes a value as a
+// file (as KFP v1 passes data); "" for other artifact inputs, which take no value.
+func (io IO) ValueType() string {
+	switch {
+	case !IsArtifact(io.Type):
+		return io.Type
+	case io.Declared != nil:
+		return TypeString
+	}
+	return ""
+}
+
+// Declared is an input or output as the file of an imported component
+// declares it.
+type Declared struct {
+	// Name is the name the file gives it (pipectl's IO.Name is that name
+	// made an identifier), which the file's other parts refer to it by.
+	Name string
+	// Type is its type as the file writes it, "" when untyped.
+	Type string
 }
 
 // EnvVar is one environment variable of a component.

@@ -187,7 +187,7 @@ func NodeValue(t string, n *yaml.Node) (string, error) {
 		return b.String(), nil
 	}
 	if n.Kind != yaml.ScalarNode {
-		return "", fmt.Errorf("expected a single %s value, got a %s", t, kindName(n))
+		return "", fmt.Errorf("expected a single %s value, got a %s", t, KindName(n))
 	}
 	if err := CheckValue(t, n.Value); err != nil {
 		return "", err
@@ -195,7 +195,8 @@ func NodeValue(t string, n *yaml.Node) (string, error) {
 	return n.Value, nil
 }
 
-func kindName(n *yaml.Node) string {
+// KindName names the kind of a YAML node that is not a scalar, for messages.
+func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "list"

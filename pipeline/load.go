@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/regular"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/kfpv1"
 	"pipectl.dev/pipectl/components/yamlfile"
 	"pipectl.dev/pipectl/pipeline/kfpv2"
 )
@@ -24,7 +25,7 @@ import (
 // components it names. Every problem found is returned, joined; each is a
 // *yamlfile.Error naming file, line, column and field.
 func Load(path string) (*Pipeline, error) {
-	data, err := artifacts.ReadRegular(path, yamlfile.MaxSize)
+	data, err := regular.Read(path, yamlfile.MaxSize)
 	if err != nil {
 		return nil, &yamlfile.Error{File: path, Msg: unwrapPathErr(err).Error()}
 	}
@@ -270,26 +271,26 @@ func (v *validator) component(i int) *components.Component {
 		if isPipeline(f.Root) {
 			return v.subPipeline(i, f, path)
 		}
-		c, err := components.Decode(f, f.Root, "")
+		c, g, err := kfpv1.Decode(f, f.Root, "")
 		if err != nil {
 			v.errs = append(v.errs, err)
 		}
 		v.loaded[path] = c
-		if c != nil && c.Graph != nil {
-			return v.kfpGraph(i, c, path)
+		if g != nil {
+			return v.kfpGraph(i, c, g, path)
 		}
 		return c
 	default:
 		if isPipeline(n) {
 			return v.inlinePipeline(i, n)
 		}
-		c, err := components.Decode(v.f, n, components.FieldPath(v.sp(i, "component")...))
+		c, g, err := kfpv1.Decode(v.f, n, components.FieldPath(v.sp(i, "component")...))
 		if err != nil {
 			v.errs = append(v.errs, err)
 			return nil
 		}
-		if c.Graph != nil {
-			return v.kfpGraph(i, c, "")
+		if g != nil {
+			return v.kfpGraph(i, c, g, "")
 		}
 		return c
 	}
@@ -333,12 +334,12 @@ func (v *validator) step(i int, index map[string]int) {
 			switch {
 			case !ok:
 			case prm.kfp != nil:
-				if !components.Compatible(*prm.kfp, in) {
-					v.atValue(path, "type mismatch: input %q of the graph is %s, input %q expects %s", b.Param, typeName(*prm.kfp), name, typeName(in))
+				if !kfpv1.Compatible(*prm.kfp, in) {
+					v.atValue(path, "type mismatch: input %q of the graph is %s, input %q expects %s", b.Param, kfpv1.TypeName(*prm.kfp), name, kfpv1.TypeName(in))
 				}
 			case components.IsArtifact(prm.Type):
-				if !components.IsArtifact(in.Type) && !in.KFP || !components.Compatible(components.IO{Name: b.Param, Type: prm.Type}, in) {
-					v.atValue(path, "type mismatch: parameter %q is an artifact (%s), input %q expects %s", b.Param, prm.Type, name, typeName(in))
+				if !components.IsArtifact(in.Type) && in.Declared == nil || !kfpv1.Compatible(components.IO{Name: b.Param, Type: prm.Type}, in) {
+					v.atValue(path, "type mismatch: parameter %q is an artifact (%s), input %q expects %s", b.Param, prm.Type, name, kfpv1.TypeName(in))
 				}
 			case vt == "" || !components.Assignable(prm.Type, vt):
 				v.atValue(path, "type mismatch: parameter %q is %s, input %q expects %s", b.Param, prm.Type, name, in.Type)
@@ -348,11 +349,11 @@ func (v *validator) step(i int, index map[string]int) {
 			switch {
 			case !ok:
 			case v.loops(b.Step) && components.IsArtifact(out.Type) && !components.IsArtifact(in.Type):
-				v.atValue(path, "output %q of loop step %q is collected into a directory of its iterations' outputs: input %q (%s) expects a single value", b.Output, b.Step, name, typeName(in))
-			case v.loops(b.Step) && !components.IsArtifact(out.Type) && !components.Compatible(components.IO{Name: out.Name, Type: components.TypeJSON}, in):
-				v.atValue(path, "type mismatch: output %q of loop step %q is collected into a JSON list (json), input %q expects %s (a single value)", b.Output, b.Step, name, typeName(in))
-			case !v.loops(b.Step) && !components.Compatible(out, in):
-				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, typeName(out), name, typeName(in))
+				v.atValue(path, "output %q of loop step %q is collected into a directory of its iterations' outputs: input %q (%s) expects a single value", b.Output, b.Step, name, kfpv1.TypeName(in))
+			case v.loops(b.Step) && !components.IsArtifact(out.Type) && !kfpv1.Compatible(components.IO{Name: out.Name, Type: components.TypeJSON}, in):
+				v.atValue(path, "type mismatch: output %q of loop step %q is collected into a JSON list (json), input %q expects %s (a single value)", b.Output, b.Step, name, kfpv1.TypeName(in))
+			case !v.loops(b.Step) && !kfpv1.Compatible(out, in):
+				v.atValue(path, "type mismatch: output %q of step %q is %s, input %q expects %s", b.Output, b.Step, kfpv1.TypeName(out), name, kfpv1.TypeName(in))
 			}
 		case vt == "":
 			v.atValue(path, "input %q is an artifact (%s): expected a step output such as \"{{steps.STEP.outputs.OUTPUT}}\"", name, in.Type)
@@ -693,7 +694,7 @@ func (v *validator) loop(i int, index map[string]int) []string {
 		if v.loops(b.Step) {
 			v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", b.Output, b.Step)
 		} else if out, ok := v.output(b.Step, b.Output); ok && out.Type != components.TypeJSON {
-			v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", b.Output, b.Step, typeName(out))
+			v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", b.Output, b.Step, kfpv1.TypeName(out))
 		}
 		return nil
 	default:
@@ -745,18 +746,6 @@ func (v *validator) paramNames() string {
 		return "none declared"
 	}
 	return strings.Join(v.p.ParamOrder, ", ")
-}
-
-// typeName is an input's or output's type for messages: a KFP component's
-// as its file writes it.
-func typeName(io components.IO) string {
-	switch {
-	case io.KFP && io.KFPType == "":
-		return "untyped"
-	case io.KFP:
-		return io.KFPType
-	}
-	return io.Type
 }
 
 func ioNames(ios []components.IO) string {

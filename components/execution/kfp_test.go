@@ -8,6 +8,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/kfpv1"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -30,7 +31,7 @@ implementation:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := components.Decode(yf, yf.Root, "")
+	c, _, err := kfpv1.Decode(yf, yf.Root, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/artifacts/regular"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/process"
 )
@@ -325,7 +326,7 @@ func (rt *Runtime) Publish(ctx context.Context, inv *components.Invocation, ws W
 	for _, out := range c.Outputs {
 		local := out.FilePath(ws.OutputDir(0))
 		if !components.IsArtifact(out.Type) {
-			b, err := artifacts.ReadRegular(local, MaxOutputParamSize)
+			b, err := regular.Read(local, MaxOutputParamSize)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
 				continue

@@ -16,7 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/regular"
 )
 
 // Error is one problem in a spec file.
@@ -60,7 +60,7 @@ const MaxSize = 16 << 20
 // MaxSize bytes: a named pipe, a device or a directory is an *Error, and
 // reading never blocks or fills memory.
 func Read(path string) (*File, error) {
-	data, err := artifacts.ReadRegular(path, MaxSize)
+	data, err := regular.Read(path, MaxSize)
 	if err != nil {
 		return nil, &Error{File: path, Msg: unwrapPath(err).Error()}
 	}
@@ -181,6 +181,18 @@ func (f *File) Errorf(n *yaml.Node, field, format string, args ...any) *Error {
 		e.Line, e.Column = n.Line, n.Column
 	}
 	return e
+}
+
+// Pairs returns the keys and values of a mapping node, in file order
+// (none for any other node).
+func Pairs(n *yaml.Node) (keys, values []*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys, values = append(keys, n.Content[i]), append(values, n.Content[i+1])
+	}
+	return keys, values
 }
 
 // Lookup returns the value node at path below n (string keys for mappings,

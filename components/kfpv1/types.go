@@ -1,9 +1,11 @@
-package components
+package kfpv1
 
 import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // KFP v1 types. A type is a name ("String", "GCSPath") or a mapping of one
@@ -13,18 +15,18 @@ import (
 // kfpParamTypes maps KFP's parameter type names (any case) to pipectl's:
 // the names KFP's serializers know and those it treats as parameters.
 var kfpParamTypes = map[string]string{
-	"string": TypeString, "str": TypeString, "text": TypeString,
-	"integer": TypeInt, "int": TypeInt,
-	"float": TypeFloat, "double": TypeFloat,
-	"boolean": TypeBool, "bool": TypeBool,
-	"jsonobject": TypeJSON, "jsonarray": TypeJSON, "dict": TypeJSON, "dictionary": TypeJSON,
-	"list": TypeJSON, "json": TypeJSON,
+	"string": components.TypeString, "str": components.TypeString, "text": components.TypeString,
+	"integer": components.TypeInt, "int": components.TypeInt,
+	"float": components.TypeFloat, "double": components.TypeFloat,
+	"boolean": components.TypeBool, "bool": components.TypeBool,
+	"jsonobject": components.TypeJSON, "jsonarray": components.TypeJSON, "dict": components.TypeJSON, "dictionary": components.TypeJSON,
+	"list": components.TypeJSON, "json": components.TypeJSON,
 }
 
 // kfpArtifactTypes maps KFP's artifact type names (any case) to pipectl's;
 // any other name is an Artifact.
 var kfpArtifactTypes = map[string]string{
-	"dataset": TypeDataset, "model": TypeModel, "metrics": TypeMetrics,
+	"dataset": components.TypeDataset, "model": components.TypeModel, "metrics": components.TypeMetrics,
 }
 
 // kfpTypeName is the name of a KFP type node, "" when untyped.
@@ -46,7 +48,7 @@ func kfpInputType(kt string, byValue bool) string {
 		return p
 	}
 	if byValue {
-		return TypeString
+		return components.TypeString
 	}
 	return kfpOutputType(kt)
 }
@@ -59,7 +61,7 @@ func kfpOutputType(kt string) string {
 	if a, ok := kfpArtifactTypes[strings.ToLower(kt)]; ok {
 		return a
 	}
-	return TypeArtifact
+	return components.TypeArtifact
 }
 
 // Compatible reports whether output out may feed input in. Between two
@@ -67,35 +69,34 @@ func kfpOutputType(kt string) string {
 // files write them: untyped matches anything, a generic Artifact matches any
 // non-parameter type, otherwise the names must be equal. An untyped KFP
 // port matches anything; otherwise the pipectl types must be Assignable.
-func Compatible(out, in IO) bool {
+func Compatible(out, in components.IO) bool {
+	od, id := out.Declared, in.Declared
 	switch {
-	case out.KFP && out.KFPType == "", in.KFP && in.KFPType == "":
+	case od != nil && od.Type == "", id != nil && id.Type == "":
 		return true
-	case out.KFP && in.KFP:
-		ot, it := out.KFPType, in.KFPType
+	case od != nil && id != nil:
+		ot, it := od.Type, id.Type
 		if strings.EqualFold(ot, "artifact") && !kfpIsParam(it) || strings.EqualFold(it, "artifact") && !kfpIsParam(ot) {
 			return true
 		}
 		return ot == it
 	}
-	return Assignable(out.Type, in.Type)
+	return components.Assignable(out.Type, in.Type)
+}
+
+// TypeName is an input's or output's type for messages: a KFP component's
+// as its file writes it.
+func TypeName(io components.IO) string {
+	switch {
+	case io.Declared != nil && io.Declared.Type == "":
+		return "untyped"
+	case io.Declared != nil:
+		return io.Declared.Type
+	}
+	return io.Type
 }
 
 func kfpIsParam(name string) bool {
 	_, ok := kfpParamTypes[strings.ToLower(name)]
 	return ok
-}
-
-// ValueType is the type a literal or a pipeline parameter given to input
-// io is checked against: the input's own type for a parameter; string for
-// an artifact input of a KFP component, which takes a value as a file (as
-// KFP passes data); "" for other artifact inputs, which take no value.
-func (io IO) ValueType() string {
-	switch {
-	case !IsArtifact(io.Type):
-		return io.Type
-	case io.KFP:
-		return TypeString
-	}
-	return ""
 }

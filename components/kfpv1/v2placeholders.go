@@ -1,4 +1,4 @@
-package components
+package kfpv1
 
 import (
 	"fmt"

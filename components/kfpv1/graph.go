@@ -1,19 +1,20 @@
-package components
+package kfpv1
 
 import (
 	"errors"
 
 	"gopkg.in/yaml.v3"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
-// KFPGraph is the implementation.graph of a KFP v1 graph component: tasks
+// Graph is the implementation.graph of a KFP v1 graph component: tasks
 // (each a componentRef and arguments) and outputValues. The component's
 // inputs and outputs are converted as any KFP component's (an input is a
 // parameter when its type is a KFP parameter type or it has a default);
-// package pipeline turns the graph into a nested pipeline.
-type KFPGraph struct {
+// Graph.Pipeline writes it as a nested pipeline.
+type Graph struct {
 	// File holds the graph; Node is the graph mapping and Field its dotted
 	// path, for messages.
 	File  *yamlfile.File
@@ -24,24 +25,24 @@ type KFPGraph struct {
 	Inputs, Outputs map[string]string
 }
 
-// decodeKFPGraph converts a KFP v1 graph component: its inputs and
+// decodeGraph converts a KFP v1 graph component: its inputs and
 // outputs; the graph itself is checked where it is expanded.
-func decodeKFPGraph(f *yamlfile.File, n *yaml.Node, field string, k *kfpComponent) (*Component, error) {
-	at := func(path ...any) string { return fieldPath(field, path...) }
+func decodeGraph(f *yamlfile.File, n *yaml.Node, field string, k *kfpComponent) (*components.Component, *Graph, error) {
+	at := func(path ...any) string { return components.JoinField(field, path...) }
 	keyOf := func(path ...any) *yaml.Node { return keyNode(n, path...) }
 	if k.Implementation.Container.Kind != 0 {
-		return nil, f.Errorf(keyOf("implementation"), at("implementation"), "a KFP component's implementation is a container or a graph, not both")
+		return nil, nil, f.Errorf(keyOf("implementation"), at("implementation"), "a KFP component's implementation is a container or a graph, not both")
 	}
 	var errs []error
 	name := k.Name
 	if name == "" {
 		name = kfpDefaultName
 	}
-	c := &Component{APIVersion: APIVersion, Kind: "Component", Metadata: Metadata{Name: kfpResourceName(name), Description: k.Description}}
-	if want := ValidDNSLabel(c.Metadata.Name); want != "" {
+	c := &components.Component{APIVersion: components.APIVersion, Kind: "Component", Metadata: components.Metadata{Name: kfpResourceName(name), Description: k.Description}, CodeInImage: true}
+	if want := components.ValidDNSLabel(c.Metadata.Name); want != "" {
 		errs = append(errs, f.Errorf(keyOf("name"), at("name"), "KFP name %q gives the component name %q, which is not %s", k.Name, c.Metadata.Name, want))
 	}
-	g := &KFPGraph{File: f, Node: &k.Implementation.Graph, Field: at("implementation", "graph"),
+	g := &Graph{File: f, Node: &k.Implementation.Graph, Field: at("implementation", "graph"),
 		Inputs: kfpNameTable(ioNames(k.Inputs)), Outputs: kfpNameTable(ioNames(k.Outputs))}
 	if g.Node.Kind != yaml.MappingNode {
 		errs = append(errs, f.Errorf(g.Node, g.Field, "expected a graph: a mapping with tasks and outputValues"))
@@ -66,8 +67,7 @@ func decodeKFPGraph(f *yamlfile.File, n *yaml.Node, field string, k *kfpComponen
 		conv.outputs[out.Name] = port
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	c.Graph = g
-	return c, nil
+	return c, g, nil
 }

@@ -1,10 +1,12 @@
-package components
+package kfpv1
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // TestKFPv1WithV2Placeholders: a KFP v1-format component using KFP v2
@@ -12,7 +14,7 @@ import (
 // input read through {{$.inputs.parameters[...]}} is a parameter, and
 // {{$}} (or {executorInput: ...}) is the executor input JSON.
 func TestKFPv1WithV2Placeholders(t *testing.T) {
-	c, err := decodeKFPText(t, `
+	c, prog := decodeProgram(t, `
 name: v2 style
 inputs:
 - {name: Text}
@@ -28,13 +30,10 @@ implementation:
       "{{$.outputs.parameters['out'].output_file}}", "{{$.outputs.artifacts['model'].uri}}", "{{$.pipeline_job_name}}/{{$.pipeline_task_name}}"]
     args: [--executor_input, "{{$}}", {executorInput: null}]
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if in, _ := c.Input("text"); in.Type != TypeString {
+	if in, _ := c.Input("text"); in.Type != components.TypeString {
 		t.Errorf("input text is %s, want string (read as a value)", in.Type)
 	}
-	v := Placeholders{
+	v := components.Placeholders{
 		Params:      map[string]string{"text": "a \"b\"", "count": "3"},
 		InputPaths:  map[string]string{"data": "/w/inputs/data"},
 		OutputPaths: map[string]string{"out": "/w/outputs/out", "model": "/w/outputs/model"},
@@ -42,7 +41,7 @@ implementation:
 		OutputDir:   "/w/outputs",
 		Run:         "r1", Step: "s",
 	}
-	argv, err := mustProgram(t, c).Argv(v)
+	argv, err := prog.Argv(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ implementation:
 	if a := ei.Inputs.Artifacts["data"].Artifacts; len(a) != 1 || a[0].URI != "/w/inputs/data" {
 		t.Errorf("input artifact data %+v: want its local path as uri", a)
 	}
-	if ei.Outputs.Parameters["out"].OutputFile != "/w/outputs/out" || ei.Outputs.OutputFile != "/w/outputs/"+ExecutorOutputFile {
+	if ei.Outputs.Parameters["out"].OutputFile != "/w/outputs/out" || ei.Outputs.OutputFile != "/w/outputs/"+components.ExecutorOutputFile {
 		t.Errorf("outputs %+v", ei.Outputs)
 	}
 }

@@ -1,10 +1,12 @@
-package components
+package kfpv1
 
 import (
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components"
 )
 
 // KFP v1 command-line arguments as kfp.components resolves them
@@ -78,7 +80,7 @@ func kfpUsage(list []yaml.Node) map[string]map[string]bool {
 func (cv *kfpConverter) args(list []yaml.Node, key string, errs []error) ([]string, []error) {
 	var out []string
 	for j := range list {
-		elems, err := cv.arg(&list[j], fieldPath(cv.field, key, j), false)
+		elems, err := cv.arg(&list[j], components.JoinField(cv.field, key, j), false)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -110,7 +112,7 @@ func (cv *kfpConverter) arg(n *yaml.Node, field string, inConcat bool) ([]string
 		return nil, f.Errorf(n, field, "expected a placeholder: a mapping of one key (%s)", kfpSupported)
 	}
 	key, val := n.Content[0], n.Content[1]
-	field = fieldPath(field, key.Value)
+	field = components.JoinField(field, key.Value)
 	switch key.Value {
 	case "inputValue", "inputPath", "inputUri":
 		port, err := cv.port(cv.inputs, "input", key.Value, val, field)
@@ -145,7 +147,7 @@ func (cv *kfpConverter) arg(n *yaml.Node, field string, inConcat bool) ([]string
 		}
 		var b strings.Builder
 		for i, item := range val.Content {
-			elems, err := cv.arg(item, fieldPath(field, i), true)
+			elems, err := cv.arg(item, components.JoinField(field, i), true)
 			if err != nil {
 				return nil, err
 			}
@@ -207,7 +209,7 @@ func (cv *kfpConverter) ifArg(key, n *yaml.Node, field string) ([]string, error)
 		case "else":
 			els = v
 		default:
-			return nil, f.Errorf(k, fieldPath(field, k.Value), "unknown field %q (expected one of: cond, then, else)", k.Value)
+			return nil, f.Errorf(k, components.JoinField(field, k.Value), "unknown field %q (expected one of: cond, then, else)", k.Value)
 		}
 	}
 	if cond == nil || then == nil {
@@ -218,11 +220,11 @@ func (cv *kfpConverter) ifArg(key, n *yaml.Node, field string) ([]string, error)
 			return nil, nil
 		}
 		if b.Kind != yaml.SequenceNode {
-			return cv.arg(b, fieldPath(field, name), false)
+			return cv.arg(b, components.JoinField(field, name), false)
 		}
 		var out []string
 		for i, item := range b.Content {
-			elems, err := cv.arg(item, fieldPath(field, name, i), false)
+			elems, err := cv.arg(item, components.JoinField(field, name, i), false)
 			if err != nil {
 				return nil, err
 			}
@@ -230,7 +232,7 @@ func (cv *kfpConverter) ifArg(key, n *yaml.Node, field string) ([]string, error)
 		}
 		return out, nil
 	}
-	marker, constant, err := cv.cond(cond, fieldPath(field, "cond"))
+	marker, constant, err := cv.cond(cond, components.JoinField(field, "cond"))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +262,7 @@ func (cv *kfpConverter) ifArg(key, n *yaml.Node, field string) ([]string, error)
 func (cv *kfpConverter) cond(n *yaml.Node, field string) (marker string, constant bool, err error) {
 	f := cv.f
 	if n.Kind == yaml.ScalarNode {
-		b, err := ParseBoolWord(n.Value)
+		b, err := components.ParseBoolWord(n.Value)
 		if err != nil {
 			return "", false, f.Errorf(n, field, "%v", err)
 		}
@@ -270,7 +272,7 @@ func (cv *kfpConverter) cond(n *yaml.Node, field string) (marker string, constan
 		key, val := n.Content[0], n.Content[1]
 		switch key.Value {
 		case "isPresent", "inputValue":
-			port, err := cv.port(cv.inputs, "input", key.Value, val, fieldPath(field, key.Value))
+			port, err := cv.port(cv.inputs, "input", key.Value, val, components.JoinField(field, key.Value))
 			if err != nil {
 				return "", false, err
 			}

@@ -4,7 +4,7 @@
 // through `pipectl validate` and `pipectl compile`, as a user would.
 //
 //	go build -o /tmp/pipectl ./cmd/pipectl
-//	go run ./components/internal/kfpcatalog -pipectl /tmp/pipectl DIR
+//	go run ./components/kfpv1/internal/kfpcatalog -pipectl /tmp/pipectl DIR
 //
 // It prints each failure (file and pipectl's first message line), the
 // failures grouped by message, and the count of files that validate and
@@ -29,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/kfpv1"
 )
 
 func main() {
@@ -110,11 +111,11 @@ func group(msg string) string {
 // check wraps the component file in a pipeline at pipe and returns the first
 // line of the first failing pipectl command's message, or "".
 func check(bin, file, pipe string) string {
-	c, err := components.Load(file)
+	c, g, err := kfpv1.Load(file)
 	if err != nil {
 		return firstLine(err.Error())
 	}
-	data, err := yaml.Marshal(wrap(c, file))
+	data, err := yaml.Marshal(wrap(c, g != nil, file))
 	if err != nil {
 		return err.Error()
 	}
@@ -123,7 +124,7 @@ func check(bin, file, pipe string) string {
 	}
 	for _, args := range [][]string{
 		{"validate", pipe},
-		{"compile", pipe, "--artifacts", "s3://bucket/runs", "-o", pipe + ".wf.yaml"},
+		{"compile", pipe, "--image-tags", "--no-ship-code", "--artifacts", "s3://bucket/runs", "-o", pipe + ".wf.yaml"},
 	} {
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, args...)
@@ -143,7 +144,7 @@ func firstLine(s string) string {
 // wrap returns a pipeline with one step running the component at file; each
 // required input gets a literal of its type, or the output of a source step;
 // the step names an image when the component (not a graph) leaves it empty.
-func wrap(c *components.Component, file string) map[string]any {
+func wrap(c *components.Component, graph bool, file string) map[string]any {
 	inputs := map[string]any{}
 	var steps []any
 	for _, in := range c.Inputs {
@@ -169,7 +170,7 @@ func wrap(c *components.Component, file string) map[string]any {
 		}
 	}
 	main := map[string]any{"name": "main", "component": file, "inputs": inputs}
-	if c.Image == "" && c.Graph == nil {
+	if c.Image == "" && !graph {
 		// Left for the user to fill in (image: ''): as a user would, the
 		// step names the image it built. (A graph component has no image:
 		// its tasks' components have theirs.)

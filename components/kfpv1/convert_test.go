@@ -1,4 +1,4 @@
-package components
+package kfpv1
 
 import (
 	"strings"
@@ -6,17 +6,33 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
 // decodeKFPText loads a KFP component held in text, as the file c.yaml.
-func decodeKFPText(t *testing.T, text string) (*Component, error) {
+func decodeKFPText(t *testing.T, text string) (*components.Component, error) {
 	t.Helper()
 	f, err := yamlfile.Parse("c.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Decode(f, f.Root, "")
+	c, _, err := Decode(f, f.Root, "")
+	return c, err
+}
+
+// decodeProgram loads a KFP component held in text and makes its program.
+func decodeProgram(t *testing.T, text string) (*components.Component, *components.Program) {
+	t.Helper()
+	c, err := decodeKFPText(t, text)
+	if err == nil {
+		var p *components.Program
+		if p, err = c.Program(); err == nil {
+			return c, p
+		}
+	}
+	t.Fatal(err)
+	return nil, nil
 }
 
 func TestKFPConvert(t *testing.T) {
@@ -28,7 +44,7 @@ func TestKFPConvert(t *testing.T) {
 		inputs        []io
 		outputs       []io
 		command, args []string
-		env           []EnvVar
+		env           []components.EnvVar
 	}{{
 		name: "placeholders and names",
 		text: `
@@ -49,12 +65,12 @@ implementation:
 `,
 		wantName: "train-model-v2",
 		inputs: []io{
-			{"training_data", TypeArtifact, "CSV", ""},
-			{"learning_rate_2", TypeFloat, "Float", ""},
-			{"learning_rate", TypeString, "", ""},
-			{"label_column", TypeString, "", ""},
+			{"training_data", components.TypeArtifact, "CSV", ""},
+			{"learning_rate_2", components.TypeFloat, "Float", ""},
+			{"learning_rate", components.TypeString, "", ""},
+			{"label_column", components.TypeString, "", ""},
 		},
-		outputs: []io{{"model", TypeModel, "Model", ""}, {"training_data", TypeArtifact, "", ""}},
+		outputs: []io{{"model", components.TypeModel, "Model", ""}, {"training_data", components.TypeArtifact, "", ""}},
 		command: []string{"python3", "train.py", "--data", "{{inputs.training_data.path}}", "--uri", "{{inputs.training_data.uri}}"},
 		args:    []string{"--lr", "{{inputs.learning_rate_2}}", "{{inputs.learning_rate}}", "--label={{inputs.label_column}};7", "{{outputs.model.path}}", "{{outputs.training_data.uri}}"},
 	}, {
@@ -85,10 +101,10 @@ implementation:
 `,
 		wantName: "component",
 		inputs: []io{
-			{"x", TypeString, "String", ""}, {"verbose", TypeBool, "Boolean", ""},
-			{"cfg", TypeString, "JsonObject", ""}, {"object", TypeJSON, "JsonObject", ""}, {"n1st", TypeString, "", ""},
+			{"x", components.TypeString, "String", ""}, {"verbose", components.TypeBool, "Boolean", ""},
+			{"cfg", components.TypeString, "JsonObject", ""}, {"object", components.TypeJSON, "JsonObject", ""}, {"n1st", components.TypeString, "", ""},
 		},
-		outputs: []io{{"out", TypeString, "String", "/tmp/kfp-out/out.txt"}},
+		outputs: []io{{"out", components.TypeString, "String", "/tmp/kfp-out/out.txt"}},
 		command: []string{
 			"sh",
 			"{{if present inputs.x}}", "--x", "{{inputs.x}}", "{{else}}", "--no-x", "{{end}}",
@@ -98,7 +114,7 @@ implementation:
 			"gs://b/{{run.id}}/{{pod.name}}-{{run.id}}",
 			"{{inputs.n1st}}",
 		},
-		env: []EnvVar{{"B", "b{{pod.name}}"}, {"A", "plain"}},
+		env: []components.EnvVar{{Name: "B", Value: "b{{pod.name}}"}, {Name: "A", Value: "plain"}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,10 +122,10 @@ implementation:
 			if err != nil {
 				t.Fatal(err)
 			}
-			ios := func(l []IO) []io {
+			ios := func(l []components.IO) []io {
 				var out []io
 				for _, x := range l {
-					out = append(out, io{x.Name, x.Type, x.KFPType, x.Path})
+					out = append(out, io{x.Name, x.Type, x.Declared.Type, x.Path})
 				}
 				return out
 			}
@@ -302,7 +318,7 @@ func TestKFPNameTable(t *testing.T) {
 }
 
 func TestKFPArgv(t *testing.T) {
-	c, err := decodeKFPText(t, `
+	_, prog := decodeProgram(t, `
 name: conditional
 inputs:
 - {name: x, optional: true}
@@ -317,9 +333,6 @@ implementation:
     - {concat: ['--cfg=', {inputValue: cfg}]}
     - 'run={{workflow.uid}} pod={{pod.name}}'
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		given map[string]string
 		want  []string
@@ -332,11 +345,11 @@ implementation:
 		{map[string]string{"flag": "1"}, []string{"prog", "--no-x", "--flag", "--cfg=", "run=r1 pod=r1-s"}, ""},
 	}
 	for _, tt := range tests {
-		params, err := mustProgram(t, c).ParamValues(tt.given)
+		params, err := prog.ParamValues(tt.given)
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv, err := mustProgram(t, c).Argv(Placeholders{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
+		argv, err := prog.Argv(components.Placeholders{Params: params, Run: "r1", Step: "s", Pod: "r1-s"})
 		if err != nil {
 			t.Fatalf("Argv(%v): %v", tt.given, err)
 		}
@@ -345,30 +358,32 @@ implementation:
 		}
 	}
 	// A condition value that is no truth value fails at run time, as in KFP.
-	_, err = mustProgram(t, c).Argv(Placeholders{Params: map[string]string{"flag": "maybe", "cfg": ""}})
+	_, err := prog.Argv(components.Placeholders{Params: map[string]string{"flag": "maybe", "cfg": ""}})
 	if err == nil || !strings.Contains(err.Error(), `{{if inputs.flag}}: expected a truth value (true/false, yes/no, on/off, 1/0), got "maybe"`) {
 		t.Errorf("Argv with flag=maybe: %v", err)
 	}
 }
 
 func TestKFPCompatible(t *testing.T) {
-	kfp := func(kt, typ string) IO { return IO{KFP: true, KFPType: kt, Type: typ} }
-	pc := func(typ string) IO { return IO{Type: typ} }
+	kfp := func(kt, typ string) components.IO {
+		return components.IO{Declared: &components.Declared{Type: kt}, Type: typ}
+	}
+	pc := func(typ string) components.IO { return components.IO{Type: typ} }
 	tests := []struct {
-		out, in IO
+		out, in components.IO
 		want    bool
 	}{
-		{kfp("", TypeArtifact), kfp("String", TypeString), true},         // untyped output feeds anything
-		{kfp("Integer", TypeInt), kfp("", TypeArtifact), true},           // anything feeds an untyped input
-		{kfp("GCSPath", TypeArtifact), kfp("GCSPath", TypeString), true}, // same names
-		{kfp("String", TypeString), kfp("JsonObject", TypeString), false},
-		{kfp("CSV", TypeArtifact), kfp("Artifact", TypeArtifact), true},
-		{kfp("Artifact", TypeArtifact), kfp("Integer", TypeInt), false},
-		{kfp("CSV", TypeArtifact), kfp("TSV", TypeArtifact), false},
-		{pc(TypeDataset), kfp("CSV", TypeArtifact), true}, // pipectl rules between the pipectl types
-		{pc(TypeDataset), kfp("Model", TypeModel), false},
-		{pc(TypeDataset), kfp("", TypeArtifact), true},
-		{pc(TypeInt), pc(TypeFloat), true},
+		{kfp("", components.TypeArtifact), kfp("String", components.TypeString), true},         // untyped output feeds anything
+		{kfp("Integer", components.TypeInt), kfp("", components.TypeArtifact), true},           // anything feeds an untyped input
+		{kfp("GCSPath", components.TypeArtifact), kfp("GCSPath", components.TypeString), true}, // same names
+		{kfp("String", components.TypeString), kfp("JsonObject", components.TypeString), false},
+		{kfp("CSV", components.TypeArtifact), kfp("Artifact", components.TypeArtifact), true},
+		{kfp("Artifact", components.TypeArtifact), kfp("Integer", components.TypeInt), false},
+		{kfp("CSV", components.TypeArtifact), kfp("TSV", components.TypeArtifact), false},
+		{pc(components.TypeDataset), kfp("CSV", components.TypeArtifact), true}, // pipectl rules between the pipectl types
+		{pc(components.TypeDataset), kfp("Model", components.TypeModel), false},
+		{pc(components.TypeDataset), kfp("", components.TypeArtifact), true},
+		{pc(components.TypeInt), pc(components.TypeFloat), true},
 	}
 	for _, tt := range tests {
 		if got := Compatible(tt.out, tt.in); got != tt.want {

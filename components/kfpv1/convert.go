@@ -1,4 +1,4 @@
-package components
+package kfpv1
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -62,17 +63,24 @@ type kfpContainer struct {
 }
 
 // decodeKFP converts the KFP v1 component at node n of file f (field is its
-// dotted path, "" for a whole file) into a Component, and checks it.
-func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error) {
+// dotted path, "" for a whole file) into a Component, and checks it; a
+// graph component's graph is returned too.
+func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*components.Component, *Graph, error) {
 	var k kfpComponent
 	if err := f.Decode(n, field, &k); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	at := func(path ...any) string { return fieldPath(field, path...) }
-	keyOf := func(path ...any) *yaml.Node { return keyNode(n, path...) }
 	if k.Implementation.Graph.Kind != 0 {
-		return decodeKFPGraph(f, n, field, &k)
+		return decodeGraph(f, n, field, &k)
 	}
+	c, err := decodeContainer(f, n, field, &k)
+	return c, nil, err
+}
+
+// decodeContainer converts a KFP v1 container component.
+func decodeContainer(f *yamlfile.File, n *yaml.Node, field string, k *kfpComponent) (*components.Component, error) {
+	at := func(path ...any) string { return components.JoinField(field, path...) }
+	keyOf := func(path ...any) *yaml.Node { return keyNode(n, path...) }
 	if k.Implementation.Container.Kind == 0 {
 		return nil, f.Errorf(keyOf("implementation"), at("implementation"), "missing: container (a KFP v1 component's implementation is a container or a graph)")
 	}
@@ -85,14 +93,14 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 	if name == "" {
 		name = kfpDefaultName
 	}
-	c := &Component{
-		APIVersion: APIVersion,
-		Kind:       "Component",
-		Metadata:   Metadata{Name: kfpResourceName(name), Description: k.Description},
-		Image:      cont.Image,
-		KFP:        true,
+	c := &components.Component{
+		APIVersion:  components.APIVersion,
+		Kind:        "Component",
+		Metadata:    components.Metadata{Name: kfpResourceName(name), Description: k.Description},
+		Image:       cont.Image,
+		CodeInImage: true,
 	}
-	if want := ValidDNSLabel(c.Metadata.Name); want != "" {
+	if want := components.ValidDNSLabel(c.Metadata.Name); want != "" {
 		errs = append(errs, f.Errorf(keyOf("name"), at("name"), "KFP name %q gives the component name %q, which is not %s", k.Name, c.Metadata.Name, want))
 	}
 	conv := &kfpConverter{f: f, field: at("implementation", "container"), inputs: map[string]kfpPort{}, outputs: map[string]kfpPort{}}
@@ -137,10 +145,12 @@ func decodeKFP(f *yamlfile.File, n *yaml.Node, field string) (*Component, error)
 		return nil, errors.Join(errs...)
 	}
 	// The conversion builds valid templates; a failure here is pipectl's bug.
-	for _, list := range [][]string{c.Command, c.Args} {
-		if _, err := c.signature().checkList(list, true); err != nil {
-			return nil, f.Errorf(n, field, "internal error converting the KFP component: %v", err)
-		}
+	p, err := c.Program()
+	if err == nil {
+		err = p.CheckArgv()
+	}
+	if err != nil {
+		return nil, f.Errorf(n, field, "internal error converting the KFP component: %v", err)
 	}
 	return c, nil
 }
@@ -181,55 +191,59 @@ func keyNode(n *yaml.Node, path ...any) *yaml.Node {
 	return v
 }
 
+// checkName checks the KFP name kfpName of an input or output (kind),
+// written at node n, and the pipectl name it gives; seen are the ones
+// converted before it.
+func (cv *kfpConverter) checkName(kind string, seen map[string]kfpPort, kfpName, name string, n *yaml.Node, field string) error {
+	switch _, dup := seen[kfpName]; {
+	case kfpName == "":
+		return cv.f.Errorf(n, field, "missing: name")
+	case dup:
+		return cv.f.Errorf(keyNode(n, "name"), field+".name", "duplicate %s name %q", kind, kfpName)
+	}
+	if want := components.ValidIdent(name); want != "" {
+		return cv.f.Errorf(keyNode(n, "name"), field+".name", "KFP %s name %q gives %q, which is not %s", kind, kfpName, name, want)
+	}
+	return nil
+}
+
 // input converts one KFP input, written at node n; uses are the
 // placeholders that read it.
-func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, n *yaml.Node, field string) (IO, kfpPort, error) {
+func (cv *kfpConverter) input(in kfpIO, name string, uses map[string]bool, n *yaml.Node, field string) (components.IO, kfpPort, error) {
 	f := cv.f
-	if in.Name == "" {
-		return IO{}, kfpPort{}, f.Errorf(n, field, "missing: name")
-	}
-	if _, dup := cv.inputs[in.Name]; dup {
-		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "duplicate input name %q", in.Name)
-	}
-	if want := ValidIdent(name); want != "" {
-		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "KFP input name %q gives %q, which is not %s", in.Name, name, want)
+	if err := cv.checkName("input", cv.inputs, in.Name, name, n, field); err != nil {
+		return components.IO{}, kfpPort{}, err
 	}
 	kt := kfpTypeName(&in.Type)
-	io := IO{Name: name, Description: in.Description, Optional: in.Optional, KFP: true, KFPType: kt, KFPName: in.Name}
-	io.Type = kfpInputType(kt, uses["inputValue"] || in.Default.Kind != 0 && !IsNull(&in.Default))
-	if in.Default.Kind != 0 && !IsNull(&in.Default) {
-		if in.Default.Kind != yaml.ScalarNode && io.Type != TypeJSON {
-			return IO{}, kfpPort{}, f.Errorf(&in.Default, field+".default", "expected a single value, got a %s", kindName(&in.Default))
+	io := components.IO{Name: name, Description: in.Description, Optional: in.Optional, Declared: &components.Declared{Name: in.Name, Type: kt}}
+	io.Type = kfpInputType(kt, uses["inputValue"] || in.Default.Kind != 0 && !components.IsNull(&in.Default))
+	if in.Default.Kind != 0 && !components.IsNull(&in.Default) {
+		if in.Default.Kind != yaml.ScalarNode && io.Type != components.TypeJSON {
+			return components.IO{}, kfpPort{}, f.Errorf(&in.Default, field+".default", "expected a single value, got a %s", components.KindName(&in.Default))
 		}
 		// KFP passes a default as written whatever its type says (JsonObject
 		// inputs commonly default to ''): one that does not check against
 		// the type makes the input a string.
-		if _, err := NodeValue(io.Type, &in.Default); err != nil {
-			io.Type = TypeString
+		if _, err := components.NodeValue(io.Type, &in.Default); err != nil {
+			io.Type = components.TypeString
 		}
 		io.Default = in.Default
 	}
-	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
+	return io, kfpPort{name: name, param: !components.IsArtifact(io.Type)}, nil
 }
 
 // output converts one KFP output, written at node n.
-func (cv *kfpConverter) output(out kfpIO, name string, n *yaml.Node, field string) (IO, kfpPort, error) {
+func (cv *kfpConverter) output(out kfpIO, name string, n *yaml.Node, field string) (components.IO, kfpPort, error) {
 	f := cv.f
-	if out.Name == "" {
-		return IO{}, kfpPort{}, f.Errorf(n, field, "missing: name")
-	}
-	if _, dup := cv.outputs[out.Name]; dup {
-		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "duplicate output name %q", out.Name)
-	}
-	if want := ValidIdent(name); want != "" {
-		return IO{}, kfpPort{}, f.Errorf(keyNode(n, "name"), field+".name", "KFP output name %q gives %q, which is not %s", out.Name, name, want)
+	if err := cv.checkName("output", cv.outputs, out.Name, name, n, field); err != nil {
+		return components.IO{}, kfpPort{}, err
 	}
 	if out.Default.Kind != 0 || out.Optional {
-		return IO{}, kfpPort{}, f.Errorf(n, field, "an output takes no default and is not optional")
+		return components.IO{}, kfpPort{}, f.Errorf(n, field, "an output takes no default and is not optional")
 	}
 	kt := kfpTypeName(&out.Type)
-	io := IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, KFP: true, KFPType: kt, KFPName: out.Name}
-	return io, kfpPort{name: name, param: !IsArtifact(io.Type)}, nil
+	io := components.IO{Name: name, Type: kfpOutputType(kt), Description: out.Description, Declared: &components.Declared{Name: out.Name, Type: kt}}
+	return io, kfpPort{name: name, param: !components.IsArtifact(io.Type)}, nil
 }
 
 // fileOutputs reads the old-style fileOutputs mapping (output name -> the
@@ -238,7 +252,7 @@ func (cv *kfpConverter) fileOutputs(n *yaml.Node, outs []kfpIO) (map[string]stri
 	if n.Kind == 0 {
 		return nil, nil
 	}
-	field := fieldPath(cv.field, "fileOutputs")
+	field := components.JoinField(cv.field, "fileOutputs")
 	if n.Kind != yaml.MappingNode {
 		return nil, cv.f.Errorf(n, field, "expected a mapping of output names to the paths the program writes them at")
 	}
@@ -252,9 +266,9 @@ func (cv *kfpConverter) fileOutputs(n *yaml.Node, outs []kfpIO) (map[string]stri
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case !declared[k.Value]:
-			errs = append(errs, cv.f.Errorf(k, fieldPath(field, k.Value), "names no output (outputs: %s)", strings.Join(ioNames(outs), ", ")))
+			errs = append(errs, cv.f.Errorf(k, components.JoinField(field, k.Value), "names no output (outputs: %s)", strings.Join(ioNames(outs), ", ")))
 		case v.Kind != yaml.ScalarNode || !strings.HasPrefix(v.Value, "/"):
-			errs = append(errs, cv.f.Errorf(v, fieldPath(field, k.Value), "expected the absolute path the program writes output %q at", k.Value))
+			errs = append(errs, cv.f.Errorf(v, components.JoinField(field, k.Value), "expected the absolute path the program writes output %q at", k.Value))
 		default:
 			out[k.Value] = v.Value
 		}
@@ -264,41 +278,34 @@ func (cv *kfpConverter) fileOutputs(n *yaml.Node, outs []kfpIO) (map[string]stri
 
 // env converts the container's env mapping (name -> value); values keep
 // their text, with KFP's macros mapped.
-func (cv *kfpConverter) env(n *yaml.Node) ([]EnvVar, error) {
+func (cv *kfpConverter) env(n *yaml.Node) ([]components.EnvVar, error) {
 	if n.Kind == 0 {
 		return nil, nil
 	}
-	field := fieldPath(cv.field, "env")
+	field := components.JoinField(cv.field, "env")
 	if n.Kind != yaml.MappingNode {
 		return nil, cv.f.Errorf(n, field, "expected a mapping of variable names to values")
 	}
-	var env []EnvVar
+	var env []components.EnvVar
 	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !envNameRE.MatchString(k.Value) {
-			errs = append(errs, cv.f.Errorf(k, fieldPath(field, k.Value), "invalid environment variable name %q", k.Value))
+		if !components.ValidEnvName(k.Value) {
+			errs = append(errs, cv.f.Errorf(k, components.JoinField(field, k.Value), "invalid environment variable name %q", k.Value))
 			continue
 		}
 		if v.Kind != yaml.ScalarNode {
-			errs = append(errs, cv.f.Errorf(v, fieldPath(field, k.Value), "expected a string value, got a %s", kindName(v)))
+			errs = append(errs, cv.f.Errorf(v, components.JoinField(field, k.Value), "expected a string value, got a %s", components.KindName(v)))
 			continue
 		}
-		val, err := cv.literal(v, fieldPath(field, k.Value))
+		val, err := cv.literal(v, components.JoinField(field, k.Value))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		env = append(env, EnvVar{Name: k.Value, Value: val})
+		env = append(env, components.EnvVar{Name: k.Value, Value: val})
 	}
 	return env, errors.Join(errs...)
-}
-
-func orUntyped(kt string) string {
-	if kt == "" {
-		return "untyped"
-	}
-	return kt
 }
 
 // kfpDefaultName is the name KFP gives a component without one.

@@ -1,4 +1,4 @@
-package components
+package kfpv1
 
 import (
 	"fmt"
@@ -66,7 +66,3 @@ func kfpNameTable(names []string) map[string]string {
 	}
 	return out
 }
-
-// KFPName is the DNS label KFP v1 derives from a name (a component's, or a
-// graph task's id): "Xgboost train" is xgboost-train.
-func KFPName(name string) string { return kfpResourceName(name) }

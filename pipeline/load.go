@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/kfpv1"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/launcher/rankenv"
 	"pipectl.dev/pipectl/pipeline/kfpv2"
 )
 
@@ -422,6 +424,7 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}
+	v.secrets(i)
 	v.resources(v.sp(i, "resources"), s.Resources)
 	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
 	if d := s.Distributed; d != nil {
@@ -969,4 +972,48 @@ func ParseOverrides(flags []string) (map[string]string, error) {
 		out[name] = value
 	}
 	return out, nil
+}
+
+// secretKeyRE is what a Kubernetes Secret's key may be.
+var secretKeyRE = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// secrets checks steps[i].secrets: each a valid variable name, given once
+// and not also by env, that pipectl does not set itself, from a Secret
+// named as Kubernetes names Secrets, by a valid key.
+func (v *validator) secrets(i int) {
+	s := &v.p.Steps[i]
+	seen := map[string]bool{}
+	for _, e := range s.Env {
+		seen[e.Name] = true
+	}
+	for j, sec := range s.Secrets {
+		switch {
+		case !components.ValidEnvName(sec.Env):
+			v.atValue(v.sp(i, "secrets", j, "env"), "invalid environment variable name %q", sec.Env)
+		case seen[sec.Env]:
+			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is given twice (by env or another secret)", sec.Env)
+		case reservedEnv(sec.Env):
+			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is pipectl's own (PIPECTL_*, the store's AWS_* settings and the rank environment are set by pipectl)", sec.Env)
+		}
+		seen[sec.Env] = true
+		if msgs := validation.IsDNS1123Subdomain(sec.Secret); len(msgs) > 0 {
+			v.atValue(v.sp(i, "secrets", j, "secret"), "invalid Secret name %q: %s", sec.Secret, strings.Join(msgs, "; "))
+		}
+		if len(sec.Key) > 253 || !secretKeyRE.MatchString(sec.Key) {
+			v.atValue(v.sp(i, "secrets", j, "key"), "invalid Secret key %q: expected letters, digits, '-', '_' and '.' (at most 253)", sec.Key)
+		}
+	}
+}
+
+// reservedEnv reports whether pipectl sets the variable name itself in a
+// step's program: PIPECTL_*, the store's AWS_* settings, the pod's own
+// variables and the rank environment (PET_* too).
+func reservedEnv(name string) bool {
+	if strings.HasPrefix(name, "PIPECTL_") || strings.HasPrefix(name, "AWS_") || strings.HasPrefix(name, "PET_") {
+		return true
+	}
+	// The pod's variables are package wire's EnvPod* (which imports this package).
+	return slices.Contains([]string{"POD_NAME", "POD_UID", "POD_NAMESPACE",
+		rankenv.EnvWorldSize, rankenv.EnvRank, rankenv.EnvLocalRank, rankenv.EnvLocalWorldSize,
+		rankenv.EnvNodeRank, rankenv.EnvNNodes, rankenv.EnvMasterAddr, rankenv.EnvMasterPort}, name)
 }

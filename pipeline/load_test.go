@@ -136,6 +136,14 @@ func TestLoadInvalid(t *testing.T) {
 			`13:29 steps[0].env[2].value: an env value cannot use {{steps.data.outputs.data}}`,
 			`14:28 steps[0].env[3].value: unknown reference {{inputs.rows}}`,
 		}},
+		{"secrets", []string{
+			`11:15 steps[0].secrets[0].env: variable TOKEN is given twice (by env or another secret)`,
+			`12:15 steps[0].secrets[1].env: invalid environment variable name "1BAD"`,
+			`13:15 steps[0].secrets[2].env: variable AWS_SECRET_ACCESS_KEY is pipectl's own`,
+			`14:15 steps[0].secrets[3].env: variable RANK is pipectl's own`,
+			`15:27 steps[0].secrets[4].secret: invalid Secret name "Not_A_Name": a lowercase RFC 1123 subdomain`,
+			`16:37 steps[0].secrets[5].key: invalid Secret key "a/b": expected letters, digits`,
+		}},
 		{"loops", []string{
 			`11:19 steps[0].loop.items: cannot loop over parameter "n": it is int, expected json (a JSON list)`,
 			`15:19 steps[1].loop.items: cannot loop over "3": expected a list`,

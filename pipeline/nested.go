@@ -159,6 +159,7 @@ func (v *validator) nestedStep(i int) {
 	refuse("timeout", s.Timeout.Duration != 0)
 	refuse("image", s.Image != "")
 	refuse("env", len(s.Env) > 0)
+	refuse("secrets", len(s.Secrets) > 0)
 	refuse("resources", s.Resources != nil)
 	refuse("nodeSelector", len(s.NodeSelector) > 0)
 	refuse("tolerations", len(s.Tolerations) > 0)

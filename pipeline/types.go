@@ -81,6 +81,11 @@ type Step struct {
 	Cache *bool `yaml:"cache,omitempty"`
 	// Env adds environment variables to the step's program.
 	Env []components.EnvVar `yaml:"env,omitempty"`
+	// Secrets give the step's program environment variables whose values
+	// pipectl never holds: on Kubernetes each is a key of a Secret
+	// (secretKeyRef); locally the variable of that name in the environment
+	// pipectl runs in. A secret reaches only the steps that name it.
+	Secrets []Secret `yaml:"secrets,omitempty"`
 	// Image, when set, replaces the component's image for this step: the
 	// image its pods run on a cluster (a component may leave it empty for
 	// its users to fill in, as KFP's catalogue does).
@@ -98,6 +103,15 @@ type Step struct {
 	Resolved *components.Component `yaml:"-"`
 	// Finally is set by the loader on the steps of the pipeline's finally list.
 	Finally bool `yaml:"-"`
+}
+
+// Secret is one environment variable of a step taken from a Secret.
+type Secret struct {
+	// Env is the variable's name.
+	Env string `yaml:"env" json:"env"`
+	// Secret and Key name the Kubernetes Secret and its key.
+	Secret string `yaml:"secret" json:"secret"`
+	Key    string `yaml:"key" json:"key"`
 }
 
 // Loop runs a step once per item: iteration i is the step STEP[i], whose

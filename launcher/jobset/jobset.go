@@ -129,7 +129,7 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 			Image:     spec.Image,
 			Command:   []string{wire.Binary, "exec"},
 			Args:      rankArgs(o.Exec),
-			Env:       append(append([]corev1.EnvVar{}, spec.Env...), RankEnvVars(&spec.Distributed, name, o.Command)...),
+			Env:       slices.Concat(spec.Env, spec.SecretEnv(), RankEnvVars(&spec.Distributed, name, o.Command)),
 			Resources: *spec.Resources.DeepCopy(),
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: wire.VolumeName, MountPath: wire.MountPath},

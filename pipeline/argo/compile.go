@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -572,7 +573,7 @@ func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args
 		Image:        image,
 		Command:      []string{wire.Binary, "exec"},
 		Args:         args.Flags(),
-		Env:          append(c.storeEnv(), wire.FieldEnv(wire.EnvPodName, "metadata.name")), // {{pod.name}}
+		Env:          slices.Concat(c.storeEnv(), []corev1.EnvVar{wire.FieldEnv(wire.EnvPodName, "metadata.name")}, shape.SecretEnv()), // {{pod.name}}
 		Resources:    shape.Resources,
 		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.MountPath}},
 	}

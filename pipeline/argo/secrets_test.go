@@ -1,10 +1,18 @@
 package argo
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // TestCompileRefusesCredentials: an endpoint or a root with credentials in
@@ -36,5 +44,75 @@ func TestCompileRefusesCredentials(t *testing.T) {
 				t.Errorf("the error shows the secret: %v", err)
 			}
 		})
+	}
+}
+
+// TestStepSecrets: a step's secrets become secretKeyRef variables of its
+// pod, or of its rank pods (through the launch plan the launcher builds
+// the JobSet from), and of no other step's; no template holds a value.
+func TestStepSecrets(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.yaml")
+	text := `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: s}
+steps:
+  - name: plain
+    component: &c {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, image: img:1, command: [prog]}
+  - name: one
+    component: *c
+    secrets: [{env: HF_TOKEN, secret: hf, key: token}]
+  - name: gang
+    component: *c
+    secrets: [{env: DB_PASSWORD, secret: db.creds, key: pass.word}]
+    distributed: {nodes: 2}
+`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := Compile(p, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(env, secret, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
+	}
+	secretEnv := func(env []corev1.EnvVar) []corev1.EnvVar {
+		var out []corev1.EnvVar
+		for _, e := range env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !strings.HasPrefix(e.Name, "AWS_") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	got := map[string][]corev1.EnvVar{}
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.Container != nil {
+			got[tmpl.Container.Command[1]] = append(got[tmpl.Container.Command[1]], secretEnv(tmpl.Container.Env)...)
+		}
+	}
+	// exec: the plain step's template has none, the other one HF_TOKEN;
+	// the launcher pod itself gets no secret.
+	if diff := cmp.Diff(map[string][]corev1.EnvVar{"exec": {ref("HF_TOKEN", "hf", "token")}, "launch": nil}, got); diff != "" {
+		t.Errorf("secret env of the templates (-want +got):\n%s", diff)
+	}
+	sp, err := plan.Build(p, "gang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch, err := Launch(sp, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := jobset.BuildJobSet(launch, jobset.BuildOptions{Namespace: "ns", Step: "gang", Exec: wire.Args{Run: "r1"}})
+	rank := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	if diff := cmp.Diff([]corev1.EnvVar{ref("DB_PASSWORD", "db.creds", "pass.word")}, secretEnv(rank.Env)); diff != "" {
+		t.Errorf("secret env of the rank pods (-want +got):\n%s", diff)
 	}
 }

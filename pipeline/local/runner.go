@@ -95,6 +95,10 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
+	secrets, err := secretNames(p)
+	if err != nil {
+		return nil, err
+	}
 	// A step's fingerprint holds its component folder's digest, as on a
 	// cluster, where that folder is shipped with the run.
 	// The run's own folders (a local store, the work folders) are not
@@ -104,7 +108,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if dir, ok := artifacts.LocalDir(r.Store); ok {
 		opts.Exclude = append(opts.Exclude, dir)
 	}
-	err := p.StampCode(ctx, func(ctx context.Context, dir string) (string, error) {
+	err = p.StampCode(ctx, func(ctx context.Context, dir string) (string, error) {
 		return codepack.Digest(ctx, dir, opts)
 	})
 	if err != nil {
@@ -155,7 +159,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	defer guard.Close()
 	ctx = process.WithGuard(ctx, guard)
-	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*process.Tail{}, iterations: map[string][]int{}}
+	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*process.Tail{}, iterations: map[string][]int{}, secrets: secrets}
 	e.jr = newJournal(e, len(p.Steps))
 	var failed []string
 	if err := e.create(ctx); err != nil {
@@ -246,6 +250,8 @@ type execution struct {
 	p      *pipeline.Pipeline
 	params map[string]string
 	work   string
+	// secrets are the variables steps take as secrets (see environ).
+	secrets map[string]bool
 
 	mu    sync.Mutex // guards run, tails and the journal's dirty steps
 	run   *artifacts.Run

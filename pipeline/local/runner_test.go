@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -542,5 +543,50 @@ func TestRunRunID(t *testing.T) {
 	}
 	if out := run.Step("say").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "run "+run.ID+"!" {
 		t.Errorf("say said %+v, want %q", out, "run "+run.ID+"!")
+	}
+}
+
+// TestRunSecrets: a step's secret comes from the variable of that name in
+// pipectl's environment, and reaches only the steps that name it; a run
+// whose secret is not set fails before any step runs, naming the variable
+// and the step, not any value; no record holds the value.
+func TestRunSecrets(t *testing.T) {
+	f := newFixture(t)
+	pipe := header + `steps:
+  - name: with
+    secrets: [{env: CASE_SECRET_TOKEN, secret: tokens, key: token}]
+` + shComponent("with", "", "{name: seen, type: string}", `printf '%s' "${CASE_SECRET_TOKEN-unset}" | wc -c | tr -d ' ' > "$1"`, "{{outputs.seen.path}}") + `
+  - name: without
+` + shComponent("without", "", "{name: seen, type: string}", `printf '%s' "${CASE_SECRET_TOKEN-unset}" > "$1"`, "{{outputs.seen.path}}") + `
+`
+	p := f.load(pipe)
+	t.Setenv("CASE_SECRET_TOKEN", "")
+	os.Unsetenv("CASE_SECRET_TOKEN")
+	if _, err := f.run(context.Background(), p, nil, nil); err == nil || !strings.Contains(err.Error(), "secrets not set: CASE_SECRET_TOKEN (step with; Secret tokens, key token on a cluster)") {
+		t.Fatalf("Run without the variable: %v, want a secrets-not-set error", err)
+	}
+	const value = "s3cr3t value"
+	t.Setenv("CASE_SECRET_TOKEN", value)
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	for step, want := range map[string]string{"with": fmt.Sprint(len(value)), "without": "unset"} {
+		out := run.Step(step).Outputs
+		if len(out) != 1 || out[0].Value == nil || *out[0].Value != want {
+			t.Errorf("step %s saw %+v, want %q", step, out, want)
+		}
+	}
+	err = filepath.WalkDir(f.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), value) {
+			t.Errorf("%s holds the secret's value", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

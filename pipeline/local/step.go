@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -160,12 +161,12 @@ func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.W
 	d := sp.Distributed
 	if d == nil {
 		p := step.NewProcess(e.r.Store, dir)
-		p.Env, p.Stdout, p.Stderr, p.GracePeriod = os.Environ(), stepLog, stepLog, e.r.GracePeriod
+		p.Env, p.Stdout, p.Stderr, p.GracePeriod = e.environ(sp), stepLog, stepLog, e.r.GracePeriod
 		return p
 	}
 	g := step.NewGang(e.r.Store, dir)
 	g.Nodes, g.ProcsPerNode, g.MaxRestarts = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts
-	g.Env, g.Output, g.Log, g.GracePeriod = os.Environ(), output, stepLog, e.r.GracePeriod
+	g.Env, g.Output, g.Log, g.GracePeriod = e.environ(sp), output, stepLog, e.r.GracePeriod
 	return g
 }
 
@@ -248,4 +249,42 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 		}
 	}
 	return artifacts.OutputRecord{}, false
+}
+
+// secretNames are the variables the steps of p take as secrets, each of
+// which must be set in pipectl's environment: locally that is where a
+// secret comes from.
+func secretNames(p *pipeline.Pipeline) (map[string]bool, error) {
+	names := map[string]bool{}
+	var missing []string
+	for _, s := range p.Steps {
+		for _, sec := range s.Secrets {
+			if _, ok := os.LookupEnv(sec.Env); !ok && !names[sec.Env] {
+				missing = append(missing, fmt.Sprintf("%s (step %s; Secret %s, key %s on a cluster)", sec.Env, s.Name, sec.Secret, sec.Key))
+			}
+			names[sec.Env] = true
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("secrets not set: %s: a local run gives a step's secret from the variable of that name in the environment pipectl runs in", strings.Join(missing, ", "))
+	}
+	return names, nil
+}
+
+// environ is the environment of a step's program: pipectl's own, less the
+// variables other steps take as secrets and this one does not, so that a
+// secret reaches only the steps that name it, as on a cluster.
+func (e *execution) environ(sp *plan.Step) []string {
+	mine := map[string]bool{}
+	for _, s := range sp.Secrets() {
+		mine[s.Env] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); e.secrets[name] && !mine[name] {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }

@@ -49,6 +49,13 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 	} else if st.Pod, err = podOf(s.Resources, s.NodeSelector, s.Tolerations); err != nil {
 		return nil, err
 	}
+	if len(s.Secrets) > 0 {
+		pod := &st.Pod
+		if st.Distributed != nil {
+			pod = &st.Distributed.Pod
+		}
+		pod.Secrets = slices.Clone(s.Secrets)
+	}
 	return st, nil
 }
 

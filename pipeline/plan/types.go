@@ -166,6 +166,29 @@ type Pod struct {
 	Tolerations       []corev1.Toleration         `json:"tolerations,omitempty"`
 	Affinity          *corev1.Affinity            `json:"affinity,omitempty"`
 	PriorityClassName string                      `json:"priorityClassName,omitempty"`
+	// Secrets are the program's variables from Secrets (a key each).
+	Secrets []pipeline.Secret `json:"secrets,omitempty"`
+}
+
+// SecretEnv is the container env of the pod's Secrets: each a
+// secretKeyRef, so that no value is ever written into a workflow.
+func (p *Pod) SecretEnv() []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, s := range p.Secrets {
+		env = append(env, corev1.EnvVar{Name: s.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.Secret}, Key: s.Key,
+		}}})
+	}
+	return env
+}
+
+// Secrets are the step's variables from Secrets: its pod's, or its rank
+// pods'.
+func (s *Step) Secrets() []pipeline.Secret {
+	if s.Distributed != nil {
+		return s.Distributed.Pod.Secrets
+	}
+	return s.Pod.Secrets
 }
 
 // Distributed is the rank topology and placement of a distributed step:

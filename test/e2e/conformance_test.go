@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The conformance suite: one table of pipelines, each run on both backends —
@@ -158,6 +160,16 @@ var conformanceCases = []confCase{
 				Env: env([]string{"CASE_TAG=tag=v1 {{x}}"}, stepEnv("emit"))},
 			"consume": {Argv: []string{"@seen", "$WORK/outputs/seen", valuesText, "42", "1.0", "True", valuesJSON}, Env: stepEnv("consume")},
 			"check":   {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("check")},
+		},
+	},
+	{
+		name:   "secrets",
+		status: "Succeeded",
+		secret: &confSecret{env: "CASE_TOKEN", name: "conf-token", key: "token", value: secretValue},
+		steps:  []confStep{ok("with", seen()), ok("without", seen())},
+		probes: map[string]probeRecord{
+			"with":    {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("with"))},
+			"without": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("without")},
 		},
 	},
 	{
@@ -346,6 +358,8 @@ var conformanceCases = []confCase{
 const (
 	valuesText = "a {{b}} $(c) `d` 'e' \"f\" \\ $HOME\nline two"
 	valuesJSON = `{"replicas": 2, "x": 1.0, "big": 12345678901234567890, "a": [3, 1]}`
+	// secretValue is the value of case "secrets"' secret.
+	secretValue = "s3cr3t $(x) {{y}}"
 	// kfpText is the text input of case "kfp", and the default of case
 	// "kfpv2"'s pipeline input text.
 	kfpText = "it's $(y) `z` \\ \"q\""
@@ -382,7 +396,14 @@ type confCase struct {
 	// first run on each backend, with resumed.params as -p: the recorded
 	// pipeline runs again, its succeeded steps reused (reused).
 	resumed *confCase
+	// secret, when set, is given to the case's steps that name it: as the
+	// Kubernetes Secret name (key: value) on Argo, as the variable env of
+	// pipectl's environment locally (and only there).
+	secret *confSecret
 }
+
+// confSecret is the secret of a case (see confCase.secret).
+type confSecret struct{ env, name, key, value string }
 
 // nextParams are the -p of tc.next for the backend whose environment is
 // env (its store in PIPECTL_ARTIFACTS) after the first run first.
@@ -612,6 +633,14 @@ func TestConformance(t *testing.T) {
 			ll, la := *a, *a
 			ll.t, la.t = t, t
 			ll.env, la.env = withStore(tc.name, "local"), withStore(tc.name, "argo")
+			if s := tc.secret; s != nil {
+				ll.env = append(ll.env, s.env+"="+s.value)
+				if _, err := a.c.Client.CoreV1().Secrets(a.ns).Create(ctx, &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Name: s.name}, StringData: map[string]string{s.key: s.value},
+				}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			file := caseFile(t, tc)
 			var local, argo confResult
 			var wg sync.WaitGroup
@@ -742,6 +771,9 @@ func TestConformanceLocal(t *testing.T) {
 			l.t = t
 			// A store per case, as in TestConformance.
 			l.env = append(slices.Clone(a.env), "PIPECTL_ARTIFACTS=file://"+t.TempDir())
+			if s := tc.secret; s != nil {
+				l.env = append(l.env, s.env+"="+s.value)
+			}
 			file := caseFile(t, tc)
 			r := l.confRun(ctx, "local", file, tc.params, "")
 			if r.err != nil {

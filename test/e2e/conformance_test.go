@@ -166,10 +166,14 @@ var conformanceCases = []confCase{
 		name:   "secrets",
 		status: "Succeeded",
 		secret: &confSecret{env: "CASE_TOKEN", name: "conf-token", key: "token", value: secretValue},
-		steps:  []confStep{ok("with", seen()), ok("without", seen())},
+		steps:  []confStep{ok("with", seen()), ok("without", seen()), ok("gang", seen())},
 		probes: map[string]probeRecord{
 			"with":    {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("with"))},
 			"without": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("without")},
+			"gang rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"},
+				Env: env(rankEnv(2, 1, 0, 0), []string{"CASE_TOKEN=" + secretValue}, stepEnv("gang"))},
+			"gang rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"},
+				Env: env(rankEnv(2, 1, 1, 0), []string{"CASE_TOKEN=" + secretValue}, stepEnv("gang"))},
 		},
 	},
 	{

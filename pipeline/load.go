@@ -986,12 +986,17 @@ func (v *validator) secrets(i int) {
 	for _, e := range s.Env {
 		seen[e.Name] = true
 	}
+	if s.Resolved != nil {
+		for _, e := range s.Resolved.Env {
+			seen[e.Name] = true
+		}
+	}
 	for j, sec := range s.Secrets {
 		switch {
 		case !components.ValidEnvName(sec.Env):
 			v.atValue(v.sp(i, "secrets", j, "env"), "invalid environment variable name %q", sec.Env)
 		case seen[sec.Env]:
-			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is given twice (by env or another secret)", sec.Env)
+			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is given twice (by the step's or the component's env, or another secret)", sec.Env)
 		case reservedEnv(sec.Env):
 			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is pipectl's own (PIPECTL_*, the store's AWS_* settings and the rank environment are set by pipectl)", sec.Env)
 		}

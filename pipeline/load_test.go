@@ -137,7 +137,7 @@ func TestLoadInvalid(t *testing.T) {
 			`14:28 steps[0].env[3].value: unknown reference {{inputs.rows}}`,
 		}},
 		{"secrets", []string{
-			`11:15 steps[0].secrets[0].env: variable TOKEN is given twice (by env or another secret)`,
+			`11:15 steps[0].secrets[0].env: variable TOKEN is given twice (by the step's or the component's env, or another secret)`,
 			`12:15 steps[0].secrets[1].env: invalid environment variable name "1BAD"`,
 			`13:15 steps[0].secrets[2].env: variable AWS_SECRET_ACCESS_KEY is pipectl's own`,
 			`14:15 steps[0].secrets[3].env: variable RANK is pipectl's own`,

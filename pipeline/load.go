@@ -174,9 +174,17 @@ func (v *validator) validate() {
 			v.at(p("params", name), "invalid parameter name %q: expected %s", name, want)
 		}
 		if components.IsArtifact(prm.Type) {
-			// Given by the step of a pipeline that uses this one as its component.
-			if prm.Default.Kind != 0 {
-				v.atValue(p("params", name, "default"), "artifact parameter %q (%s) cannot have a default: the step that uses this pipeline gives it a step output", name, prm.Type)
+			// Given by the step of a pipeline that uses this one as its
+			// component; run by itself, the URI the run gives, or its
+			// default.
+			switch {
+			case prm.Default.Kind == 0:
+			case len(v.chain) > 1:
+				v.atValue(p("params", name, "default"), "artifact parameter %q (%s) of a pipeline used as a step's component cannot have a default: the step that uses this pipeline gives it a step output", name, prm.Type)
+			default:
+				if err := CheckArtifactURI(&prm.Default); err != nil {
+					v.atValue(p("params", name, "default"), "invalid default of artifact parameter %q (%s): %v", name, prm.Type, err)
+				}
 			}
 			continue
 		}
@@ -948,6 +956,10 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			continue
 		}
 		prm := pl.Params[name]
+		if components.IsArtifact(prm.Type) && prm.Default.Kind != 0 {
+			out[name] = prm.Default.Value
+			continue
+		}
 		if components.IsArtifact(prm.Type) {
 			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): give it with -p %s=URI, the URI of an artifact in the artifact store (such as an output of an earlier run: pipectl artifacts ls RUN)", name, prm.Type, name))
 			continue

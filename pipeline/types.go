@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
@@ -277,3 +278,14 @@ func describeNode(n *yaml.Node) string {
 
 // CacheEnabled reports whether the step may reuse earlier outputs.
 func (s *Step) CacheEnabled() bool { return s.Cache == nil || *s.Cache }
+
+// CheckArtifactURI checks that n, an artifact param's default, is a
+// string that can name an artifact of an artifact store (see
+// artifacts.CheckURI): the store is known when the run starts, and the
+// step reading the artifact checks it is there.
+func CheckArtifactURI(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return fmt.Errorf("expected the URI of an artifact in the artifact store (a string such as s3://BUCKET/PREFIX/RUN/STEP/OUTPUT)")
+	}
+	return artifacts.CheckURI(n.Value)
+}

@@ -941,8 +941,8 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		if components.IsArtifact(prm.Type) {
 			// The URI of an artifact in the store, checked when a step
 			// fetches it.
-			if raw == "" || strings.TrimSpace(raw) != raw || strings.ContainsAny(raw, "\n\r\t") {
-				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store, such as an output of an earlier run (pipectl artifacts ls RUN), got %q", name, prm.Type, raw))
+			if err := artifacts.CheckURI(raw); err != nil {
+				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store: %v", name, prm.Type, err))
 				continue
 			}
 		} else if err := components.CheckValue(prm.Type, raw); err != nil {

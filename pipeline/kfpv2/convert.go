@@ -155,6 +155,10 @@ type conv struct {
 	// taskName is the KFP name of the task whose inputs are being
 	// converted ({{$.pipeline_task_name}} in a constant).
 	taskName string
+	// rootTasks are the root DAG's tasks; imports its importer tasks,
+	// each an artifact param (importer.go).
+	rootTasks *yaml.Node
+	imports   map[string]rootImport
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -337,6 +341,10 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		c.str("kind", comp, field), c.str("Pipeline", comp, field),
 		c.str("metadata", comp, field), meta)
 	params := c.mapping(comp, join(field, "inputDefinitions"))
+	if root {
+		c.rootTasks, _, _ = yamlfile.Lookup(comp, "dag", "tasks")
+		c.imports = c.rootImports(c.rootTasks)
+	}
 	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
 	c.atRootDefs = false
@@ -352,6 +360,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 			c.omitted[in.name] = true
 			continue
 		}
+		if ri, ok := c.importParam(in.name); root && ok {
+			in.typ = ri.typ
+		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
 		if in.def != nil {
 			prm.Content = append(prm.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
@@ -360,6 +371,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 			c.add(prm, "description", in.key, in.field, c.str(in.desc, in.key, in.field))
 		}
 		c.add(params, in.name, in.key, in.field, prm)
+	}
+	if root {
+		c.importParams(params)
 	}
 	c.add(out, "params", comp, field, params)
 	dag := c.fieldsOf(fs["dag"], join(field, "dag"), "a dag", []string{"tasks", "outputs"}, nil)
@@ -374,12 +388,21 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.dagTasks, c.names = dag["tasks"], c.loopNames(dag["tasks"], "")
 	defer func() { c.dagTasks, c.names = saved, savedNames }()
 	for i, k := range tk {
+		if root && c.isImporter(tv[i]) {
+			// No step: its output is an artifact param (importer.go).
+			c.names[k.Value] = []string{}
+		}
+	}
+	for i, k := range tk {
 		c.atRoot, c.final = root, false
 		tf := join(field, "dag.tasks."+k.Value)
 		var s *yaml.Node
-		if isLoop(tv[i]) {
+		switch {
+		case root && c.isImporter(tv[i]):
+			continue
+		case isLoop(tv[i]):
 			steps.Content = append(steps.Content, c.loopTask(k, tv[i], tf, "")...)
-		} else {
+		default:
 			s = c.task(k, tv[i], tf)
 		}
 		switch {
@@ -635,7 +658,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 	ef := "deploymentSpec.executors." + label
 	c.at(exKey, ef)
 	e := c.fieldsOf(ex, ef, "an executor", []string{"container"}, map[string]string{
-		"importer": " (dsl.importer)",
+		"importer": " inside a sub-DAG (dsl.importer in a dsl.Condition, ParallelFor or pipeline): pipectl maps an importer of the root DAG, an artifact param",
 		"resolver": "",
 	})
 	cont := e["container"]
@@ -893,6 +916,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				if _, imported := c.importParam(v); imported && len(c.loops) == 0 && c.dagTasks == c.rootTasks {
+					c.errorf(s["componentInputParameter"], f+".componentInputParameter", "root input parameter %q is an importer's URI, an artifact param: pipectl cannot also give it as a value", v)
+					continue
+				}
 				if len(c.loops) == 0 && c.omitted[v] {
 					// Given by no task: the input has no value.
 					c.at(s["componentInputParameter"], f+".componentInputParameter")

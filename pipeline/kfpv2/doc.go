@@ -39,7 +39,8 @@
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input.
 //
-// What pipectl does not run yet (artifactIterator, importers, dsl.OneOf,
+// A root dsl.importer is an artifact param (importer.go). What pipectl
+// does not run yet (artifactIterator, dsl.OneOf,
 // conditions with ||, most platform specs, ...) is an
 // error at its line and column, naming the KFP field.
 package kfpv2

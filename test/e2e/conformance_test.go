@@ -254,6 +254,25 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "kfpimport",
+		status: "Succeeded",
+		steps:  []confStep{ok("make", seen(), file("data", "Dataset", "imported $(b) `c`\n"))},
+		probes: map[string]probeRecord{
+			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/data", "imported $(b) `c`\n"}, Env: stepEnv("make")},
+		},
+		// A KFP v2 pipeline whose dsl.importer imports make's artifact by
+		// its URI, the pipeline input data_uri.
+		next: &confCase{
+			name: "kfpimport", file: "import.yaml", status: "Succeeded",
+			params: []string{"data_uri=$ROOT/$FIRST/make/data"},
+			steps:  []confStep{ok("read", seen())},
+			probes: map[string]probeRecord{
+				"read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--note", "n=1"}, Env: stepEnv("read"),
+					Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("imported $(b) `c`\n")}},
+			},
+		},
+	},
+	{
 		name:   "loops",
 		status: "Succeeded",
 		steps: []confStep{

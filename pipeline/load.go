@@ -889,6 +889,11 @@ func (s *Step) Deps() []string {
 	for _, a := range s.After {
 		set[a] = true
 	}
+	for _, g := range s.OneOfGroups() {
+		for _, name := range g {
+			set[name] = true
+		}
+	}
 	for _, b := range s.Bindings() {
 		if b.Step != "" {
 			set[b.Step] = true

@@ -434,7 +434,14 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 	pk, pv := pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
-		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter"}, map[string]string{"valueFromOneof": " (dsl.OneOf outputs)"})
+		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter", "valueFromOneof"}, nil)
+		if o := sel["valueFromOneof"]; o != nil {
+			of := c.fieldsOf(o, f+".valueFromOneof", "a valueFromOneof", []string{"parameterSelectors"}, nil)
+			if n := c.oneOf(of["parameterSelectors"], f+".valueFromOneof.parameterSelectors", "outputParameterKey", false); n != nil {
+				c.add(out, k.Value, k, f, n)
+			}
+			continue
+		}
 		v := c.fieldsOf(sel["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
@@ -449,9 +456,16 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		f := join(field, "artifacts."+k.Value)
 		sel := c.fieldsOf(av[i], f, "a dag output artifact", []string{"artifactSelectors"}, nil)
 		s := sel["artifactSelectors"]
+		if s != nil && s.Kind == yaml.SequenceNode && len(s.Content) > 1 {
+			// dsl.OneOf of artifacts.
+			if n := c.oneOf(s, f+".artifactSelectors", "outputArtifactKey", true); n != nil {
+				c.add(out, k.Value, k, f, n)
+			}
+			continue
+		}
 		if s == nil || s.Kind != yaml.SequenceNode || len(s.Content) != 1 {
 			if s != nil {
-				c.errorf(s, f+".artifactSelectors", "expected one artifact selector (more than one, from dsl.OneOf, is not supported yet)")
+				c.errorf(s, f+".artifactSelectors", "expected a list of artifact selectors")
 			}
 			continue
 		}
@@ -465,6 +479,36 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		}
 	}
 	return out
+}
+
+// oneOf converts the selectors of a dsl.OneOf output (sels, a list of
+// {producerSubtask, KEY}) into a pipeline output {oneOf: [REF, ...]}: the
+// output of the first of the branches that ran.
+func (c *conv) oneOf(sels *yaml.Node, field, key string, artifact bool) *yaml.Node {
+	if sels == nil || sels.Kind != yaml.SequenceNode || len(sels.Content) < 2 {
+		at := sels
+		if at == nil {
+			return nil
+		}
+		c.errorf(at, field, "expected two or more selectors (dsl.OneOf)")
+		return nil
+	}
+	list := c.seq(sels, field)
+	for j, e := range sels.Content {
+		ef := fmt.Sprintf("%s[%d]", field, j)
+		v := c.fieldsOf(e, ef, "a selector", []string{"producerSubtask", key}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], ef+".producerSubtask", "a task name")
+		out, ok2 := c.scalarOf(v[key], ef+"."+key, "an output name")
+		if !ok1 || !ok2 {
+			return nil
+		}
+		ref, ok := c.ref(task, out, artifact, v["producerSubtask"], ef+".producerSubtask")
+		if !ok {
+			return nil
+		}
+		list.Content = append(list.Content, c.str(ref, e, ef))
+	}
+	return c.mapping(sels, field, c.str("oneOf", sels, field), list)
 }
 
 // ioDef is one input or output definition.

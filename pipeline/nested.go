@@ -440,6 +440,13 @@ func (r *rewriter) step(s *Step) error {
 	s.Inputs = inputs
 	env := slices.Clone(s.Env)
 	for k := range env {
+		if _, refs, err := parseRefs(env[k].Value); err == nil {
+			for _, ref := range refs {
+				if err := r.whole(Binding{Param: ref.param, Step: ref.step, Output: ref.output}, "an env value"); err != nil {
+					return fmt.Errorf("step %s: env %s: %w", s.Name, env[k].Name, err)
+				}
+			}
+		}
 		text, err := r.text(env[k].Value)
 		if err != nil {
 			return fmt.Errorf("step %s: env %s: %w", s.Name, env[k].Name, err)
@@ -456,6 +463,11 @@ func (r *rewriter) step(s *Step) error {
 	}
 	if s.Loop != nil {
 		l := *s.Loop
+		if b, err := s.ItemsBinding(); err == nil {
+			if err := r.whole(b, "loop.items"); err != nil {
+				return fmt.Errorf("step %s: %w", s.Name, err)
+			}
+		}
 		items, err := r.node(&l.Items)
 		if err != nil {
 			return fmt.Errorf("step %s: loop.items: %v", s.Name, err)
@@ -513,8 +525,13 @@ func (r *rewriter) text(s string) (string, error) {
 		return s, nil
 	}
 	var b strings.Builder
+	// A whole reference is an input's (stepAlts gives it the candidates).
+	whole := len(refs) == 1 && texts[0] == "" && texts[1] == ""
 	for k, ref := range refs {
 		b.WriteString(texts[k])
+		if err := r.whole(Binding{Param: ref.param, Step: ref.step, Output: ref.output}, "a text"); err != nil && !whole {
+			return "", err
+		}
 		switch {
 		case ref.step != "":
 			out := r.output(Binding{Step: ref.step, Output: ref.output})
@@ -577,6 +594,9 @@ func (r *rewriter) when(s string) (string, error) {
 // comparison rewrites one comparison of a condition side by side.
 func (r *rewriter) comparison(c Condition) (string, error) {
 	side := func(b Binding) (string, error) {
+		if err := r.whole(b, "a condition"); err != nil {
+			return "", err
+		}
 		switch {
 		case b.Step != "":
 			return r.output(b).String(), nil

@@ -191,3 +191,13 @@ func (r *rewriter) outputAlts(b Binding, decl []Binding) []Binding {
 	}
 	return out
 }
+
+// whole reports a reference b to a oneOf output (see alts) used where
+// (a condition, a text, loop items) only one step's output can be: only
+// an input takes one, whole.
+func (r *rewriter) whole(b Binding, where string) error {
+	if !b.IsRef() || r.alts(b) == nil {
+		return nil
+	}
+	return fmt.Errorf("%s is the output of the first of several steps that ran (oneOf): %s cannot use it (give it whole to an input)", b, where)
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 // TestRunOneOf: a step given a nested pipeline's oneOf output gets the
@@ -63,6 +64,42 @@ steps:
 		}
 		if tc.status == artifacts.StatusSkipped && !strings.Contains(s.Message, "none of upstream steps pick.a, pick.b ran") {
 			t.Errorf("side %s: use skipped with %q", tc.side, s.Message)
+		}
+	}
+}
+
+// TestOneOfRefused: a oneOf output is given whole to an input; in a
+// condition or inside a longer text it is refused at its step.
+func TestOneOfRefused(t *testing.T) {
+	f := newFixture(t)
+	branches := header + `steps:
+  - name: a
+` + shComponent("a", "", "{name: v, type: string}", `printf a > "$1"`, "{{outputs.v.path}}") + `
+  - name: b
+` + shComponent("b", "", "{name: v, type: string}", `printf b > "$1"`, "{{outputs.v.path}}") + `
+outputs:
+  v: {oneOf: ["{{steps.a.outputs.v}}", "{{steps.b.outputs.v}}"]}
+`
+	if err := os.WriteFile(filepath.Join(f.dir, "branches.yaml"), []byte(branches), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ step, want string }{
+		{`    when: "{{steps.pick.outputs.v}} == a"
+    inputs: {v: x}`, `{{steps.pick.outputs.v}} is the output of the first of several steps that ran (oneOf): a condition cannot use it`},
+		{`    inputs: {v: "got {{steps.pick.outputs.v}}"}`, `{{steps.pick.outputs.v}} is the output of the first of several steps that ran (oneOf): it can only be given whole`},
+	} {
+		path := filepath.Join(f.dir, "pipeline.yaml")
+		src := header + `steps:
+  - name: pick
+    component: branches.yaml
+  - name: use
+` + tc.step + shComponent("use", "{name: v, type: string}", "", `true`, "{{inputs.v}}") + `
+`
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pipeline.Load(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load of\n%s\n= %v, want %q", src, err, tc.want)
 		}
 	}
 }

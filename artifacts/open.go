@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -73,4 +74,21 @@ func SplitURI(s Store, uri string) (string, error) {
 		key = k
 	}
 	return key, nil
+}
+
+// URISchemes are how the URIs of a store's artifacts begin: a local
+// store's (file:///DIR/…) and an S3 store's (s3://BUCKET/…).
+var URISchemes = []string{"file:///", "s3://"}
+
+// CheckURI checks that uri can name an artifact of an artifact store (it
+// begins with one of URISchemes and is one line without surrounding
+// spaces); whether it names one of a given store is for SplitURI and the
+// artifact's metadata to say.
+func CheckURI(uri string) error {
+	ok := strings.TrimSpace(uri) == uri && !strings.ContainsAny(uri, "\n\r\t")
+	ok = ok && slices.ContainsFunc(URISchemes, func(s string) bool { return strings.HasPrefix(uri, s) && len(uri) > len(s) })
+	if !ok {
+		return fmt.Errorf("%q is not the URI of an artifact an artifact store can hold: expected %s…, such as an output of an earlier run (pipectl artifacts ls RUN)", uri, strings.Join(URISchemes, "… or "))
+	}
+	return nil
 }

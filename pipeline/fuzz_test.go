@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/yamlfile"
@@ -15,7 +16,7 @@ import (
 // FuzzParse: any bytes given as a pipeline file load or give errors that
 // are each a *yamlfile.Error naming a file, a line and a column; a loaded
 // pipeline resolves its parameters to values that check against their
-// types. The file sits in testdata, so the seeds' component paths resolve.
+// types (an artifact param's default to a store's URI). The file sits in testdata, so the seeds' component paths resolve.
 func FuzzParse(f *testing.F) {
 	componentstest.AddFiles(f, "testdata/*.yaml", "testdata/invalid/*.yaml", "testdata/loops/*.yaml", "testdata/nested/*.yaml", "testdata/kfpgraph/*.yaml", "testdata/kfpv2/*.yaml", "../examples/attrition/pipeline.yaml")
 	path := filepath.Join("testdata", "fuzz.yaml")
@@ -38,7 +39,11 @@ func FuzzParse(f *testing.F) {
 		}
 		params, err := pl.ResolveParams(nil)
 		for name, val := range params {
-			if err := components.CheckValue(pl.Params[name].Type, val); err != nil {
+			check := func(v string) error { return components.CheckValue(pl.Params[name].Type, v) }
+			if components.IsArtifact(pl.Params[name].Type) {
+				check = artifacts.CheckURI // a default URI
+			}
+			if err := check(val); err != nil {
 				t.Fatalf("parameter %s resolves to %q: %v", name, val, err)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/components/yamlfile"
 )
 
 // TestKFPv2Wiring loads a KFP v2 pipeline file as a pipeline: tasks are
@@ -395,5 +397,66 @@ schemaVersion: 2.1.0
 	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
+	}
+}
+
+// TestKFPv2Importer: a root importer is no step; the tasks reading its
+// artifact read an artifact param: the root input parameter its URI is
+// (of the importer's type, its default the param's), or for a constant URI
+// one named after the task, the constant its default.
+func TestKFPv2Importer(t *testing.T) {
+	p, err := Load("testdata/kfpv2/importer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 1 || p.Steps[0].Name != "read" {
+		t.Fatalf("steps %v, want read only", p.Steps)
+	}
+	if diff := cmp.Diff([]string{"data_uri", "importer-2"}, p.ParamOrder); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+	if prm := p.Params["data_uri"]; prm.Type != "Dataset" || prm.Default.Value != "s3://bucket/runs/r0/make/data" {
+		t.Errorf("param data_uri = %+v, want a Dataset param with its default", prm)
+	}
+	if prm := p.Params["importer-2"]; prm.Type != "Model" || prm.Default.Value != "file:///store/r0/train/model" {
+		t.Errorf("param importer-2 = %+v, want a Model param with the constant as its default", prm)
+	}
+	if diff := cmp.Diff(map[string]Binding{"data": {Param: "data_uri"}, "model": {Param: "importer-2"}}, p.Step("read").Bindings()); diff != "" {
+		t.Errorf("bindings of read (-want +got):\n%s", diff)
+	}
+	if len(p.Step("read").After) != 0 {
+		t.Errorf("read after %v, want nothing (the importers are no steps)", p.Step("read").After)
+	}
+	got, err := p.ResolveParams(map[string]string{"data_uri": "file:///store/r1/make/data"})
+	if want := map[string]string{"data_uri": "file:///store/r1/make/data", "importer-2": "file:///store/r0/train/model"}; err != nil || !cmp.Equal(want, got) {
+		t.Errorf("ResolveParams = %v, %v; want %v", got, err, want)
+	}
+	if _, err := p.ResolveParams(map[string]string{"data_uri": "gs://bucket/data"}); err == nil || !strings.Contains(err.Error(), `-p data_uri: expected the URI of an artifact (Dataset) in the artifact store: "gs://bucket/data" is not the URI of an artifact an artifact store can hold`) {
+		t.Errorf("ResolveParams of a gs:// URI: %v", err)
+	}
+}
+
+// TestKFPv2ImporterUnsupported: what pipectl cannot import is refused at
+// its line, in KFP's terms.
+func TestKFPv2ImporterUnsupported(t *testing.T) {
+	const f = "testdata/kfpv2/importer_unsupported.yaml"
+	_, err := Load(f)
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{
+		f + `:120:23: root.inputDefinitions.parameters.data_uri.defaultValue: KFP importer URI "oci://models/model:1" is not supported: pipectl imports an artifact of its artifact store`,
+		f + `:63:21: deploymentSpec.executors.exec-importer-2.importer.artifactUri.constant: KFP importer URI "gs://bucket/data.txt" is not supported`,
+		f + `:65:11: deploymentSpec.executors.exec-importer-2.importer.metadata: importer metadata is not supported yet`,
+		f + `:94:15: root.dag.tasks.from-task.inputs.parameters.uri: an importer's URI given by a task output is not supported yet`,
+		f + `:108:40: root.dag.tasks.read.inputs.parameters.text.componentInputParameter: root input parameter "data_uri" is an importer's URI, an artifact param: pipectl cannot also give it as a value`,
+		f + `:54:7: deploymentSpec.executors.exec-importer.importer: KFP importer is not supported yet inside a sub-DAG`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := len(yamlfile.Split(err)); n != 6 {
+		t.Errorf("%d errors, want 6:\n%v", n, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/regular"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/kfpv1"
@@ -177,9 +178,17 @@ func (v *validator) validate() {
 			v.at(p("params", name), "invalid parameter name %q: expected %s", name, want)
 		}
 		if components.IsArtifact(prm.Type) {
-			// Given by the step of a pipeline that uses this one as its component.
-			if prm.Default.Kind != 0 {
-				v.atValue(p("params", name, "default"), "artifact parameter %q (%s) cannot have a default: the step that uses this pipeline gives it a step output", name, prm.Type)
+			// Given by the step of a pipeline that uses this one as its
+			// component; run by itself, the URI the run gives, or its
+			// default.
+			switch {
+			case prm.Default.Kind == 0:
+			case len(v.chain) > 1:
+				v.atValue(p("params", name, "default"), "artifact parameter %q (%s) of a pipeline used as a step's component cannot have a default: the step that uses this pipeline gives it a step output", name, prm.Type)
+			default:
+				if err := CheckArtifactURI(&prm.Default); err != nil {
+					v.atValue(p("params", name, "default"), "invalid default of artifact parameter %q (%s): %v", name, prm.Type, err)
+				}
 			}
 			continue
 		}
@@ -873,6 +882,11 @@ func (s *Step) Deps() []string {
 	for _, a := range s.After {
 		set[a] = true
 	}
+	for _, g := range s.OneOfGroups() {
+		for _, name := range g {
+			set[name] = true
+		}
+	}
 	for _, b := range s.Bindings() {
 		if b.Step != "" {
 			set[b.Step] = true
@@ -925,8 +939,8 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		if components.IsArtifact(prm.Type) {
 			// The URI of an artifact in the store, checked when a step
 			// fetches it.
-			if raw == "" || strings.TrimSpace(raw) != raw || strings.ContainsAny(raw, "\n\r\t") {
-				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store, such as an output of an earlier run (pipectl artifacts ls RUN), got %q", name, prm.Type, raw))
+			if err := artifacts.CheckURI(raw); err != nil {
+				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store: %v", name, prm.Type, err))
 				continue
 			}
 		} else if err := components.CheckValue(prm.Type, raw); err != nil {
@@ -940,6 +954,10 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 			continue
 		}
 		prm := pl.Params[name]
+		if components.IsArtifact(prm.Type) && prm.Default.Kind != 0 {
+			out[name] = prm.Default.Value
+			continue
+		}
 		if components.IsArtifact(prm.Type) {
 			errs = append(errs, fmt.Errorf("parameter %q is an artifact (%s): give it with -p %s=URI, the URI of an artifact in the artifact store (such as an output of an earlier run: pipectl artifacts ls RUN)", name, prm.Type, name))
 			continue

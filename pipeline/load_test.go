@@ -121,6 +121,17 @@ func TestLoadInvalid(t *testing.T) {
 			`22:38 steps[2].tolerations[0].operator: expected Equal or Exists, got "Maybe"`,
 			`22:83 steps[2].tolerations[1].effect: expected NoSchedule, PreferNoSchedule or NoExecute, got "Never"`,
 		}},
+		{"artifact-default", []string{
+			`6:34 params.data.default: invalid default of artifact parameter "data" (Dataset): "gs://bucket/data.csv" is not the URI of an artifact an artifact store can hold: expected file:///… or s3://…`,
+			`7:35 params.other.default: invalid default of artifact parameter "other" (Dataset): expected the URI of an artifact in the artifact store`,
+		}},
+		{"oneof", []string{
+			`12:16 outputs.one.oneOf: expected two or more step outputs`,
+			`13:51 outputs.twice.oneOf[1]: step "data" is a candidate twice`,
+			`14:51 outputs.types.oneOf[1]: output "score" of step "score" is float, the first candidate's is int`,
+			`15:9 outputs.form: expected a step output "{{steps.STEP.outputs.OUTPUT}}" or {oneOf: [`,
+			`16:50 outputs.kinds.oneOf[1]: output "model" of step "score" is Model, the first candidate's is Dataset`,
+		}},
 		{"artifact-literal", []string{`9:13 steps[0].inputs.data: input "data" is an artifact (Dataset): expected a step output`}},
 		{"huge-gang", []string{
 			`8:26 steps[0].distributed.nodes: expected 1 to 10000 nodes, got 3074457345618258603`,

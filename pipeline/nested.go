@@ -167,44 +167,64 @@ func (v *validator) nestedStep(i int) {
 }
 
 // outputsDecl checks the pipeline's outputs: each a whole reference to an
-// output of a step that is not a loop or finally step.
+// output of a step that is not a loop or finally step, or a oneOf of them.
 func (v *validator) outputsDecl(index map[string]int) {
 	pl := v.p
-	pl.outputs = map[string]Binding{}
+	pl.outputs, pl.oneOf = map[string]Binding{}, map[string][]Binding{}
 	for _, name := range pl.OutputOrder {
 		path := p("outputs", name)
 		if want := components.ValidIdent(name); want != "" {
 			v.at(path, "invalid output name %q: expected %s", name, want)
 			continue
 		}
-		b, _, err := parseBinding(pl.Outputs[name])
-		if err == nil && b.Step == "" {
-			err = fmt.Errorf("expected a step output \"{{steps.STEP.outputs.OUTPUT}}\", got %s", quoteShort(pl.Outputs[name]))
-		}
-		if err != nil {
-			v.atValue(path, "%v", err)
-			continue
-		}
-		j, ok := index[b.Step]
-		if !ok {
-			v.atValue(path, "unknown step %q (steps: %s)", b.Step, v.stepNames())
-			continue
-		}
-		s := &pl.Steps[j]
+		decl := pl.Outputs[name]
 		switch {
-		case s.Finally:
-			v.atValue(path, "output %q names finally step %q: a pipeline's outputs come from its other steps", name, b.Step)
-		case s.Loop != nil:
-			v.atValue(path, "output %q names loop step %q: a pipeline's output is one value (give the collected outputs to a step that does not loop, and name its output)", name, b.Step)
-		case s.Resolved == nil:
-		default:
-			if _, ok := s.Resolved.Output(b.Output); !ok {
-				v.atValue(path, "step %q (component %s) has no output %q (outputs: %s)", b.Step, s.Resolved.Metadata.Name, b.Output, ioNames(s.Resolved.Outputs))
-				continue
+		case decl.bad:
+			v.atValue(path, "expected a step output \"{{steps.STEP.outputs.OUTPUT}}\" or {oneOf: [\"{{steps.STEP.outputs.OUTPUT}}\", ...]}")
+		case len(decl.OneOf) > 0:
+			if alts, ok := v.outputOneOf(name, decl, index); ok {
+				pl.outputs[name], pl.oneOf[name] = alts[0], alts
 			}
-			pl.outputs[name] = b
+		default:
+			if b, ok := v.outputDeclRef(path, name, decl.Ref, index); ok {
+				pl.outputs[name] = b
+			}
 		}
 	}
+}
+
+// outputDeclRef checks ref, declared output name (at path): a whole
+// reference to an output of a step that is not a loop or finally step.
+func (v *validator) outputDeclRef(path []any, name, ref string, index map[string]int) (Binding, bool) {
+	pl := v.p
+	b, _, err := parseBinding(ref)
+	if err == nil && b.Step == "" {
+		err = fmt.Errorf("expected a step output \"{{steps.STEP.outputs.OUTPUT}}\", got %s", quoteShort(ref))
+	}
+	if err != nil {
+		v.atValue(path, "%v", err)
+		return Binding{}, false
+	}
+	j, ok := index[b.Step]
+	if !ok {
+		v.atValue(path, "unknown step %q (steps: %s)", b.Step, v.stepNames())
+		return Binding{}, false
+	}
+	s := &pl.Steps[j]
+	switch {
+	case s.Finally:
+		v.atValue(path, "output %q names finally step %q: a pipeline's outputs come from its other steps", name, b.Step)
+	case s.Loop != nil:
+		v.atValue(path, "output %q names loop step %q: a pipeline's output is one value (give the collected outputs to a step that does not loop, and name its output)", name, b.Step)
+	case s.Resolved == nil:
+	default:
+		if _, ok := s.Resolved.Output(b.Output); !ok {
+			v.atValue(path, "step %q (component %s) has no output %q (outputs: %s)", b.Step, s.Resolved.Metadata.Name, b.Output, ioNames(s.Resolved.Outputs))
+			return Binding{}, false
+		}
+		return b, true
+	}
+	return Binding{}, false
 }
 
 // expand replaces each step whose component is a pipeline by that
@@ -252,10 +272,18 @@ func (v *validator) expand() {
 			}
 			continue
 		}
-		inner := &rewriter{prefix: s.Name + NestedSep, params: map[string]*yaml.Node{}, types: map[string]string{}}
+		inner := &rewriter{prefix: s.Name + NestedSep, params: map[string]*yaml.Node{}, types: map[string]string{}, paramAlts: map[string][]Binding{}}
 		for _, name := range sub.ParamOrder {
 			inner.types[name] = sub.Params[name].Type
 			if n, ok := s.Inputs[name]; ok {
+				alts, err := outer.nodeAlts(&n)
+				if err != nil {
+					v.atValue(v.sp(i, "inputs", name), "%v", err)
+					continue
+				}
+				if alts != nil {
+					inner.paramAlts[name] = alts
+				}
 				n, err := outer.node(&n)
 				if err != nil {
 					v.atValue(v.sp(i, "inputs", name), "%v", err)
@@ -321,7 +349,12 @@ func (v *validator) expand() {
 		pl.byName[s.Name] = i
 	}
 	for name, b := range pl.outputs {
+		alts := outer.outputAlts(b, pl.oneOf[name])
 		pl.outputs[name] = outer.output(b)
+		delete(pl.oneOf, name)
+		if alts != nil {
+			pl.outputs[name], pl.oneOf[name] = alts[0], alts
+		}
 	}
 }
 
@@ -338,6 +371,9 @@ type rewriter struct {
 	// stay as written), types their types.
 	params map[string]*yaml.Node
 	types  map[string]string
+	// paramAlts are the candidates of the params given a oneOf output
+	// whole (see OutputDecl), in the outer pipeline's expanded names.
+	paramAlts map[string][]Binding
 }
 
 // output rewrites a reference to a step's output.
@@ -386,6 +422,9 @@ func (pl *Pipeline) leaves() []string {
 // step rewrites s in place: its name, inputs, env, when, loop items and
 // after list. Maps and slices are copied, never changed.
 func (r *rewriter) step(s *Step) error {
+	if err := r.stepAlts(s, s.Inputs); err != nil {
+		return err
+	}
 	s.Name = r.prefix + s.Name
 	if r.prefix != "" {
 		s.After = r.after(s.After)
@@ -402,6 +441,13 @@ func (r *rewriter) step(s *Step) error {
 	s.Inputs = inputs
 	env := slices.Clone(s.Env)
 	for k := range env {
+		if _, refs, err := parseRefs(env[k].Value); err == nil {
+			for _, ref := range refs {
+				if err := r.whole(Binding{Param: ref.param, Step: ref.step, Output: ref.output}, "an env value"); err != nil {
+					return fmt.Errorf("step %s: env %s: %w", s.Name, env[k].Name, err)
+				}
+			}
+		}
 		text, err := r.text(env[k].Value)
 		if err != nil {
 			return fmt.Errorf("step %s: env %s: %w", s.Name, env[k].Name, err)
@@ -418,6 +464,11 @@ func (r *rewriter) step(s *Step) error {
 	}
 	if s.Loop != nil {
 		l := *s.Loop
+		if b, err := s.ItemsBinding(); err == nil {
+			if err := r.whole(b, "loop.items"); err != nil {
+				return fmt.Errorf("step %s: %w", s.Name, err)
+			}
+		}
 		items, err := r.node(&l.Items)
 		if err != nil {
 			return fmt.Errorf("step %s: loop.items: %v", s.Name, err)
@@ -475,8 +526,13 @@ func (r *rewriter) text(s string) (string, error) {
 		return s, nil
 	}
 	var b strings.Builder
+	// A whole reference is an input's (stepAlts gives it the candidates).
+	whole := len(refs) == 1 && texts[0] == "" && texts[1] == ""
 	for k, ref := range refs {
 		b.WriteString(texts[k])
+		if err := r.whole(Binding{Param: ref.param, Step: ref.step, Output: ref.output}, "a text"); err != nil && !whole {
+			return "", err
+		}
 		switch {
 		case ref.step != "":
 			out := r.output(Binding{Step: ref.step, Output: ref.output})
@@ -539,6 +595,9 @@ func (r *rewriter) when(s string) (string, error) {
 // comparison rewrites one comparison of a condition side by side.
 func (r *rewriter) comparison(c Condition) (string, error) {
 	side := func(b Binding) (string, error) {
+		if err := r.whole(b, "a condition"); err != nil {
+			return "", err
+		}
 		switch {
 		case b.Step != "":
 			return r.output(b).String(), nil

@@ -138,6 +138,9 @@ func TestNestedInvalid(t *testing.T) {
 		{"ring-a.pipeline.yaml", []string{
 			`ring-b.pipeline.yaml:9:16 steps[1].component: recursive pipeline: ` + dir + `ring-a.pipeline.yaml uses ` + dir + `ring-b.pipeline.yaml uses ` + dir + `ring-a.pipeline.yaml`,
 		}},
+		{"art-default.yaml", []string{
+			`art-default.pipeline.yaml:6:34 params.data.default: artifact parameter "data" (Dataset) of a pipeline used as a step's component cannot have a default`,
+		}},
 		{"invalid.yaml", []string{
 			`invalid.yaml:20:16 steps[3].component: pipeline with-finally (` + dir + `with-finally.pipeline.yaml) has finally steps`,
 			`invalid.yaml:8:5 steps[0]: step "a" does not give component stage its required input "rows" (int)`,

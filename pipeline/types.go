@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
@@ -25,8 +26,9 @@ type Pipeline struct {
 	// whatever their outcome; the loader moves them to the end of Steps.
 	Finally []Step `yaml:"finally,omitempty"`
 	// Outputs are what the pipeline gives the step of another pipeline
-	// that uses it as its component: OUTPUT: "{{steps.STEP.outputs.NAME}}".
-	Outputs map[string]string `yaml:"outputs,omitempty"`
+	// that uses it as its component: OUTPUT: "{{steps.STEP.outputs.NAME}}",
+	// or OUTPUT: {oneOf: [...]} (see OutputDecl).
+	Outputs map[string]OutputDecl `yaml:"outputs,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`
@@ -35,8 +37,10 @@ type Pipeline struct {
 	// OutputOrder lists the outputs in file order; set by the loader.
 	OutputOrder []string `yaml:"-"`
 	// outputs are the declared outputs as step outputs of the expanded
-	// Steps; set by the loader.
+	// Steps; set by the loader. oneOf are the candidates of the outputs
+	// that are the first of several to run (outputs holds the first).
 	outputs map[string]Binding
+	oneOf   map[string][]Binding
 	// byName indexes Steps by name; set by the loader.
 	byName map[string]int
 }
@@ -101,6 +105,10 @@ type Step struct {
 
 	// Resolved is the step's component; set by the loader.
 	Resolved *components.Component `yaml:"-"`
+	// oneOf are the candidates of the inputs given a nested pipeline's
+	// oneOf output, by input; set when the loader expands nested
+	// pipelines (the input's value names the first candidate).
+	oneOf map[string][]Binding
 	// Finally is set by the loader on the steps of the pipeline's finally list.
 	Finally bool `yaml:"-"`
 }
@@ -291,3 +299,14 @@ func describeNode(n *yaml.Node) string {
 
 // CacheEnabled reports whether the step may reuse earlier outputs.
 func (s *Step) CacheEnabled() bool { return s.Cache == nil || *s.Cache }
+
+// CheckArtifactURI checks that n, an artifact param's default, is a
+// string that can name an artifact of an artifact store (see
+// artifacts.CheckURI): the store is known when the run starts, and the
+// step reading the artifact checks it is there.
+func CheckArtifactURI(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return fmt.Errorf("expected the URI of an artifact in the artifact store (a string such as s3://BUCKET/PREFIX/RUN/STEP/OUTPUT)")
+	}
+	return artifacts.CheckURI(n.Value)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -338,11 +339,7 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 			Value: wfv1.AnyStringPtr(fmt.Sprintf("{{tasks.%s.outputs.parameters.%s}}", c.tasks[ref.Step], ref.Output)),
 		})
 	}
-	var deps []string
-	for _, d := range sp.Deps {
-		deps = append(deps, c.tasks[d]+".Succeeded")
-	}
-	task.Depends = strings.Join(deps, " && ")
+	task.Depends = c.depends(sp)
 	if sp.When != nil {
 		if task.When, err = c.when(sp.When); err != nil {
 			return wfv1.DAGTask{}, fmt.Errorf("when: %w", err)
@@ -653,3 +650,34 @@ func imageProblem(image string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// depends is the task's depends: each dependency succeeded, as locally,
+// except that a candidate of an input given the output of the first of
+// several steps that ran (plan.Wiring.OneOf) may have been skipped (its
+// when false: Skipped; its own dependencies skipped: Omitted) as long as
+// one of its group succeeded; otherwise the task is Omitted, which the run
+// record reads as skipped.
+func (c *compiler) depends(sp *plan.Step) string {
+	soft := map[string]bool{}
+	var groups []string
+	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.OneOf)) {
+		var anyOf []string
+		for _, ref := range sp.Wiring.OneOf[name] {
+			soft[ref.Step] = true
+			anyOf = append(anyOf, c.tasks[ref.Step]+".Succeeded")
+		}
+		if g := "(" + strings.Join(anyOf, " || ") + ")"; !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	var deps []string
+	for _, d := range sp.Deps {
+		t := c.tasks[d]
+		if soft[d] {
+			deps = append(deps, "("+t+".Succeeded || "+t+".Skipped || "+t+".Omitted)")
+			continue
+		}
+		deps = append(deps, t+".Succeeded")
+	}
+	return strings.Join(append(deps, groups...), " && ")
+}

@@ -277,7 +277,7 @@ steps:
 // step's pod gets as --param and its step spec names as the artifact input
 // (plan.Wiring.ParamInputs), as a local run does (TestRunArtifactParam).
 func TestArtifactParam(t *testing.T) {
-	p, err := pipeline.Parse("artifact-param.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+	src := []byte(`apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: artifact-param}
 params:
@@ -292,7 +292,8 @@ steps:
       image: example/read:1
       command: [cat, "{{inputs.data.path}}"]
     inputs: {data: "{{params.data}}"}
-`))
+`)
+	p, err := pipeline.Parse("artifact-param.yaml", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,6 +335,20 @@ steps:
 	inv, err := w.Invocation(c, nil, plan.Values{Run: "run-2", Params: map[string]string{"data": "s3://bucket/runs/run-1/make/data"}})
 	if err != nil || inv.Inputs["data"] != "s3://bucket/runs/run-1/make/data" {
 		t.Errorf("invocation inputs %v, %v", inv, err)
+	}
+	// A default URI is the workflow parameter's value when none is given.
+	pd, err := pipeline.Parse("artifact-param.yaml", bytes.Replace(src, []byte("{type: Dataset}"), []byte(`{type: Dataset, default: "s3://bucket/runs/run-0/make/data"}`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err = Compile(pd, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wf.Spec.Arguments.Parameters; len(got) != 1 || got[0].Value == nil {
+		t.Fatalf("workflow parameters %+v, want data with its default", got)
+	} else if v, err := components.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-0/make/data" {
+		t.Errorf("workflow parameter data = %q, %v; want the default", v, err)
 	}
 }
 

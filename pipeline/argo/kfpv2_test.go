@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -22,6 +24,7 @@ func TestCompileKFPv2(t *testing.T) {
 		"../testdata/kfpv2/exit.yaml":                {tasks: []string{"exit-handler-1-work"}, exit: []string{"report"}},
 		"../testdata/kfpv2/loops.yaml":               {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
 		"../testdata/kfpv2/collected_artifacts.yaml": {tasks: []string{"for-loop-1", "join"}},
+		"../testdata/kfpv2/oneof.yaml":               {tasks: []string{"condition-branches-1-condition-2-make", "condition-branches-1-condition-3-make-2", "use"}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			wf, b := compileFile(t, file, testOptions())
@@ -116,4 +119,46 @@ func TestCompileKFPv2Conditions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCompileKFPv2OneOf: a task given a dsl.OneOf output waits for each
+// branch to succeed or be skipped (Skipped: its when; Omitted: its own
+// upstream skipped), and for one of them to succeed; its step spec names
+// the candidates, whose outputs the pod reads from the store.
+func TestCompileKFPv2OneOf(t *testing.T) {
+	wf, _ := compileFile(t, "../testdata/kfpv2/oneof.yaml", testOptions())
+	lint(t, wf)
+	const a, b = "condition-branches-1-condition-2-make", "condition-branches-1-condition-3-make-2"
+	want := "(" + a + ".Succeeded || " + a + ".Skipped || " + a + ".Omitted) && (" + b + ".Succeeded || " + b + ".Skipped || " + b + ".Omitted) && (" + a + ".Succeeded || " + b + ".Succeeded)"
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.DAG == nil {
+			continue
+		}
+		for _, task := range tmpl.DAG.Tasks {
+			if task.Name != "use" {
+				continue
+			}
+			if task.Depends != want {
+				t.Errorf("use depends\n  %s\nwant\n  %s", task.Depends, want)
+			}
+			for _, prm := range task.Arguments.Parameters {
+				if strings.HasPrefix(prm.Name, UpstreamInputPrefix) {
+					t.Errorf("use gets %s from Argo: a oneOf value comes from the store", prm.Name)
+				}
+				if prm.Name != StepInput {
+					continue
+				}
+				w, err := plan.DecodeWiring(prm.Value.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				refs := []plan.OutputRef{{Step: "condition-branches-1.condition-2.make", Output: "out"}, {Step: "condition-branches-1.condition-3.make-2", Output: "out"}}
+				if diff := cmp.Diff(refs, w.OneOf["text"]); diff != "" {
+					t.Errorf("oneOf of text (-want +got):\n%s", diff)
+				}
+			}
+			return
+		}
+	}
+	t.Fatal("no task use")
 }

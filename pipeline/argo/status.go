@@ -189,9 +189,11 @@ func taskArg(wf *wfv1.Workflow, task, name string) (string, bool) {
 }
 
 // PodNodes returns the Pod nodes of a step node, oldest attempt first: the
-// node itself for a Pod node, the children of a Retry node.
+// node itself for a Pod node, the children of a Retry node. A skipped or
+// omitted step ran none: its node's children are the tasks after it (a
+// task given a oneOf output runs after a skipped candidate).
 func PodNodes(wf *wfv1.Workflow, n *wfv1.NodeStatus) []wfv1.NodeStatus {
-	if n == nil {
+	if n == nil || n.Phase == wfv1.NodeSkipped || n.Phase == wfv1.NodeOmitted {
 		return nil
 	}
 	if n.Type == wfv1.NodeTypePod {

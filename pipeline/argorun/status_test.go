@@ -52,6 +52,9 @@ func TestUpdateRecord(t *testing.T) {
 				"r1":   retry,
 				"a1":   statusNode("a1", "step-1st(0)", wfv1.NodeTypePod, wfv1.NodeFailed, 20, "2"),
 				"a2":   statusNode("a2", "step-1st(1)", wfv1.NodeTypePod, wfv1.NodeFailed, 25, "3"),
+				// Skipped by its when; a task after it ran (its oneOf
+				// candidate): the child is that task's pod, not its own.
+				"s1": {ID: "s1", DisplayName: "never", Type: wfv1.NodeTypeSkipped, BoundaryID: "wf-1", Phase: wfv1.NodeSkipped, Children: []string{"p1"}},
 			}},
 	}
 	rec := pendingRecord("make", "1st", "never")

@@ -155,6 +155,10 @@ type conv struct {
 	// taskName is the KFP name of the task whose inputs are being
 	// converted ({{$.pipeline_task_name}} in a constant).
 	taskName string
+	// rootTasks are the root DAG's tasks; imports its importer tasks,
+	// each an artifact param (importer.go).
+	rootTasks *yaml.Node
+	imports   map[string]rootImport
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -337,6 +341,10 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		c.str("kind", comp, field), c.str("Pipeline", comp, field),
 		c.str("metadata", comp, field), meta)
 	params := c.mapping(comp, join(field, "inputDefinitions"))
+	if root {
+		c.rootTasks, _, _ = yamlfile.Lookup(comp, "dag", "tasks")
+		c.imports = c.rootImports(c.rootTasks)
+	}
 	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
 	c.atRootDefs = false
@@ -352,6 +360,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 			c.omitted[in.name] = true
 			continue
 		}
+		if ri, ok := c.importParam(in.name); root && ok {
+			in.typ = ri.typ
+		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
 		if in.def != nil {
 			prm.Content = append(prm.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
@@ -360,6 +371,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 			c.add(prm, "description", in.key, in.field, c.str(in.desc, in.key, in.field))
 		}
 		c.add(params, in.name, in.key, in.field, prm)
+	}
+	if root {
+		c.importParams(params)
 	}
 	c.add(out, "params", comp, field, params)
 	dag := c.fieldsOf(fs["dag"], join(field, "dag"), "a dag", []string{"tasks", "outputs"}, nil)
@@ -374,12 +388,21 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	c.dagTasks, c.names = dag["tasks"], c.loopNames(dag["tasks"], "")
 	defer func() { c.dagTasks, c.names = saved, savedNames }()
 	for i, k := range tk {
+		if root && c.isImporter(tv[i]) {
+			// No step: its output is an artifact param (importer.go).
+			c.names[k.Value] = []string{}
+		}
+	}
+	for i, k := range tk {
 		c.atRoot, c.final = root, false
 		tf := join(field, "dag.tasks."+k.Value)
 		var s *yaml.Node
-		if isLoop(tv[i]) {
+		switch {
+		case root && c.isImporter(tv[i]):
+			continue
+		case isLoop(tv[i]):
 			steps.Content = append(steps.Content, c.loopTask(k, tv[i], tf, "")...)
-		} else {
+		default:
 			s = c.task(k, tv[i], tf)
 		}
 		switch {
@@ -411,7 +434,14 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 	pk, pv := pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
-		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter"}, map[string]string{"valueFromOneof": " (dsl.OneOf outputs)"})
+		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter", "valueFromOneof"}, nil)
+		if o := sel["valueFromOneof"]; o != nil {
+			of := c.fieldsOf(o, f+".valueFromOneof", "a valueFromOneof", []string{"parameterSelectors"}, nil)
+			if n := c.oneOf(of["parameterSelectors"], f+".valueFromOneof.parameterSelectors", "outputParameterKey", false); n != nil {
+				c.add(out, k.Value, k, f, n)
+			}
+			continue
+		}
 		v := c.fieldsOf(sel["valueFromParameter"], f+".valueFromParameter", "valueFromParameter", []string{"producerSubtask", "outputParameterKey"}, nil)
 		task, ok1 := c.scalarOf(v["producerSubtask"], f+".valueFromParameter.producerSubtask", "a task name")
 		key, ok2 := c.scalarOf(v["outputParameterKey"], f+".valueFromParameter.outputParameterKey", "an output name")
@@ -426,9 +456,16 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		f := join(field, "artifacts."+k.Value)
 		sel := c.fieldsOf(av[i], f, "a dag output artifact", []string{"artifactSelectors"}, nil)
 		s := sel["artifactSelectors"]
+		if s != nil && s.Kind == yaml.SequenceNode && len(s.Content) > 1 {
+			// dsl.OneOf of artifacts.
+			if n := c.oneOf(s, f+".artifactSelectors", "outputArtifactKey", true); n != nil {
+				c.add(out, k.Value, k, f, n)
+			}
+			continue
+		}
 		if s == nil || s.Kind != yaml.SequenceNode || len(s.Content) != 1 {
 			if s != nil {
-				c.errorf(s, f+".artifactSelectors", "expected one artifact selector (more than one, from dsl.OneOf, is not supported yet)")
+				c.errorf(s, f+".artifactSelectors", "expected a list of artifact selectors")
 			}
 			continue
 		}
@@ -442,6 +479,36 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 		}
 	}
 	return out
+}
+
+// oneOf converts the selectors of a dsl.OneOf output (sels, a list of
+// {producerSubtask, KEY}) into a pipeline output {oneOf: [REF, ...]}: the
+// output of the first of the branches that ran.
+func (c *conv) oneOf(sels *yaml.Node, field, key string, artifact bool) *yaml.Node {
+	if sels == nil || sels.Kind != yaml.SequenceNode || len(sels.Content) < 2 {
+		at := sels
+		if at == nil {
+			return nil
+		}
+		c.errorf(at, field, "expected two or more selectors (dsl.OneOf)")
+		return nil
+	}
+	list := c.seq(sels, field)
+	for j, e := range sels.Content {
+		ef := fmt.Sprintf("%s[%d]", field, j)
+		v := c.fieldsOf(e, ef, "a selector", []string{"producerSubtask", key}, nil)
+		task, ok1 := c.scalarOf(v["producerSubtask"], ef+".producerSubtask", "a task name")
+		out, ok2 := c.scalarOf(v[key], ef+"."+key, "an output name")
+		if !ok1 || !ok2 {
+			return nil
+		}
+		ref, ok := c.ref(task, out, artifact, v["producerSubtask"], ef+".producerSubtask")
+		if !ok {
+			return nil
+		}
+		list.Content = append(list.Content, c.str(ref, e, ef))
+	}
+	return c.mapping(sels, field, c.str("oneOf", sels, field), list)
 }
 
 // ioDef is one input or output definition.
@@ -635,7 +702,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 	ef := "deploymentSpec.executors." + label
 	c.at(exKey, ef)
 	e := c.fieldsOf(ex, ef, "an executor", []string{"container"}, map[string]string{
-		"importer": " (dsl.importer)",
+		"importer": " inside a sub-DAG (dsl.importer in a dsl.Condition, ParallelFor or pipeline): pipectl maps an importer of the root DAG, an artifact param",
 		"resolver": "",
 	})
 	cont := e["container"]
@@ -893,6 +960,10 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
+				if _, imported := c.importParam(v); imported && len(c.loops) == 0 && c.dagTasks == c.rootTasks {
+					c.errorf(s["componentInputParameter"], f+".componentInputParameter", "root input parameter %q is an importer's URI, an artifact param: pipectl cannot also give it as a value", v)
+					continue
+				}
 				if len(c.loops) == 0 && c.omitted[v] {
 					// Given by no task: the input has no value.
 					c.at(s["componentInputParameter"], f+".componentInputParameter")

@@ -39,7 +39,10 @@
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input.
 //
-// What pipectl does not run yet (artifactIterator, importers, dsl.OneOf,
+// A root dsl.importer is an artifact param (importer.go); a dsl.OneOf
+// (valueFromOneof, several artifactSelectors) a oneOf output of the
+// nested pipeline the condition group is. What pipectl does not run yet
+// (artifactIterator,
 // conditions with ||, most platform specs, ...) is an
 // error at its line and column, naming the KFP field.
 package kfpv2

@@ -64,6 +64,16 @@ func TestRunKFPv2(t *testing.T) {
 		want:  map[string]string{"join/Output": "3:a+b c+d"},
 		files: map[string]string{"for-loop-1[1]/Output": "b c"},
 	}, {
+		// dsl.OneOf: use gets the output parameter and artifact of the
+		// branch that ran, the other skipped.
+		file:  "../testdata/kfpv2/oneof.yaml",
+		want:  map[string]string{"use/Output": "from heads + data from heads"},
+		files: map[string]string{"condition-branches-1.condition-2.make/data": "data from heads"},
+	}, {
+		file:   "../testdata/kfpv2/oneof.yaml",
+		params: map[string]string{"flip": "tails"},
+		want:   map[string]string{"use/Output": "from tails + data from tails"},
+	}, {
 		file: "../testdata/kfpv2/exit.yaml",
 		want: map[string]string{"report/seen": `{"state": "Succeeded", "pipelineTaskName": "exit-handler-1", "error": {}}`},
 	}, {

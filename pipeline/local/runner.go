@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -367,13 +368,7 @@ func (e *execution) schedule(ctx context.Context, which []int) {
 		for ready.Len() > 0 {
 			i := ready[0]
 			s := &e.p.Steps[i]
-			blocker := ""
-			for _, j := range deps[i] {
-				if st := e.status(e.p.Steps[j].Name); st != artifacts.StatusSucceeded {
-					blocker = fmt.Sprintf("upstream step %s %s", e.p.Steps[j].Name, strings.ToLower(st))
-					break
-				}
-			}
+			blocker := e.blocker(s, deps[i])
 			if blocker == "" && ctx.Err() == nil && running >= e.r.parallelism() {
 				break
 			}
@@ -536,3 +531,30 @@ func (e *execution) summary() string {
 
 // workDir returns the step's work directory.
 func (e *execution) workDir(step string) string { return filepath.Join(e.work, step) }
+
+// blocker is why step s, whose dependencies (at positions deps) ended,
+// cannot run, or "": a dependency did not succeed, except a candidate of
+// an input given the output of the first of several steps that ran
+// (pipeline.Step.OneOfGroups), which may be skipped as long as one of its
+// group succeeded.
+func (e *execution) blocker(s *pipeline.Step, deps []int) string {
+	groups := s.OneOfGroups()
+	soft := map[string]bool{}
+	for _, g := range groups {
+		for _, name := range g {
+			soft[name] = true
+		}
+	}
+	for _, j := range deps {
+		name := e.p.Steps[j].Name
+		if st := e.status(name); st != artifacts.StatusSucceeded && (st != artifacts.StatusSkipped || !soft[name]) {
+			return fmt.Sprintf("upstream step %s %s", name, strings.ToLower(st))
+		}
+	}
+	for _, g := range groups {
+		if !slices.ContainsFunc(g, func(name string) bool { return e.status(name) == artifacts.StatusSucceeded }) {
+			return fmt.Sprintf("none of upstream steps %s ran (the first of them that ran gives an input)", strings.Join(g, ", "))
+		}
+	}
+	return ""
+}

@@ -488,6 +488,18 @@ steps:
 	if _, err := second.ResolveParams(nil); err == nil || !strings.Contains(err.Error(), "give it with -p data=URI") {
 		t.Errorf("ResolveParams without the artifact: %v", err)
 	}
+	// A default URI is the artifact when the run gives none.
+	third := f.load(header + `params:
+  data: {type: Dataset, default: "` + uri + `"}
+steps:
+  - name: read
+    inputs: {data: "{{params.data}}"}
+` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `cat "$1" > "$2"`, "{{inputs.data.path}}", "{{outputs.text.path}}") + `
+`)
+	run, err = f.run(ctx, third, nil, nil)
+	if s := run.Step("read"); err != nil || len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != "rows: 3" {
+		t.Errorf("the default URI: %v; read gave %+v; want %q", err, s.Outputs, "rows: 3")
+	}
 }
 
 // TestRunFinallyPipeline: a finally step whose component is a pipeline

@@ -196,6 +196,19 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 	if err := stepcache.AddParamInputs(ctx, e.r.Store, sp.Wiring, e.params, v.Artifacts, sums); err != nil {
 		return v, nil, err
 	}
+	err := sp.Wiring.ResolveOneOf(&v, sums, func(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
+		if e.status(ref.Step) != artifacts.StatusSucceeded {
+			return artifacts.OutputRecord{}, false, nil
+		}
+		out, ok := e.output(ref.Step, ref.Output)
+		if !ok {
+			return out, false, fmt.Errorf("no output %q", ref.Output)
+		}
+		return out, true, nil
+	})
+	if err != nil {
+		return v, nil, err
+	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
 		ref := sp.Wiring.Collected[name]
 		recs, err := e.collected(ref)

@@ -66,8 +66,15 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 	binds := s.Bindings()
 	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
-		if _, ok := comp.Input(name); !ok {
+		in, ok := comp.Input(name)
+		if !ok {
 			return nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
+		}
+		if alts := s.OneOf(name); alts != nil {
+			if err := oneOf(p, w, name, in, alts); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		switch {
 		case b.Step != "":
@@ -160,6 +167,31 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 	}
 	return w, nil
+}
+
+// oneOf wires input in (name) the output of the first of the steps alts
+// that succeeded (Wiring.OneOf): a parameter's value comes as an upstream
+// value of its own, an artifact's URI as Values.Artifacts.
+func oneOf(p *pipeline.Pipeline, w *Wiring, name string, in components.IO, alts []pipeline.Binding) error {
+	if w.OneOf == nil {
+		w.OneOf = map[string][]OutputRef{}
+	}
+	for _, a := range alts {
+		if _, err := upstreamOutput(p, a.Step, a.Output); err != nil {
+			return fmt.Errorf("input %q: %w", name, err)
+		}
+		if p.Step(a.Step).Loop != nil {
+			return fmt.Errorf("input %q: step %s loops: the output of the first of several steps that ran is one value", name, a.Step)
+		}
+		if out, _ := upstreamOutput(p, a.Step, a.Output); components.IsArtifact(out.Type) != components.IsArtifact(in.Type) {
+			return fmt.Errorf("input %q (%s): output %q of step %s is %s: the output of the first of several steps that ran is given as it is", name, in.Type, a.Output, a.Step, out.Type)
+		}
+		w.OneOf[name] = append(w.OneOf[name], OutputRef{Step: a.Step, Output: a.Output})
+	}
+	if !components.IsArtifact(in.Type) {
+		w.Params[name] = Text{{Upstream: name}}
+	}
+	return nil
 }
 
 // upstreamOutput returns the declared output of a step.

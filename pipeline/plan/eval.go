@@ -129,6 +129,16 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		}
 		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.OneOf)) {
+		if in, _ := c.Input(name); !components.IsArtifact(in.Type) {
+			continue // a value: in Params, from Values.Upstream
+		}
+		uri, ok := v.Artifacts[name]
+		if !ok {
+			return nil, fmt.Errorf("input %q: no output of steps %s (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
+		}
+		inv.Inputs[name] = uri
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
 		if uri, ok := v.Artifacts[name]; ok {
 			inv.Inputs[name] = uri
@@ -293,4 +303,47 @@ func compare(t, a, b string) (int, error) {
 		return cmp.Compare(x, y), nil
 	}
 	return 0, fmt.Errorf("%s values have no order (expected int or float)", t)
+}
+
+// refSteps are the steps of refs, joined by commas.
+func refSteps(refs []OutputRef) string {
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Step
+	}
+	return strings.Join(names, ", ")
+}
+
+// ResolveOneOf sets, for each input of w given the output of the first of
+// several steps that succeeded (Wiring.OneOf), its value in v.Upstream or
+// its URI in v.Artifacts and sha256 in sums. output returns the record of
+// a step's output, ok false when the step did not succeed (skipped). No
+// candidate with its output is an error.
+func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+	for _, name := range slices.Sorted(maps.Keys(w.OneOf)) {
+		found := false
+		for _, ref := range w.OneOf[name] {
+			rec, ok, err := output(ref)
+			if err != nil {
+				return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
+			}
+			if !ok {
+				continue
+			}
+			switch {
+			case rec.URI != "":
+				v.Artifacts[name], sums[name] = rec.URI, rec.SHA256
+			case rec.Value != nil:
+				v.Upstream[name] = *rec.Value
+			default:
+				return fmt.Errorf("input %q: output %q of step %s has neither a value nor a URI", name, ref.Output, ref.Step)
+			}
+			found = true
+			break
+		}
+		if !found {
+			return fmt.Errorf("input %q: none of steps %s has output it (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
+		}
+	}
+	return nil
 }

@@ -77,6 +77,12 @@ type Wiring struct {
 	// by input name: an input parameter gets a JSON list of the values, an
 	// input artifact a directory holding each iteration's output as <i>.
 	Collected map[string]OutputRef `json:"collected,omitempty"`
+	// OneOf give inputs the output of the first of several steps that
+	// succeeded, the others skipped (a nested pipeline's oneOf output;
+	// KFP's dsl.OneOf), by input name: an input parameter gets its value
+	// as Values.Upstream, an input artifact as Values.Artifacts, both
+	// found at run time (ResolveOneOf).
+	OneOf map[string][]OutputRef `json:"oneOf,omitempty"`
 	// Items, for a loop step, is the JSON list of its items.
 	Items Text `json:"items,omitempty"`
 	// Env adds variables to the program's environment.

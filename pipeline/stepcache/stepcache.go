@@ -236,8 +236,36 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 	if err := AddParamInputs(ctx, s, w, v.Params, v.Artifacts, sums); err != nil {
 		return nil, nil, err
 	}
+	if len(w.OneOf) > 0 {
+		v.Upstream = maps.Clone(v.Upstream)
+		if v.Upstream == nil {
+			v.Upstream = map[string]string{}
+		}
+		if err := w.ResolveOneOf(&v, sums, storedOutput(ctx, s, v.Run)); err != nil {
+			return nil, nil, err
+		}
+	}
 	inv, err := w.Invocation(c, s, v)
 	return inv, sums, err
+}
+
+// storedOutput returns an output of a step of run as its outputs record in
+// the store says; ok is false when the step has none (it did not run).
+func storedOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (artifacts.OutputRecord, bool, error) {
+	return func(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
+		outs, err := artifacts.ReadOutputs(ctx, s, run, ref.Step)
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return artifacts.OutputRecord{}, false, nil
+		}
+		if err != nil {
+			return artifacts.OutputRecord{}, false, err
+		}
+		i := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		if i < 0 {
+			return artifacts.OutputRecord{}, false, fmt.Errorf("its outputs record has no output %q", ref.Output)
+		}
+		return outs[i], true, nil
+	}
 }
 
 // AddParamInputs adds to uris and sums, for each input artifact of w given
@@ -380,7 +408,7 @@ func ResolveAll(ctx context.Context, s artifacts.Store, steps []*plan.Step, run 
 // resolve looks one step up with its upstream steps' entries.
 func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, params map[string]string, upstream map[string]Entry) (Entry, bool, error) {
 	w := sp.Wiring
-	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 {
+	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 || len(w.OneOf) > 0 {
 		return Entry{}, false, nil
 	}
 	output := func(ref plan.OutputRef) (artifacts.OutputRecord, bool) {

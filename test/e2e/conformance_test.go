@@ -270,6 +270,59 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "kfpimport",
+		status: "Succeeded",
+		steps:  []confStep{ok("make", seen(), file("data", "Dataset", "imported $(b) `c`\n"))},
+		probes: map[string]probeRecord{
+			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/data", "imported $(b) `c`\n"}, Env: stepEnv("make")},
+		},
+		// A KFP v2 pipeline whose dsl.importer imports make's artifact by
+		// its URI, the pipeline input data_uri.
+		next: &confCase{
+			name: "kfpimport", file: "import.yaml", status: "Succeeded",
+			params: []string{"data_uri=$ROOT/$FIRST/make/data"},
+			steps:  []confStep{ok("read", seen())},
+			probes: map[string]probeRecord{
+				"read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--note", "n=1"}, Env: stepEnv("read"),
+					Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("imported $(b) `c`\n")}},
+			},
+		},
+	},
+	{
+		name:   "kfponeof",
+		status: "Succeeded",
+		rerun:  true,
+		steps: []confStep{
+			ok("condition-branches-1.condition-2.make", param("out", "string", "from heads"), file("data", "Dataset", "from heads $(x) `y`"), seen()),
+			skipped("condition-branches-1.condition-3.make-2"),
+			ok("use", seen()).after("condition-branches-1.condition-2.make", "condition-branches-1.condition-3.make-2"),
+		},
+		probes: map[string]probeRecord{
+			"condition-branches-1.condition-2.make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", "from heads",
+				"@write", "$WORK/outputs/out", "from heads", "@write", "$WORK/outputs/data", "from heads $(x) `y`"},
+				Env: stepEnv("condition-branches-1.condition-2.make")},
+			"use": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", "from heads", "@read", "$WORK/inputs/data"},
+				Env: stepEnv("use"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("from heads $(x) `y`")}},
+		},
+		// The other branch: dsl.OneOf gives use its outputs.
+		next: &confCase{
+			name: "kfponeof", file: "pipeline.yaml", status: "Succeeded",
+			params: []string{"flip=tails"},
+			steps: []confStep{
+				skipped("condition-branches-1.condition-2.make"),
+				ok("condition-branches-1.condition-3.make-2", param("out", "string", "from tails"), file("data", "Dataset", "from tails $(x) `y`"), seen()),
+				ok("use", seen()).after("condition-branches-1.condition-2.make", "condition-branches-1.condition-3.make-2"),
+			},
+			probes: map[string]probeRecord{
+				"condition-branches-1.condition-3.make-2": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", "from tails",
+					"@write", "$WORK/outputs/out", "from tails", "@write", "$WORK/outputs/data", "from tails $(x) `y`"},
+					Env: stepEnv("condition-branches-1.condition-3.make-2")},
+				"use": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", "from tails", "@read", "$WORK/inputs/data"},
+					Env: stepEnv("use"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("from tails $(x) `y`")}},
+			},
+		},
+	},
+	{
 		name:   "loops",
 		status: "Succeeded",
 		steps: []confStep{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +15,7 @@ import (
 	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -67,6 +69,11 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 	if err != nil {
 		return nil, fmt.Errorf("--component: %v", err)
 	}
+	launch, err := namedSecrets(r.Launch, r.Values.Params)
+	if err != nil {
+		return nil, fmt.Errorf("--distributed: %v", err)
+	}
+	r.Launch = launch
 	rank := wire.Args{
 		Run: a.Run, Step: a.Step, Component: a.Component, Iteration: a.Iteration,
 		Params: wire.Values(r.Values.Params), Upstream: wire.Values(r.Values.Upstream),
@@ -80,6 +87,26 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 		Owner:     owner,
 	}
 	return &Request{Request: r, Outputs: c.Outputs, JobSet: jobset.BuildJobSet(r.Launch, o), PodGroup: jobset.BuildPodGroup(r.Launch, o)}, nil
+}
+
+// namedSecrets returns the launch plan with the rank pods' Secrets named
+// by params named by the params' values.
+func namedSecrets(l *plan.Launch, params map[string]string) (*plan.Launch, error) {
+	if !slices.ContainsFunc(l.Pod.Secrets, func(s pipeline.Secret) bool { return s.Param() != "" }) {
+		return l, nil
+	}
+	c := *l
+	c.Pod.Secrets = slices.Clone(l.Pod.Secrets)
+	for i, s := range c.Pod.Secrets {
+		if prm := s.Param(); prm != "" {
+			name, ok := params[prm]
+			if !ok {
+				return nil, fmt.Errorf("secret %s: the Secret is named by parameter %q, which --param does not give", s.Env, prm)
+			}
+			c.Pod.Secrets[i].Secret = name
+		}
+	}
+	return &c, nil
 }
 
 // Objects are what the launcher creates for the request, as plain

@@ -1019,7 +1019,16 @@ func (v *validator) secrets(i int) {
 			v.atValue(v.sp(i, "secrets", j, "env"), "variable %s is pipectl's own (PIPECTL_*, the store's AWS_* settings and the rank environment are set by pipectl)", sec.Env)
 		}
 		seen[sec.Env] = true
-		if msgs := validation.IsDNS1123Subdomain(sec.Secret); len(msgs) > 0 {
+		if b, refs, err := parseBinding(sec.Secret); err != nil || len(refs) > 0 {
+			switch prm, ok := v.p.Params[b.Param]; {
+			case err != nil || b.Param == "":
+				v.atValue(v.sp(i, "secrets", j, "secret"), "expected a Secret's name or a whole {{params.NAME}}, got %q", sec.Secret)
+			case !ok:
+				v.atValue(v.sp(i, "secrets", j, "secret"), "unknown parameter %q (params: %s)", b.Param, v.paramNames())
+			case prm.Type != components.TypeString:
+				v.atValue(v.sp(i, "secrets", j, "secret"), "parameter %q is %s: a Secret's name is a string", b.Param, prm.Type)
+			}
+		} else if msgs := validation.IsDNS1123Subdomain(sec.Secret); len(msgs) > 0 {
 			v.atValue(v.sp(i, "secrets", j, "secret"), "invalid Secret name %q: %s", sec.Secret, strings.Join(msgs, "; "))
 		}
 		if len(sec.Key) > 253 || !secretKeyRE.MatchString(sec.Key) {

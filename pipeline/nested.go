@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
@@ -439,6 +440,22 @@ func (r *rewriter) step(s *Step) error {
 		inputs[name] = *out
 	}
 	s.Inputs = inputs
+	secrets := slices.Clone(s.Secrets)
+	for k := range secrets {
+		name, err := r.text(secrets[k].Secret)
+		if err != nil {
+			return fmt.Errorf("step %s: secret %s: %w", s.Name, secrets[k].Env, err)
+		}
+		b, refs, _ := parseBinding(name)
+		switch {
+		case b.Step != "" || len(refs) > 0 && b.Param == "":
+			return fmt.Errorf("step %s: secret %s: the Secret's name would be %s: a Secret's name is written in the file or a string param", s.Name, secrets[k].Env, name)
+		case b.Param == "" && len(validation.IsDNS1123Subdomain(name)) > 0:
+			return fmt.Errorf("step %s: secret %s: invalid Secret name %q", s.Name, secrets[k].Env, name)
+		}
+		secrets[k].Secret = name
+	}
+	s.Secrets = secrets
 	env := slices.Clone(s.Env)
 	for k := range env {
 		if _, refs, err := parseRefs(env[k].Value); err == nil {

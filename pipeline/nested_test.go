@@ -313,3 +313,62 @@ steps:
 		}
 	}
 }
+
+// TestNestedSecretName: an inner step's Secret named by the nested
+// pipeline's param is named by what the step using the pipeline gives it:
+// a name, or the outer pipeline's param; a step output is refused.
+func TestNestedSecretName(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("inner.yaml", `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: inner}
+params:
+  sec: {type: string}
+steps:
+  - name: use
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, command: [prog]}
+    secrets: [{env: TOKEN, secret: "{{params.sec}}", key: token}]
+`)
+	path := write("outer.yaml", `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: outer}
+params:
+  top: {type: string, default: top-secret}
+steps:
+  - name: named
+    component: inner.yaml
+    inputs: {sec: written-name}
+  - name: passed
+    component: inner.yaml
+    inputs: {sec: "{{params.top}}"}
+`)
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, want := range map[string]string{"named.use": "written-name", "passed.use": "{{params.top}}"} {
+		if s := p.Step(step); s == nil || len(s.Secrets) != 1 || s.Secrets[0].Secret != want {
+			t.Errorf("step %s: secrets %+v, want the Secret %q", step, s, want)
+		}
+	}
+	bad := write("bad.yaml", `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: bad}
+steps:
+  - name: out
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: o}, command: [prog], outputs: [{name: n, type: string}]}
+  - name: uses
+    component: inner.yaml
+    inputs: {sec: "{{steps.out.outputs.n}}"}
+`)
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "a Secret's name is written in the file or a string param") {
+		t.Errorf("Load(a Secret named by a step output) = %v", err)
+	}
+}

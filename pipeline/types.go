@@ -117,9 +117,23 @@ type Step struct {
 type Secret struct {
 	// Env is the variable's name.
 	Env string `yaml:"env" json:"env"`
-	// Secret and Key name the Kubernetes Secret and its key.
+	// Secret and Key name the Kubernetes Secret and its key. Secret may
+	// be a whole "{{params.NAME}}", a string param: the Secret the run
+	// names.
 	Secret string `yaml:"secret" json:"secret"`
 	Key    string `yaml:"key" json:"key"`
+	// Optional: a Secret or key that is not there (locally, a variable
+	// not set) leaves the variable unset instead of failing the step.
+	Optional bool `yaml:"optional,omitempty" json:"optional,omitempty"`
+}
+
+// Param is the string param the Secret's name is, "" when the file
+// writes the name.
+func (s Secret) Param() string {
+	if b, _, err := parseBinding(s.Secret); err == nil {
+		return b.Param
+	}
+	return ""
 }
 
 // Loop runs a step once per item: iteration i is the step STEP[i], whose

@@ -129,7 +129,7 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 			Image:     spec.Image,
 			Command:   []string{wire.Binary, "exec"},
 			Args:      rankArgs(o.Exec),
-			Env:       slices.Concat(spec.Env, spec.SecretEnv(), RankEnvVars(&spec.Distributed, name, o.Command)),
+			Env:       slices.Concat(spec.Env, secretEnv(spec), RankEnvVars(&spec.Distributed, name, o.Command)),
 			Resources: *spec.Resources.DeepCopy(),
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: wire.VolumeName, MountPath: wire.MountPath},
@@ -257,6 +257,14 @@ func schedulerName(scheduler, override string) string {
 func rankArgs(e wire.Args) []string {
 	e.Gang, e.WorkDir = true, wire.WorkDir
 	return e.Flags()
+}
+
+// secretEnv is the rank containers' variables from Secrets. The launcher
+// names the Secrets named by params (launcher.FromWire) before it builds
+// the JobSet; one left unnamed stays "{{params.NAME}}", which no Secret is.
+func secretEnv(spec *plan.Launch) []corev1.EnvVar {
+	env, _ := spec.SecretEnv(func(param string) (string, error) { return "{{params." + param + "}}", nil })
+	return env
 }
 
 // RankEnvVars returns the rank environment of a rank container of JobSet

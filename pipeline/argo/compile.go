@@ -415,6 +415,10 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		return "", err
 	}
 	params := sp.Wiring.ParamNames()
+	if sp.Distributed != nil {
+		// The launcher names the rank pods' Secrets named by params.
+		params = slices.Compact(slices.Sorted(slices.Values(append(params, sp.SecretParams()...))))
+	}
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
 		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
 	if sp.Timeout.Duration > 0 {
@@ -531,7 +535,7 @@ func LauncherArgs(p *pipeline.Pipeline, sp *plan.Step, run, iteration string, va
 		return args, err
 	}
 	params, upstream := map[string]string{}, map[string]string{}
-	for _, name := range sp.Wiring.ParamNames() {
+	for _, name := range append(sp.Wiring.ParamNames(), sp.SecretParams()...) {
 		params[name] = values[name]
 	}
 	tasks := TaskNames(p)
@@ -563,14 +567,16 @@ func (c *compiler) execArgs(launcher bool, params, upstream []string) wire.Args 
 	return a
 }
 
-// stepPod fills in the pod of a step's template.
+// stepPod fills in the pod of a step's template. A Secret named by a
+// param is the workflow parameter's value (Argo fills it in).
 func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args wire.Args) {
+	secrets, _ := shape.SecretEnv(func(param string) (string, error) { return "{{workflow.parameters." + param + "}}", nil })
 	t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
 	t.Container = &corev1.Container{
 		Image:        image,
 		Command:      []string{wire.Binary, "exec"},
 		Args:         args.Flags(),
-		Env:          slices.Concat(c.storeEnv(), []corev1.EnvVar{wire.FieldEnv(wire.EnvPodName, "metadata.name")}, shape.SecretEnv()), // {{pod.name}}
+		Env:          slices.Concat(c.storeEnv(), []corev1.EnvVar{wire.FieldEnv(wire.EnvPodName, "metadata.name")}, secrets), // {{pod.name}}
 		Resources:    shape.Resources,
 		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.MountPath}},
 	}

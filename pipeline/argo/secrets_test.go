@@ -3,16 +3,16 @@ package argo
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // TestCompileRefusesCredentials: an endpoint or a root with credentials in
@@ -56,15 +56,17 @@ func TestStepSecrets(t *testing.T) {
 	text := `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: s}
+params:
+  db: {type: string, default: db.creds}
 steps:
   - name: plain
     component: &c {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, image: img:1, command: [prog]}
   - name: one
     component: *c
-    secrets: [{env: HF_TOKEN, secret: hf, key: token}]
+    secrets: [{env: HF_TOKEN, secret: hf, key: token}, {env: DB_USER, secret: "{{params.db}}", key: user, optional: true}]
   - name: gang
     component: *c
-    secrets: [{env: DB_PASSWORD, secret: db.creds, key: pass.word}]
+    secrets: [{env: DB_PASSWORD, secret: "{{params.db}}", key: pass.word}]
     distributed: {nodes: 2}
 `
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -82,6 +84,8 @@ steps:
 		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
 	}
+	optional := ref("DB_USER", "{{workflow.parameters.db}}", "user")
+	optional.ValueFrom.SecretKeyRef.Optional = ptr(true)
 	secretEnv := func(env []corev1.EnvVar) []corev1.EnvVar {
 		var out []corev1.EnvVar
 		for _, e := range env {
@@ -97,10 +101,16 @@ steps:
 			got[tmpl.Container.Command[1]] = append(got[tmpl.Container.Command[1]], secretEnv(tmpl.Container.Env)...)
 		}
 	}
-	// exec: the plain step's template has none, the other one HF_TOKEN;
-	// the launcher pod itself gets no secret.
-	if diff := cmp.Diff(map[string][]corev1.EnvVar{"exec": {ref("HF_TOKEN", "hf", "token")}, "launch": nil}, got); diff != "" {
+	// exec: the plain step's template has none, the other one HF_TOKEN and
+	// the optional DB_USER of the Secret the run names; the launcher pod
+	// itself gets no secret, but the param that names its ranks' Secret.
+	if diff := cmp.Diff(map[string][]corev1.EnvVar{"exec": {ref("HF_TOKEN", "hf", "token"), optional}, "launch": nil}, got); diff != "" {
 		t.Errorf("secret env of the templates (-want +got):\n%s", diff)
+	}
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.Container != nil && tmpl.Container.Command[1] == "launch" && !slices.Contains(tmpl.Container.Args, "--param=db={{workflow.parameters.db}}") {
+			t.Errorf("the launcher's args %q do not give param db", tmpl.Container.Args)
+		}
 	}
 	sp, err := plan.Build(p, "gang")
 	if err != nil {
@@ -110,9 +120,20 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := jobset.BuildJobSet(launch, jobset.BuildOptions{Namespace: "ns", Step: "gang", Exec: wire.Args{Run: "r1"}})
-	rank := js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
-	if diff := cmp.Diff([]corev1.EnvVar{ref("DB_PASSWORD", "db.creds", "pass.word")}, secretEnv(rank.Env)); diff != "" {
+	// The launcher names the Secret by the param's value (FromWire).
+	args, err := LauncherArgs(p, sp, "r1", "", map[string]string{"db": "prod-db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args.Distributed, err = plan.Encode(launch); err != nil {
+		t.Fatal(err)
+	}
+	req, err := launcher.FromWire(args, "ns", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := req.JobSet.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	if diff := cmp.Diff([]corev1.EnvVar{ref("DB_PASSWORD", "prod-db", "pass.word")}, secretEnv(rank.Env)); diff != "" {
 		t.Errorf("secret env of the rank pods (-want +got):\n%s", diff)
 	}
 }

@@ -561,12 +561,13 @@ func TestRunRunID(t *testing.T) {
 // TestRunSecrets: a step's secret comes from the variable of that name in
 // pipectl's environment, and reaches only the steps that name it; a run
 // whose secret is not set fails before any step runs, naming the variable
-// and the step, not any value; no record holds the value.
+// and the step, not any value (an optional one unset is no error); no
+// record holds the value.
 func TestRunSecrets(t *testing.T) {
 	f := newFixture(t)
 	pipe := header + `steps:
   - name: with
-    secrets: [{env: CASE_SECRET_TOKEN, secret: tokens, key: token}]
+    secrets: [{env: CASE_SECRET_TOKEN, secret: tokens, key: token}, {env: CASE_SECRET_NONE, secret: tokens, key: none, optional: true}]
 ` + shComponent("with", "", "{name: seen, type: string}", `printf '%s' "${CASE_SECRET_TOKEN-unset}" | wc -c | tr -d ' ' > "$1"`, "{{outputs.seen.path}}") + `
   - name: without
 ` + shComponent("without", "", "{name: seen, type: string}", `printf '%s' "${CASE_SECRET_TOKEN-unset}" > "$1"`, "{{outputs.seen.path}}") + `

@@ -265,14 +265,14 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 }
 
 // secretNames are the variables the steps of p take as secrets, each of
-// which must be set in pipectl's environment: locally that is where a
-// secret comes from.
+// which but an optional one must be set in pipectl's environment: locally
+// that is where a secret comes from (whatever the Secret's name).
 func secretNames(p *pipeline.Pipeline) (map[string]bool, error) {
 	names := map[string]bool{}
 	var missing []string
 	for _, s := range p.Steps {
 		for _, sec := range s.Secrets {
-			if _, ok := os.LookupEnv(sec.Env); !ok && !names[sec.Env] {
+			if _, ok := os.LookupEnv(sec.Env); !ok && !sec.Optional && !names[sec.Env] {
 				missing = append(missing, fmt.Sprintf("%s (step %s; Secret %s, key %s on a cluster)", sec.Env, s.Name, sec.Secret, sec.Key))
 			}
 			names[sec.Env] = true

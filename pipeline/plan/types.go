@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"fmt"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"pipectl.dev/pipectl/components"
@@ -177,15 +180,37 @@ type Pod struct {
 }
 
 // SecretEnv is the container env of the pod's Secrets: each a
-// secretKeyRef, so that no value is ever written into a workflow.
-func (p *Pod) SecretEnv() []corev1.EnvVar {
+// secretKeyRef, so that no value is ever written into a workflow; a
+// Secret named by a param is named name(PARAM).
+func (p *Pod) SecretEnv(name func(param string) (string, error)) ([]corev1.EnvVar, error) {
 	var env []corev1.EnvVar
 	for _, s := range p.Secrets {
-		env = append(env, corev1.EnvVar{Name: s.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: s.Secret}, Key: s.Key,
-		}}})
+		secret := s.Secret
+		if prm := s.Param(); prm != "" {
+			var err error
+			if secret, err = name(prm); err != nil {
+				return nil, fmt.Errorf("secret %s: %w", s.Env, err)
+			}
+		}
+		ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: s.Key}
+		if s.Optional {
+			ref.Optional = &s.Optional
+		}
+		env = append(env, corev1.EnvVar{Name: s.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}})
 	}
-	return env
+	return env, nil
+}
+
+// SecretParams are the params that name the step's Secrets, sorted.
+func (s *Step) SecretParams() []string {
+	var out []string
+	for _, sec := range s.Secrets() {
+		if prm := sec.Param(); prm != "" && !slices.Contains(out, prm) {
+			out = append(out, prm)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Secrets are the step's variables from Secrets: its pod's, or its rank

@@ -84,7 +84,7 @@ func TestKFPv2Unsupported(t *testing.T) {
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
-		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsEnv: KFP kubernetes platform spec "secretAsEnv" is not supported (executor exec-echo): pipectl has no Kubernetes secrets or config maps for a step's program`,
+		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsVolume: KFP kubernetes platform spec "secretAsVolume" is not supported (executor exec-echo): pipectl gives a step's program a Secret's keys as variables only`,
 		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported yet`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
@@ -95,8 +95,8 @@ func TestKFPv2Unsupported(t *testing.T) {
 }
 
 // TestKFPv2Platform: container resources and the kubernetes platform
-// spec's tolerations and node selector become the fields of the steps
-// running the executor.
+// spec's tolerations, node selector and secretAsEnv become the fields of
+// the steps running the executor.
 func TestKFPv2Platform(t *testing.T) {
 	p, err := Load("testdata/kfpv2/platform.yaml")
 	if err != nil {
@@ -112,6 +112,33 @@ func TestKFPv2Platform(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"pool": "gpu"}, s.NodeSelector); diff != "" {
 		t.Errorf("nodeSelector (-want +got):\n%s", diff)
+	}
+	// secretAsEnv: one secret per keyToEnv item; the Secret named by
+	// secretName, a constant secretNameParameter (over secretName) or a
+	// pipeline input (its param).
+	wantSecrets := []Secret{
+		{Env: "HF_TOKEN", Secret: "hf", Key: "token"},
+		{Env: "DB_USER", Secret: "{{params.db_secret}}", Key: "user"},
+		{Env: "DB_PASSWORD", Secret: "{{params.db_secret}}", Key: "password"},
+		{Env: "EXTRA", Secret: "extra-creds", Key: "extra", Optional: true},
+	}
+	if diff := cmp.Diff(wantSecrets, s.Secrets); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+}
+
+// TestKFPv2SecretsUnsupported: a secretAsEnv pipectl cannot give is
+// refused at its line, in KFP's terms.
+func TestKFPv2SecretsUnsupported(t *testing.T) {
+	const f = "testdata/kfpv2/secrets_unsupported.yaml"
+	_, err := Load(f)
+	for _, want := range []string{
+		f + `:55:15: platforms.kubernetes.deploymentSpec.executors.exec-train.secretAsEnv[0].secretNameParameter.taskOutputParameter: KFP taskOutputParameter is not supported yet (a Secret named by a task's output`,
+		f + `:58:13: platforms.kubernetes.deploymentSpec.executors.exec-train.secretAsEnv[1].keyToEnv: missing: keyToEnv`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
 	}
 }
 

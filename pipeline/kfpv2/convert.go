@@ -143,8 +143,9 @@ type conv struct {
 	// atRootDefs is set while the root's inputDefinitions are read.
 	atRootDefs bool
 	// extra are the step fields of the steps running each executor
-	// (resources.go).
-	extra stepFields
+	// (resources.go); secretEnv its secretAsEnv entries, converted per task.
+	extra     stepFields
+	secretEnv map[string][]platformEntry
 	// dagTasks are the tasks of the dag being converted; names the steps
 	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
@@ -849,6 +850,9 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
 	if label := c.executorOf(name); label != "" {
 		step.Content = append(step.Content, c.extra[label]...)
+		if secrets := c.secrets(label); secrets != nil {
+			step.Content = append(step.Content, c.str("secrets", secrets, ""), secrets)
+		}
 	}
 	var inputs *yaml.Node
 	if in := t["inputs"]; in != nil {

@@ -1,6 +1,7 @@
 package kfpv2
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,8 @@ import (
 //	resources.accelerator.resourceCount/resourceType (count/type)   resources.gpu, resources.gpuResource
 //	platforms.kubernetes...tolerations (key, operator, value, effect)  tolerations
 //	platforms.kubernetes...nodeSelector.labels                      nodeSelector
+//	platforms.kubernetes...secretAsEnv (keyToEnv, secretName or
+//	secretNameParameter: a constant or an input, optional)          secrets
 //
 // pipectl's resources are requests with equal limits. A value given at run
 // time (a placeholder, nodeSelectorJson, tolerationJson) is an error.
@@ -117,16 +120,126 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 				}
 				c.extra[label] = append(c.extra[label], c.str("nodeSelector", k, f), m)
 			}
+		case "secretAsEnv":
+			// Converted with each task that runs the executor: a Secret
+			// named by an input is named in that task's scope (secrets).
+			if values[i].Kind != yaml.SequenceNode {
+				c.errorf(values[i], f, "expected a list of secretAsEnv entries")
+				continue
+			}
+			for j, e := range values[i].Content {
+				if c.secretEnv == nil {
+					c.secretEnv = map[string][]platformEntry{}
+				}
+				c.secretEnv[label] = append(c.secretEnv[label], platformEntry{e, f + "[" + strconv.Itoa(j) + "]"})
+			}
 		default:
 			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported (executor %s)%s", k.Value, label, platformWhy[k.Value])
 		}
 	}
 }
 
+// platformEntry is an entry of a kubernetes platform spec list, at field.
+type platformEntry struct {
+	n     *yaml.Node
+	field string
+}
+
+// secrets converts the secretAsEnv entries of executor label for a task
+// of the dag being converted: each keyToEnv item a step secret, the
+// Secret named by secretName or secretNameParameter (a constant, or an
+// input of the dag: its param); nil when there are none.
+func (c *conv) secrets(label string) *yaml.Node {
+	entries := c.secretEnv[label]
+	if len(entries) == 0 {
+		return nil
+	}
+	out := c.seq(entries[0].n, entries[0].field)
+	for _, e := range entries {
+		s := c.fieldsOf(e.n, e.field, "a secretAsEnv entry", []string{"keyToEnv", "secretName", "secretNameParameter", "optional"}, nil)
+		name, nameAt := c.secretName(s, e.field)
+		if name == "" {
+			continue
+		}
+		optional := s["optional"]
+		if optional != nil && optional.Value != "true" && optional.Value != "false" {
+			c.errorf(optional, e.field+".optional", "expected true or false")
+			optional = nil
+		}
+		kf := e.field + ".keyToEnv"
+		if s["keyToEnv"] == nil || s["keyToEnv"].Kind != yaml.SequenceNode {
+			c.errorf(e.n, kf, "missing: keyToEnv (a list of secretKey and envVar)")
+			continue
+		}
+		for j, kv := range s["keyToEnv"].Content {
+			f := kf + "[" + strconv.Itoa(j) + "]"
+			m := c.fieldsOf(kv, f, "a keyToEnv item", []string{"secretKey", "envVar"}, nil)
+			key, ok1 := c.scalarOf(m["secretKey"], f+".secretKey", "a Secret's key")
+			env, ok2 := c.scalarOf(m["envVar"], f+".envVar", "a variable name")
+			if !ok1 || !ok2 {
+				if m["secretKey"] == nil || m["envVar"] == nil {
+					c.errorf(kv, f, "missing: secretKey and envVar")
+				}
+				continue
+			}
+			sec := c.mapping(kv, f,
+				c.str("env", m["envVar"], f+".envVar"), c.str(env, m["envVar"], f+".envVar"),
+				c.str("secret", nameAt, e.field), c.str(name, nameAt, e.field),
+				c.str("key", m["secretKey"], f+".secretKey"), c.str(key, m["secretKey"], f+".secretKey"))
+			if optional != nil {
+				c.add(sec, "optional", optional, e.field+".optional", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: optional.Value, Line: optional.Line, Column: optional.Column})
+			}
+			out.Content = append(out.Content, sec)
+		}
+	}
+	if len(out.Content) == 0 {
+		return nil
+	}
+	return out
+}
+
+// secretName is the Secret's name of a secretAsEnv entry (fields s, at
+// field) and the node it comes from: secretNameParameter's constant, or
+// its input of the dag as "{{params.NAME}}"; else secretName. "" when it
+// has none pipectl can give.
+func (c *conv) secretName(s map[string]*yaml.Node, field string) (string, *yaml.Node) {
+	p := s["secretNameParameter"]
+	if p == nil {
+		if name, ok := c.scalarOf(s["secretName"], field+".secretName", "a Secret's name"); ok {
+			return name, s["secretName"]
+		}
+		c.errorf(s["keyToEnv"], field, "missing: secretName or secretNameParameter")
+		return "", nil
+	}
+	pf := field + ".secretNameParameter"
+	ps := c.fieldsOf(p, pf, "a secretNameParameter", []string{"runtimeValue", "componentInputParameter"}, map[string]string{
+		"taskOutputParameter": " (a Secret named by a task's output: pipectl names a step's Secrets when the run starts)",
+	})
+	if rv := ps["runtimeValue"]; rv != nil {
+		r := c.fieldsOf(rv, pf+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)
+		if name, ok := c.scalarOf(r["constant"], pf+".runtimeValue.constant", "a Secret's name"); ok {
+			return name, r["constant"]
+		}
+		return "", nil
+	}
+	in, ok := c.scalarOf(ps["componentInputParameter"], pf+".componentInputParameter", "an input name")
+	if !ok {
+		return "", nil
+	}
+	ref, err := c.scoped(in, nil)
+	if b := strings.TrimSuffix(strings.TrimPrefix(ref, "{{params."), "}}"); err == nil && (b == ref || strings.Contains(b, "{{")) {
+		err = fmt.Errorf("input %q of the ParallelFor body is %s: pipectl names a step's Secrets when the run starts (a pipeline input or a constant)", in, ref)
+	}
+	if err != nil {
+		c.errorf(ps["componentInputParameter"], pf+".componentInputParameter", "%v", err)
+		return "", nil
+	}
+	return ref, ps["componentInputParameter"]
+}
+
 // platformWhy says why pipectl has no mapping for a kubernetes platform
 // spec, by its key.
 var platformWhy = map[string]string{
-	"secretAsEnv":            secretWhy,
 	"secretAsVolume":         secretWhy,
 	"configMapAsEnv":         secretWhy,
 	"configMapAsVolume":      secretWhy,
@@ -141,7 +254,7 @@ var platformWhy = map[string]string{
 }
 
 const (
-	secretWhy = ": pipectl has no Kubernetes secrets or config maps for a step's program (the same file runs locally, with no cluster to read them from; the artifact store's credentials are pipectl's only secret): give the value as a pipeline input"
+	secretWhy = ": pipectl gives a step's program a Secret's keys as variables only (secretAsEnv: a step's secrets), no Secret's files and no config maps (the same file runs locally, with no cluster to read them from): give the value as a pipeline input"
 	volumeWhy = ": pipectl has no volumes; steps hand data to each other as artifacts in the artifact store, locally and on a cluster (an output artifact of one task, an input of the next)"
 )
 

@@ -213,6 +213,7 @@ var conformanceCases = []confCase{
 		name:   "kfpv2",
 		status: "Succeeded",
 		rerun:  true,
+		secret: &confSecret{env: "CASE_TOKEN", name: "conf-kfp-token", key: "token", value: secretValue},
 		steps: []confStep{
 			ok("make", param("label", "string", "n=2"), param("flip", "string", "heads"), seen(), file("data", "Dataset", kfpText)),
 			ok("use", seen()).after("make"),
@@ -226,7 +227,7 @@ var conformanceCases = []confCase{
 			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--n", "2", "@write", "$WORK/outputs/data", kfpText,
 				"@write", "$WORK/outputs/label", "n=2", "@write", "$WORK/outputs/flip", "heads"}, Env: stepEnv("make")},
 			"use": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data", "--label", "n=2", "--note", "it's $(y) `z` \"q\""},
-				Env: stepEnv("use"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote(kfpText)}},
+				Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("use")), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote(kfpText)}},
 			"condition-1.gated": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "heads"}, Env: stepEnv("condition-1.gated")},
 			"for-loop-3[0]":     {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "a b"}, Env: stepEnv("for-loop-3[0]")},
 			"for-loop-3[1]":     {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "$(c) `d`"}, Env: stepEnv("for-loop-3[1]")},

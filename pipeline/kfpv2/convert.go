@@ -199,17 +199,6 @@ func (c *conv) add(m *yaml.Node, key string, at *yaml.Node, field string, value 
 	m.Content = append(m.Content, c.str(key, at, field), value)
 }
 
-// pairs returns the keys and values of a mapping node, in file order.
-func pairs(n *yaml.Node) (keys, values []*yaml.Node) {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		keys, values = append(keys, n.Content[i]), append(values, n.Content[i+1])
-	}
-	return keys, values
-}
-
 func join(field, key string) string {
 	if field == "" {
 		return key
@@ -230,7 +219,7 @@ func (c *conv) fieldsOf(n *yaml.Node, field, what string, allowed []string, unsu
 		c.errorf(n, field, "expected %s (a mapping)", what)
 		return out
 	}
-	keys, values := pairs(n)
+	keys, values := yamlfile.Pairs(n)
 	for i, k := range keys {
 		kf := join(field, k.Value)
 		c.at(k, kf)
@@ -303,9 +292,9 @@ func (c *conv) pipeline(f *File) *yaml.Node {
 
 // platform refuses the platform specs pipectl does not map.
 func (c *conv) platform(p *yaml.Node) {
-	keys, values := pairs(p)
+	keys, values := yamlfile.Pairs(p)
 	for i, k := range keys {
-		pk, pv := pairs(values[i])
+		pk, pv := yamlfile.Pairs(values[i])
 		if len(pk) == 0 {
 			c.errorf(k, "platforms", "expected platform specs by platform (kubernetes: ...)")
 			continue
@@ -313,7 +302,7 @@ func (c *conv) platform(p *yaml.Node) {
 		for j, name := range pk {
 			field := "platforms." + name.Value
 			ex, _, _ := yamlfile.Lookup(pv[j], "deploymentSpec", "executors")
-			ek, ev := pairs(ex)
+			ek, ev := yamlfile.Pairs(ex)
 			if len(ek) == 0 {
 				c.errorf(name, field, "KFP platform spec %q is not supported", name.Value)
 				continue
@@ -323,7 +312,7 @@ func (c *conv) platform(p *yaml.Node) {
 					c.platformExecutor(e.Value, ev[m], field+".deploymentSpec.executors."+e.Value)
 					continue
 				}
-				fk, _ := pairs(ev[m])
+				fk, _ := yamlfile.Pairs(ev[m])
 				for _, f := range fk {
 					c.errorf(f, field+".deploymentSpec.executors."+e.Value+"."+f.Value, "KFP %s platform spec %q is not supported yet (executor %s)", name.Value, f.Value, e.Value)
 				}
@@ -384,7 +373,7 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	}
 	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
 	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
-	tk, tv := pairs(dag["tasks"])
+	tk, tv := yamlfile.Pairs(dag["tasks"])
 	saved, savedNames := c.dagTasks, c.names
 	c.dagTasks, c.names = dag["tasks"], c.loopNames(dag["tasks"], "")
 	defer func() { c.dagTasks, c.names = saved, savedNames }()
@@ -432,7 +421,7 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 	out := c.mapping(n, field)
 	fs := c.fieldsOf(n, field, "dag outputs", []string{"parameters", "artifacts"}, nil)
-	pk, pv := pairs(fs["parameters"])
+	pk, pv := yamlfile.Pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
 		sel := c.fieldsOf(pv[i], f, "a dag output parameter", []string{"valueFromParameter", "valueFromOneof"}, nil)
@@ -452,7 +441,7 @@ func (c *conv) dagOutputs(n *yaml.Node, field string) *yaml.Node {
 			}
 		}
 	}
-	ak, av := pairs(fs["artifacts"])
+	ak, av := yamlfile.Pairs(fs["artifacts"])
 	for i, k := range ak {
 		f := join(field, "artifacts."+k.Value)
 		sel := c.fieldsOf(av[i], f, "a dag output artifact", []string{"artifactSelectors"}, nil)
@@ -551,7 +540,7 @@ func artifactType(title string) string {
 func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 	var out []ioDef
 	fs := c.fieldsOf(n, field, "definitions", []string{"parameters", "artifacts"}, nil)
-	pk, pv := pairs(fs["parameters"])
+	pk, pv := yamlfile.Pairs(fs["parameters"])
 	pAllowed := []string{"parameterType", "description"}
 	if inputs {
 		pAllowed = append(pAllowed, "defaultValue", "isOptional")
@@ -598,7 +587,7 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 		}
 		out = append(out, io)
 	}
-	ak, av := pairs(fs["artifacts"])
+	ak, av := yamlfile.Pairs(fs["artifacts"])
 	aAllowed := []string{"artifactType", "description", "isArtifactList"}
 	if inputs {
 		aAllowed = append(aAllowed, "isOptional")
@@ -659,7 +648,7 @@ func (c *conv) component(name string, ref *yaml.Node, field string) *yaml.Node {
 	v, k, ok := yamlfile.Lookup(c.comps, name)
 	if c.comps == nil || !ok {
 		var names []string
-		ks, _ := pairs(c.comps)
+		ks, _ := yamlfile.Pairs(c.comps)
 		for _, k := range ks {
 			names = append(names, k.Value)
 		}
@@ -946,7 +935,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	// pipeline channels) are resolved once every input is known.
 	var pending []pendingConst
 	defer func() { c.channels(out, pending, comp) }()
-	pk, pv := pairs(fs["parameters"])
+	pk, pv := yamlfile.Pairs(fs["parameters"])
 	for i, k := range pk {
 		f := join(field, "parameters."+k.Value)
 		s := c.fieldsOf(pv[i], f, "a task input parameter", []string{"componentInputParameter", "taskOutputParameter", "runtimeValue", "parameterExpressionSelector", "taskFinalStatus"}, nil)
@@ -1011,7 +1000,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			}
 		}
 	}
-	ak, av := pairs(fs["artifacts"])
+	ak, av := yamlfile.Pairs(fs["artifacts"])
 	for i, k := range ak {
 		f := join(field, "artifacts."+k.Value)
 		s := c.fieldsOf(av[i], f, "a task input artifact", []string{"componentInputArtifact", "taskOutputArtifact"}, nil)
@@ -1052,14 +1041,14 @@ func (c *conv) given(comp, name string) bool {
 	if r, _, ok := yamlfile.Lookup(c.f.Root, "root", "dag", "tasks"); ok {
 		dags = append(dags, r)
 	}
-	_, cs := pairs(c.comps)
+	_, cs := yamlfile.Pairs(c.comps)
 	for _, v := range cs {
 		if t, _, ok := yamlfile.Lookup(v, "dag", "tasks"); ok {
 			dags = append(dags, t)
 		}
 	}
 	for _, tasks := range dags {
-		_, ts := pairs(tasks)
+		_, ts := yamlfile.Pairs(tasks)
 		for _, t := range ts {
 			if bodyOf(t) != comp {
 				continue

@@ -60,7 +60,7 @@ func (c *conv) importerOf(name string) *yaml.Node {
 // left out.
 func (c *conv) rootImports(tasks *yaml.Node) map[string]rootImport {
 	out := map[string]rootImport{}
-	keys, values := pairs(tasks)
+	keys, values := yamlfile.Pairs(tasks)
 	for i, k := range keys {
 		ref, _, ok := yamlfile.Lookup(values[i], "componentRef", "name")
 		if !ok || ref.Kind != yaml.ScalarNode {
@@ -204,7 +204,7 @@ func (c *conv) isImporter(t *yaml.Node) bool {
 // importParams adds to params, the root pipeline's, the artifact params
 // of the root importers with a constant URI, in their tasks' order.
 func (c *conv) importParams(params *yaml.Node) {
-	keys, _ := pairs(c.rootTasks)
+	keys, _ := yamlfile.Pairs(c.rootTasks)
 	for _, k := range keys {
 		ri, ok := c.imports[k.Value]
 		if !ok || ri.def == nil {

@@ -147,7 +147,7 @@ func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[stri
 	in[body] = true
 	defer delete(in, body)
 	tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks")
-	keys, values := pairs(tasks)
+	keys, values := yamlfile.Pairs(tasks)
 	p := prefix + loop + "-"
 	single := prefix == "" && len(keys) == 1 && !isLoop(values[0])
 	names := map[string][]string{}
@@ -169,7 +169,7 @@ func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[stri
 
 // loopNames returns the step names of the ParallelFor tasks among tasks.
 func (c *conv) loopNames(tasks *yaml.Node, prefix string) map[string][]string {
-	keys, values := pairs(tasks)
+	keys, values := yamlfile.Pairs(tasks)
 	out := map[string][]string{}
 	for i, k := range keys {
 		if isLoop(values[i]) {
@@ -306,7 +306,7 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	c.active[body] = true
 	defer delete(c.active, body)
 	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
-	tk, tv := pairs(tasks)
+	tk, tv := yamlfile.Pairs(tasks)
 	if !isDAG || len(tk) == 0 {
 		c.errorf(ref["name"], field+".componentRef.name", "the body of a ParallelFor: expected a component with dag.tasks, got %q", body)
 		return nil
@@ -322,7 +322,7 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 			return nil
 		}
 	}
-	ks, vs := pairs(outer)
+	ks, vs := yamlfile.Pairs(outer)
 	for i, k := range ks {
 		if vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{") {
 			c.errorf(k, field+".inputs."+k.Value, "a constant input of a ParallelFor task is not supported yet")

@@ -88,7 +88,7 @@ func (c *conv) resources(label string, n *yaml.Node, field string) {
 // platformExecutor maps the kubernetes platform spec of executor label
 // (n, at field): tolerations and nodeSelector; anything else is an error.
 func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
-	keys, values := pairs(n)
+	keys, values := yamlfile.Pairs(n)
 	for i, k := range keys {
 		f := field + "." + k.Value
 		c.at(k, f)
@@ -114,7 +114,7 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 			fs := c.fieldsOf(values[i], f, "a nodeSelector", []string{"labels"}, map[string]string{"nodeSelectorJson": " (a node selector given at run time)"})
 			if l := fs["labels"]; l != nil {
 				m := c.mapping(l, f+".labels")
-				lk, lv := pairs(l)
+				lk, lv := yamlfile.Pairs(l)
 				for j, key := range lk {
 					c.add(m, key.Value, key, f+".labels."+key.Value, c.str(lv[j].Value, lv[j], f+".labels."+key.Value))
 				}

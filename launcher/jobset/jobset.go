@@ -263,8 +263,7 @@ func rankArgs(e wire.Args) []string {
 // names the Secrets named by params (launcher.FromWire) before it builds
 // the JobSet; one left unnamed stays "{{params.NAME}}", which no Secret is.
 func secretEnv(spec *plan.Launch) []corev1.EnvVar {
-	env, _ := spec.SecretEnv(func(param string) (string, error) { return "{{params." + param + "}}", nil })
-	return env
+	return spec.SecretEnv(func(param string) string { return "{{params." + param + "}}" })
 }
 
 // RankEnvVars returns the rank environment of a rank container of JobSet

@@ -570,7 +570,7 @@ func (c *compiler) execArgs(launcher bool, params, upstream []string) wire.Args 
 // stepPod fills in the pod of a step's template. A Secret named by a
 // param is the workflow parameter's value (Argo fills it in).
 func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args wire.Args) {
-	secrets, _ := shape.SecretEnv(func(param string) (string, error) { return "{{workflow.parameters." + param + "}}", nil })
+	secrets := shape.SecretEnv(func(param string) string { return "{{workflow.parameters." + param + "}}" })
 	t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
 	t.Container = &corev1.Container{
 		Image:        image,

@@ -157,7 +157,7 @@ func (c *conv) secrets(label string) *yaml.Node {
 	out := c.seq(entries[0].n, entries[0].field)
 	for _, e := range entries {
 		s := c.fieldsOf(e.n, e.field, "a secretAsEnv entry", []string{"keyToEnv", "secretName", "secretNameParameter", "optional"}, nil)
-		name, nameAt := c.secretName(s, e.field)
+		name, nameAt := c.secretName(e.n, s, e.field)
 		if name == "" {
 			continue
 		}
@@ -198,17 +198,17 @@ func (c *conv) secrets(label string) *yaml.Node {
 	return out
 }
 
-// secretName is the Secret's name of a secretAsEnv entry (fields s, at
-// field) and the node it comes from: secretNameParameter's constant, or
+// secretName is the Secret's name of a secretAsEnv entry (n, its fields
+// s, at field) and the node it comes from: secretNameParameter's constant, or
 // its input of the dag as "{{params.NAME}}"; else secretName. "" when it
 // has none pipectl can give.
-func (c *conv) secretName(s map[string]*yaml.Node, field string) (string, *yaml.Node) {
+func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (string, *yaml.Node) {
 	p := s["secretNameParameter"]
 	if p == nil {
 		if name, ok := c.scalarOf(s["secretName"], field+".secretName", "a Secret's name"); ok {
 			return name, s["secretName"]
 		}
-		c.errorf(s["keyToEnv"], field, "missing: secretName or secretNameParameter")
+		c.errorf(n, field, "missing: secretName or secretNameParameter")
 		return "", nil
 	}
 	pf := field + ".secretNameParameter"

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,15 +181,12 @@ type Pod struct {
 // SecretEnv is the container env of the pod's Secrets: each a
 // secretKeyRef, so that no value is ever written into a workflow; a
 // Secret named by a param is named name(PARAM).
-func (p *Pod) SecretEnv(name func(param string) (string, error)) ([]corev1.EnvVar, error) {
+func (p *Pod) SecretEnv(name func(param string) string) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	for _, s := range p.Secrets {
 		secret := s.Secret
 		if prm := s.Param(); prm != "" {
-			var err error
-			if secret, err = name(prm); err != nil {
-				return nil, fmt.Errorf("secret %s: %w", s.Env, err)
-			}
+			secret = name(prm)
 		}
 		ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: s.Key}
 		if s.Optional {
@@ -198,7 +194,7 @@ func (p *Pod) SecretEnv(name func(param string) (string, error)) ([]corev1.EnvVa
 		}
 		env = append(env, corev1.EnvVar{Name: s.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}})
 	}
-	return env, nil
+	return env
 }
 
 // SecretParams are the params that name the step's Secrets, sorted.

@@ -83,6 +83,10 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 			return rec, nil, err
 		}
 	}
+	// A pod whose Secret is missing would wait for it: checked first.
+	if err := CheckSecrets(ctx, kc.Kube, kc.Namespace, p, s.Params, func(msg string) { fmt.Fprintln(s.Status, msg) }); err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", s.Source, err)
+	}
 	rec, wf, err := Submit(ctx, kc, s.Store, p, s.Params, s.Source, org, ao)
 	if err != nil {
 		return nil, nil, err

@@ -238,6 +238,34 @@ steps:
 	}
 }
 
+// A step whose Secret is not in the namespace: the run is refused before
+// anything is submitted (its pod would wait for the Secret), naming the
+// step, the variable and the Secret.
+func TestArgoRunMissingSecret(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: secretless}
+steps:
+  - name: needs
+    secrets: [{env: TOKEN, secret: e2e-nowhere, key: token}]
+    component:
+      metadata: {name: needs}
+      image: e2e-shell:1
+      command: [sh, -c, 'echo never']
+`)
+	out, errOut, code := a.runArgo(ctx, file)
+	if code == 0 {
+		t.Fatalf("exit code 0, want an error\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if want := "step needs: secret TOKEN: no Secret e2e-nowhere in namespace " + a.ns; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	if ls, _, _ := a.pipectl(ctx, "runs", "ls"); strings.Contains(errOut, "Submitted workflow") || strings.Contains(ls, "secretless-") {
+		t.Errorf("a run was submitted:\n%s\n%s", errOut, ls)
+	}
+}
+
 // The example pipeline end to end through Argo: preprocess pod → launcher pod → JobSet
 // ranks → evaluate pod, data set and model in MinIO, metrics read back. It runs from a
 // copy of the example's folder, then again after evaluate.py was edited there: only

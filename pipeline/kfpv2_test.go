@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,26 +115,30 @@ func TestKFPv2Platform(t *testing.T) {
 		t.Errorf("nodeSelector (-want +got):\n%s", diff)
 	}
 	// secretAsEnv: one secret per keyToEnv item; the Secret named by
-	// secretName, a constant secretNameParameter (over secretName) or a
-	// pipeline input (its param).
+	// secretName, a constant secretNameParameter (over secretName), a
+	// pipeline input (its param) or a task's output.
 	wantSecrets := []Secret{
 		{Env: "HF_TOKEN", Secret: "hf", Key: "token"},
 		{Env: "DB_USER", Secret: "{{params.db_secret}}", Key: "user"},
 		{Env: "DB_PASSWORD", Secret: "{{params.db_secret}}", Key: "password"},
 		{Env: "EXTRA", Secret: "extra-creds", Key: "extra", Optional: true},
+		{Env: "API_KEY", Secret: "{{steps.namer.outputs.n}}", Key: "key"},
 	}
 	if diff := cmp.Diff(wantSecrets, s.Secrets); diff != "" {
 		t.Errorf("secrets (-want +got):\n%s", diff)
 	}
+	if !slices.Contains(s.Deps(), "namer") {
+		t.Errorf("train depends on %v, want namer (its output names a Secret)", s.Deps())
+	}
 }
 
-// TestKFPv2SecretsUnsupported: a secretAsEnv pipectl cannot give is
-// refused at its line, in KFP's terms.
+// TestKFPv2SecretsUnsupported: a secretAsEnv entry missing what it needs
+// is refused at its line, in KFP's terms.
 func TestKFPv2SecretsUnsupported(t *testing.T) {
 	const f = "testdata/kfpv2/secrets_unsupported.yaml"
 	_, err := Load(f)
 	for _, want := range []string{
-		f + `:55:15: platforms.kubernetes.deploymentSpec.executors.exec-train.secretAsEnv[0].secretNameParameter.taskOutputParameter: KFP taskOutputParameter is not supported yet (a Secret named by a task's output`,
+		f + `:57:17: platforms.kubernetes.deploymentSpec.executors.exec-train.secretAsEnv[0].secretNameParameter.taskOutputParameter: missing: producerTask and outputParameterKey`,
 		f + `:58:13: platforms.kubernetes.deploymentSpec.executors.exec-train.secretAsEnv[1].keyToEnv: missing: keyToEnv`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

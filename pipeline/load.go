@@ -433,7 +433,7 @@ func (v *validator) step(i int, index map[string]int) {
 		}
 		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}
-	v.secrets(i)
+	v.secrets(i, index)
 	v.resources(v.sp(i, "resources"), s.Resources)
 	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
 	if d := s.Distributed; d != nil {
@@ -905,6 +905,11 @@ func (s *Step) Deps() []string {
 			set[b.Step] = true
 		}
 	}
+	for _, sec := range s.Secrets {
+		if b := sec.Ref(); b.Step != "" {
+			set[b.Step] = true
+		}
+	}
 	if s.When != "" {
 		if conds, _, err := ParseWhen(s.When); err == nil {
 			for _, c := range conds {
@@ -998,7 +1003,7 @@ var secretKeyRE = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 // secrets checks steps[i].secrets: each a valid variable name, given once
 // and not also by env, that pipectl does not set itself, from a Secret
 // named as Kubernetes names Secrets, by a valid key.
-func (v *validator) secrets(i int) {
+func (v *validator) secrets(i int, index map[string]int) {
 	s := &v.p.Steps[i]
 	seen := map[string]bool{}
 	for _, e := range s.Env {
@@ -1020,9 +1025,13 @@ func (v *validator) secrets(i int) {
 		}
 		seen[sec.Env] = true
 		if b, refs, err := parseBinding(sec.Secret); err != nil || len(refs) > 0 {
+			if err == nil && b.Step != "" {
+				v.secretFromStep(i, j, b, refs, index)
+				continue
+			}
 			switch prm, ok := v.p.Params[b.Param]; {
 			case err != nil || b.Param == "":
-				v.atValue(v.sp(i, "secrets", j, "secret"), "expected a Secret's name or a whole {{params.NAME}}, got %q", sec.Secret)
+				v.atValue(v.sp(i, "secrets", j, "secret"), "expected a Secret's name, a whole {{params.NAME}} or {{steps.STEP.outputs.NAME}}, got %q", sec.Secret)
 			case !ok:
 				v.atValue(v.sp(i, "secrets", j, "secret"), "unknown parameter %q (params: %s)", b.Param, v.paramNames())
 			case prm.Type != components.TypeString:
@@ -1048,4 +1057,26 @@ func reservedEnv(name string) bool {
 	return slices.Contains([]string{"POD_NAME", "POD_UID", "POD_NAMESPACE",
 		rankenv.EnvWorldSize, rankenv.EnvRank, rankenv.EnvLocalRank, rankenv.EnvLocalWorldSize,
 		rankenv.EnvNodeRank, rankenv.EnvNNodes, rankenv.EnvMasterAddr, rankenv.EnvMasterPort}, name)
+}
+
+// secretFromStep checks steps[i].secrets[j], whose Secret is named by step
+// output b (refs its reference): a string output parameter of a step that
+// does not loop, on a step that is not distributed (its launcher names its
+// rank pods' Secrets when it starts, from the file or a param).
+func (v *validator) secretFromStep(i, j int, b Binding, refs []ref, index map[string]int) {
+	path := v.sp(i, "secrets", j, "secret")
+	before := len(v.errs)
+	v.checkRefs(path, refs, index, i)
+	if len(v.errs) > before {
+		return
+	}
+	switch out, ok := v.output(b.Step, b.Output); {
+	case v.p.Steps[i].Distributed != nil:
+		v.atValue(path, "a distributed step's Secret is named in the file or by a param, not by a step's output")
+	case !ok:
+	case v.loops(b.Step):
+		v.atValue(path, "output %q of loop step %q is collected into a JSON list: a Secret's name is one value", b.Output, b.Step)
+	case out.Type != components.TypeString:
+		v.atValue(path, "output %q of step %q is %s: a Secret's name is a string", b.Output, b.Step, out.Type)
+	}
 }

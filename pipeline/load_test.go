@@ -156,7 +156,10 @@ func TestLoadInvalid(t *testing.T) {
 			`19:37 steps[0].secrets[5].key: invalid Secret key "a/b": expected letters, digits`,
 			`20:28 steps[0].secrets[6].secret: unknown parameter "nope" (params: count, name)`,
 			`21:28 steps[0].secrets[7].secret: parameter "count" is int: a Secret's name is a string`,
-			`22:28 steps[0].secrets[8].secret: expected a Secret's name or a whole {{params.NAME}}, got "x-{{params.name}}"`,
+			`22:28 steps[0].secrets[8].secret: expected a Secret's name, a whole {{params.NAME}} or {{steps.STEP.outputs.NAME}}, got "x-{{params.name}}"`,
+			`26:26 steps[1].secrets[0].secret: output "count" of step "data" is int: a Secret's name is a string`,
+			`27:26 steps[1].secrets[1].secret: unknown step "nope"`,
+			`32:26 steps[2].secrets[0].secret: a distributed step's Secret is named in the file or by a param, not by a step's output`,
 		}},
 		{"loops", []string{
 			`11:19 steps[0].loop.items: cannot loop over parameter "n": it is int, expected json (a JSON list)`,

@@ -448,9 +448,11 @@ func (r *rewriter) step(s *Step) error {
 		}
 		b, refs, _ := parseBinding(name)
 		switch {
-		case b.Step != "" || len(refs) > 0 && b.Param == "":
-			return fmt.Errorf("step %s: secret %s: the Secret's name would be %s: a Secret's name is written in the file or a string param", s.Name, secrets[k].Env, name)
-		case b.Param == "" && len(validation.IsDNS1123Subdomain(name)) > 0:
+		case len(refs) > 0 && !b.IsRef():
+			return fmt.Errorf("step %s: secret %s: the Secret's name would be %s: a Secret's name is written in the file, a string param or a step's string output", s.Name, secrets[k].Env, name)
+		case b.Step != "" && s.Distributed != nil:
+			return fmt.Errorf("step %s: secret %s: the Secret's name would be %s: a distributed step's Secret is named in the file or by a param, not by a step's output", s.Name, secrets[k].Env, name)
+		case !b.IsRef() && len(validation.IsDNS1123Subdomain(name)) > 0:
 			return fmt.Errorf("step %s: secret %s: invalid Secret name %q", s.Name, secrets[k].Env, name)
 		}
 		secrets[k].Secret = name

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -316,7 +317,8 @@ steps:
 
 // TestNestedSecretName: an inner step's Secret named by the nested
 // pipeline's param is named by what the step using the pipeline gives it:
-// a name, or the outer pipeline's param; a step output is refused.
+// a name, the outer pipeline's param or a step's output; text around a
+// reference is refused.
 func TestNestedSecretName(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -358,9 +360,9 @@ steps:
 			t.Errorf("step %s: secrets %+v, want the Secret %q", step, s, want)
 		}
 	}
-	bad := write("bad.yaml", `apiVersion: pipectl.dev/v1alpha1
+	fromStep := write("from-step.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
-metadata: {name: bad}
+metadata: {name: from-step}
 steps:
   - name: out
     component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: o}, command: [prog], outputs: [{name: n, type: string}]}
@@ -368,7 +370,24 @@ steps:
     component: inner.yaml
     inputs: {sec: "{{steps.out.outputs.n}}"}
 `)
-	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "a Secret's name is written in the file or a string param") {
-		t.Errorf("Load(a Secret named by a step output) = %v", err)
+	p, err = Load(fromStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Step("uses.use"); s == nil || len(s.Secrets) != 1 || s.Secrets[0].Secret != "{{steps.out.outputs.n}}" || !slices.Contains(s.Deps(), "out") {
+		t.Errorf("uses.use: %+v, want the Secret named by out's output, after out", s)
+	}
+	bad := write("bad.yaml", `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: bad}
+params:
+  p: {type: string, default: x}
+steps:
+  - name: uses
+    component: inner.yaml
+    inputs: {sec: "x-{{params.p}}"}
+`)
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "a Secret's name is written in the file, a string param or a step's string output") {
+		t.Errorf("Load(a Secret named by a text) = %v", err)
 	}
 }

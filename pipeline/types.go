@@ -118,8 +118,9 @@ type Secret struct {
 	// Env is the variable's name.
 	Env string `yaml:"env" json:"env"`
 	// Secret and Key name the Kubernetes Secret and its key. Secret may
-	// be a whole "{{params.NAME}}", a string param: the Secret the run
-	// names.
+	// be a whole "{{params.NAME}}", a string param (the Secret the run
+	// names), or "{{steps.STEP.outputs.NAME}}", a string output parameter
+	// (the step then waits for STEP).
 	Secret string `yaml:"secret" json:"secret"`
 	Key    string `yaml:"key" json:"key"`
 	// Optional: a Secret or key that is not there (locally, a variable
@@ -129,11 +130,15 @@ type Secret struct {
 
 // Param is the string param the Secret's name is, "" when the file
 // writes the name.
-func (s Secret) Param() string {
+func (s Secret) Param() string { return s.Ref().Param }
+
+// Ref is what names the Secret: a whole reference to a param or a step's
+// output, or the name as written (Literal).
+func (s Secret) Ref() Binding {
 	if b, _, err := parseBinding(s.Secret); err == nil {
-		return b.Param
+		return b
 	}
-	return ""
+	return Binding{Literal: s.Secret}
 }
 
 // Loop runs a step once per item: iteration i is the step STEP[i], whose

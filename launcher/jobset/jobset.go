@@ -261,9 +261,10 @@ func rankArgs(e wire.Args) []string {
 
 // secretEnv is the rank containers' variables from Secrets. The launcher
 // names the Secrets named by params (launcher.FromWire) before it builds
-// the JobSet; one left unnamed stays "{{params.NAME}}", which no Secret is.
+// the JobSet; one left unnamed stays as written ("{{params.NAME}}"), which
+// no Secret is.
 func secretEnv(spec *plan.Launch) []corev1.EnvVar {
-	return spec.SecretEnv(func(param string) string { return "{{params." + param + "}}" })
+	return spec.SecretEnv(func(s pipeline.Secret) string { return s.Secret })
 }
 
 // RankEnvVars returns the rank environment of a rank container of JobSet

@@ -46,6 +46,9 @@ const (
 	// UpstreamInputPrefix starts the template inputs carrying upstream
 	// output parameters: "in-" + the component input they feed.
 	UpstreamInputPrefix = "in-"
+	// SecretInputPrefix starts the template inputs carrying the name of a
+	// Secret named by a step's output: "secret-" + the variable.
+	SecretInputPrefix = "secret-"
 	// DefaultLauncherServiceAccount runs launcher pods unless Options say otherwise.
 	DefaultLauncherServiceAccount = "pipectl-launcher"
 )
@@ -339,6 +342,15 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 			Value: wfv1.AnyStringPtr(fmt.Sprintf("{{tasks.%s.outputs.parameters.%s}}", c.tasks[ref.Step], ref.Output)),
 		})
 	}
+	if sp.Distributed == nil {
+		for _, s := range secretSteps(&sp.Pod) {
+			b := s.Ref()
+			task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{
+				Name:  SecretInputPrefix + s.Env,
+				Value: wfv1.AnyStringPtr(fmt.Sprintf("{{tasks.%s.outputs.parameters.%s}}", c.tasks[b.Step], b.Output)),
+			})
+		}
+	}
 	task.Depends = c.depends(sp)
 	if sp.When != nil {
 		if task.When, err = c.when(sp.When); err != nil {
@@ -449,6 +461,11 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: StepInput})
 	for _, in := range key.Upstream {
 		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: UpstreamInputPrefix + in})
+	}
+	if !launch {
+		for _, s := range secretSteps(&sp.Pod) {
+			t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: SecretInputPrefix + s.Env})
+		}
 	}
 	if key.Loop {
 		t.Inputs.Parameters = append(t.Inputs.Parameters, wfv1.Parameter{Name: IterationInput})
@@ -567,10 +584,31 @@ func (c *compiler) execArgs(launcher bool, params, upstream []string) wire.Args 
 	return a
 }
 
+// secretName is the name a step's pod gives a Secret named by a param (the
+// workflow parameter's value) or a step's output (the template's input
+// SecretInputPrefix+ENV, the task's argument that output): Argo fills it in.
+func secretName(s pipeline.Secret) string {
+	if b := s.Ref(); b.Param != "" {
+		return "{{workflow.parameters." + b.Param + "}}"
+	}
+	return "{{inputs.parameters." + SecretInputPrefix + s.Env + "}}"
+}
+
+// secretSteps are the Secrets of a step's pod named by a step's output.
+func secretSteps(shape *plan.Pod) []pipeline.Secret {
+	var out []pipeline.Secret
+	for _, s := range shape.Secrets {
+		if s.Ref().Step != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // stepPod fills in the pod of a step's template. A Secret named by a
-// param is the workflow parameter's value (Argo fills it in).
+// param or a step's output is named by Argo (secretName).
 func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args wire.Args) {
-	secrets := shape.SecretEnv(func(param string) string { return "{{workflow.parameters." + param + "}}" })
+	secrets := shape.SecretEnv(secretName)
 	t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
 	t.Container = &corev1.Container{
 		Image:        image,

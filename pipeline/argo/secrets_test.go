@@ -68,6 +68,11 @@ steps:
     component: *c
     secrets: [{env: DB_PASSWORD, secret: "{{params.db}}", key: pass.word}]
     distributed: {nodes: 2}
+  - name: namer
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: n}, image: img:1, command: [prog, "{{outputs.name.path}}"], outputs: [{name: name, type: string}]}
+  - name: by-output
+    component: *c
+    secrets: [{env: API_KEY, secret: "{{steps.namer.outputs.name}}", key: key}]
 `
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -104,8 +109,25 @@ steps:
 	// exec: the plain step's template has none, the other one HF_TOKEN and
 	// the optional DB_USER of the Secret the run names; the launcher pod
 	// itself gets no secret, but the param that names its ranks' Secret.
-	if diff := cmp.Diff(map[string][]corev1.EnvVar{"exec": {ref("HF_TOKEN", "hf", "token"), optional}, "launch": nil}, got); diff != "" {
+	want := map[string][]corev1.EnvVar{"exec": {ref("HF_TOKEN", "hf", "token"), optional, ref("API_KEY", "{{inputs.parameters.secret-API_KEY}}", "key")}, "launch": nil}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("secret env of the templates (-want +got):\n%s", diff)
+	}
+	// A Secret named by a step's output: the task gives the output as the
+	// template's input, and runs after that step.
+	found := false
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		if task.Name != "by-output" {
+			continue
+		}
+		found = true
+		arg := task.Arguments.GetParameterByName("secret-API_KEY")
+		if arg == nil || arg.Value.String() != "{{tasks.namer.outputs.parameters.name}}" || !strings.Contains(task.Depends, "namer.Succeeded") {
+			t.Errorf("task by-output: argument %v, depends %q", arg, task.Depends)
+		}
+	}
+	if !found {
+		t.Error("no task by-output in the DAG")
 	}
 	for _, tmpl := range wf.Spec.Templates {
 		if tmpl.Container != nil && tmpl.Container.Command[1] == "launch" && !slices.Contains(tmpl.Container.Args, "--param=db={{workflow.parameters.db}}") {

@@ -18,7 +18,8 @@ import (
 
 // CheckSecrets checks, before a run is submitted, that every Secret the
 // steps of p read (secrets that are not optional; a name given by a param
-// is its value in params) is in namespace ns with the key read: a pod
+// is its value in params; one named by a step's output is named only as
+// the run runs) is in namespace ns with the key read: a pod
 // whose Secret or key is missing would wait for it, and the run with it,
 // until someone looked. A Secret pipectl may not read (forbidden) is left
 // for the pods to find, said to warn. No value is read into a message:
@@ -30,6 +31,9 @@ func CheckSecrets(ctx context.Context, kube kubernetes.Interface, ns string, p *
 	for _, s := range p.Steps {
 		for _, sec := range s.Secrets {
 			name := sec.Secret
+			if sec.Ref().Step != "" {
+				continue // named as the run runs
+			}
 			if prm := sec.Param(); prm != "" {
 				name = params[prm]
 				if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {

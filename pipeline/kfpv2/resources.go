@@ -2,6 +2,7 @@ package kfpv2
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -198,10 +199,14 @@ func (c *conv) secrets(label string) *yaml.Node {
 	return out
 }
 
+// wholeRefRE is a whole reference to a param or a step's output.
+var wholeRefRE = regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}]+)\}\}$`)
+
 // secretName is the Secret's name of a secretAsEnv entry (n, its fields
-// s, at field) and the node it comes from: secretNameParameter's constant, or
-// its input of the dag as "{{params.NAME}}"; else secretName. "" when it
-// has none pipectl can give.
+// s, at field) and the node it comes from: secretNameParameter's constant,
+// its input of the dag (a param, or a task's output through a body's
+// input) or a task's output; else secretName. "" when it has none
+// pipectl can give.
 func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (string, *yaml.Node) {
 	p := s["secretNameParameter"]
 	if p == nil {
@@ -212,9 +217,24 @@ func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (
 		return "", nil
 	}
 	pf := field + ".secretNameParameter"
-	ps := c.fieldsOf(p, pf, "a secretNameParameter", []string{"runtimeValue", "componentInputParameter"}, map[string]string{
-		"taskOutputParameter": " (a Secret named by a task's output: pipectl names a step's Secrets when the run starts)",
-	})
+	ps := c.fieldsOf(p, pf, "a secretNameParameter", []string{"runtimeValue", "componentInputParameter", "taskOutputParameter"}, nil)
+	if to := ps["taskOutputParameter"]; to != nil {
+		tf := pf + ".taskOutputParameter"
+		o := c.fieldsOf(to, tf, "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
+		task, ok1 := c.scalarOf(o["producerTask"], tf+".producerTask", "a task name")
+		key, ok2 := c.scalarOf(o["outputParameterKey"], tf+".outputParameterKey", "an output name")
+		if o["producerTask"] == nil || o["outputParameterKey"] == nil {
+			c.errorf(to, tf, "missing: producerTask and outputParameterKey")
+		}
+		if !ok1 || !ok2 {
+			return "", nil
+		}
+		ref, ok := c.outputRef(task, key, o["producerTask"], tf+".producerTask")
+		if !ok {
+			return "", nil
+		}
+		return ref, to
+	}
 	if rv := ps["runtimeValue"]; rv != nil {
 		r := c.fieldsOf(rv, pf+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)
 		if name, ok := c.scalarOf(r["constant"], pf+".runtimeValue.constant", "a Secret's name"); ok {
@@ -227,8 +247,8 @@ func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (
 		return "", nil
 	}
 	ref, err := c.scoped(in, nil)
-	if b := strings.TrimSuffix(strings.TrimPrefix(ref, "{{params."), "}}"); err == nil && (b == ref || strings.Contains(b, "{{")) {
-		err = fmt.Errorf("input %q of the ParallelFor body is %s: pipectl names a step's Secrets when the run starts (a pipeline input or a constant)", in, ref)
+	if err == nil && !wholeRefRE.MatchString(ref) {
+		err = fmt.Errorf("input %q of the ParallelFor body is %s: a Secret's name is a constant, a pipeline input or a task's output", in, ref)
 	}
 	if err != nil {
 		c.errorf(ps["componentInputParameter"], pf+".componentInputParameter", "%v", err)

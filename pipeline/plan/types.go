@@ -180,13 +180,13 @@ type Pod struct {
 
 // SecretEnv is the container env of the pod's Secrets: each a
 // secretKeyRef, so that no value is ever written into a workflow; a
-// Secret named by a param is named name(PARAM).
-func (p *Pod) SecretEnv(name func(param string) string) []corev1.EnvVar {
+// Secret named by a param or a step's output is named name(s).
+func (p *Pod) SecretEnv(name func(s pipeline.Secret) string) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	for _, s := range p.Secrets {
 		secret := s.Secret
-		if prm := s.Param(); prm != "" {
-			secret = name(prm)
+		if s.Ref().IsRef() {
+			secret = name(s)
 		}
 		ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: s.Key}
 		if s.Optional {

@@ -166,7 +166,8 @@ var conformanceCases = []confCase{
 		name:   "secrets",
 		status: "Succeeded",
 		secret: &confSecret{env: "CASE_TOKEN", name: "conf-token", key: "token", value: secretValue},
-		steps:  []confStep{ok("with", seen()), ok("without", seen()), ok("gang", seen())},
+		steps: []confStep{ok("with", seen()), ok("without", seen()), ok("gang", seen()),
+			ok("namer", seen(), param("name", "string", "conf-token")), ok("by-output", seen()).after("namer")},
 		probes: map[string]probeRecord{
 			"with":    {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("with"))},
 			"without": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("without")},
@@ -174,6 +175,8 @@ var conformanceCases = []confCase{
 				Env: env(rankEnv(2, 1, 0, 0), []string{"CASE_TOKEN=" + secretValue}, stepEnv("gang"))},
 			"gang rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"},
 				Env: env(rankEnv(2, 1, 1, 0), []string{"CASE_TOKEN=" + secretValue}, stepEnv("gang"))},
+			"namer":     {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/name", "conf-token"}, Env: stepEnv("namer")},
+			"by-output": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("by-output"))},
 		},
 	},
 	{

@@ -96,7 +96,7 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
-	secrets, err := secretNames(p)
+	secrets, err := secretNames(p, params)
 	if err != nil {
 		return nil, err
 	}

@@ -575,7 +575,7 @@ func TestRunSecrets(t *testing.T) {
 	p := f.load(pipe)
 	t.Setenv("CASE_SECRET_TOKEN", "")
 	os.Unsetenv("CASE_SECRET_TOKEN")
-	if _, err := f.run(context.Background(), p, nil, nil); err == nil || !strings.Contains(err.Error(), "secrets not set: CASE_SECRET_TOKEN (step with; Secret tokens, key token on a cluster)") {
+	if _, err := f.run(context.Background(), p, nil, nil); err == nil || !strings.Contains(err.Error(), "secrets not set: CASE_SECRET_TOKEN (step with; Secret tokens, key token, on a cluster)") {
 		t.Fatalf("Run without the variable: %v, want a secrets-not-set error", err)
 	}
 	const value = "s3cr3t value"

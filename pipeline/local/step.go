@@ -267,13 +267,20 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 // secretNames are the variables the steps of p take as secrets, each of
 // which but an optional one must be set in pipectl's environment: locally
 // that is where a secret comes from (whatever the Secret's name).
-func secretNames(p *pipeline.Pipeline) (map[string]bool, error) {
+func secretNames(p *pipeline.Pipeline, params map[string]string) (map[string]bool, error) {
 	names := map[string]bool{}
 	var missing []string
 	for _, s := range p.Steps {
 		for _, sec := range s.Secrets {
 			if _, ok := os.LookupEnv(sec.Env); !ok && !sec.Optional && !names[sec.Env] {
-				missing = append(missing, fmt.Sprintf("%s (step %s; Secret %s, key %s on a cluster)", sec.Env, s.Name, sec.Secret, sec.Key))
+				secret := "Secret " + sec.Secret
+				switch b := sec.Ref(); {
+				case b.Param != "":
+					secret = fmt.Sprintf("the Secret -p %s names (%s)", b.Param, params[b.Param])
+				case b.Step != "":
+					secret = fmt.Sprintf("the Secret output %s of step %s names", b.Output, b.Step)
+				}
+				missing = append(missing, fmt.Sprintf("%s (step %s; %s, key %s, on a cluster)", sec.Env, s.Name, secret, sec.Key))
 			}
 			names[sec.Env] = true
 		}

@@ -442,6 +442,9 @@ func (r *rewriter) step(s *Step) error {
 	s.Inputs = inputs
 	secrets := slices.Clone(s.Secrets)
 	for k := range secrets {
+		if err := r.whole(secrets[k].Ref(), "a Secret's name"); err != nil {
+			return fmt.Errorf("step %s: secret %s: %w", s.Name, secrets[k].Env, err)
+		}
 		name, err := r.text(secrets[k].Secret)
 		if err != nil {
 			return fmt.Errorf("step %s: secret %s: %w", s.Name, secrets[k].Env, err)

@@ -69,7 +69,8 @@ steps:
 }
 
 // TestOneOfRefused: a oneOf output is given whole to an input; in a
-// condition or inside a longer text it is refused at its step.
+// condition, inside a longer text or as a Secret's name it is refused at
+// its step.
 func TestOneOfRefused(t *testing.T) {
 	f := newFixture(t)
 	branches := header + `steps:
@@ -87,6 +88,8 @@ outputs:
 		{`    when: "{{steps.pick.outputs.v}} == a"
     inputs: {v: x}`, `{{steps.pick.outputs.v}} is the output of the first of several steps that ran (oneOf): a condition cannot use it`},
 		{`    inputs: {v: "got {{steps.pick.outputs.v}}"}`, `{{steps.pick.outputs.v}} is the output of the first of several steps that ran (oneOf): it can only be given whole`},
+		{`    secrets: [{env: T, secret: "{{steps.pick.outputs.v}}", key: k}]
+    inputs: {v: x}`, `{{steps.pick.outputs.v}} is the output of the first of several steps that ran (oneOf): a Secret's name cannot use it`},
 	} {
 		path := filepath.Join(f.dir, "pipeline.yaml")
 		src := header + `steps:

@@ -1025,11 +1025,9 @@ func (v *validator) secrets(i int, index map[string]int) {
 		}
 		seen[sec.Env] = true
 		if b, refs, err := parseBinding(sec.Secret); err != nil || len(refs) > 0 {
-			if err == nil && b.Step != "" {
-				v.secretFromStep(i, j, b, refs, index)
-				continue
-			}
 			switch prm, ok := v.p.Params[b.Param]; {
+			case err == nil && b.Step != "":
+				v.secretFromStep(i, j, b, refs, index)
 			case err != nil || b.Param == "":
 				v.atValue(v.sp(i, "secrets", j, "secret"), "expected a Secret's name, a whole {{params.NAME}} or {{steps.STEP.outputs.NAME}}, got %q", sec.Secret)
 			case !ok:

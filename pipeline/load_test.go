@@ -159,6 +159,7 @@ func TestLoadInvalid(t *testing.T) {
 			`22:28 steps[0].secrets[8].secret: expected a Secret's name, a whole {{params.NAME}} or {{steps.STEP.outputs.NAME}}, got "x-{{params.name}}"`,
 			`26:26 steps[1].secrets[0].secret: output "count" of step "data" is int: a Secret's name is a string`,
 			`27:26 steps[1].secrets[1].secret: unknown step "nope"`,
+			`27:59 steps[1].secrets[1].key: invalid Secret key "k/"`,
 			`32:26 steps[2].secrets[0].secret: a distributed step's Secret is named in the file or by a param, not by a step's output`,
 		}},
 		{"loops", []string{

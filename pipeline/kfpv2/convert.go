@@ -927,6 +927,18 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	return step
 }
 
+// taskOutputParameter is the reference a taskOutputParameter (n, at
+// field) stands for: the output of its producerTask (outputRef).
+func (c *conv) taskOutputParameter(n *yaml.Node, field string) (string, bool) {
+	o := c.fieldsOf(n, field, "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
+	task, ok1 := c.scalarOf(o["producerTask"], field+".producerTask", "a task name")
+	key, ok2 := c.scalarOf(o["outputParameterKey"], field+".outputParameterKey", "an output name")
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	return c.outputRef(task, key, o["producerTask"], field+".producerTask")
+}
+
 // taskInputs converts a task's inputs into the step's inputs.
 func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 	out := c.mapping(n, field)
@@ -970,13 +982,8 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 				c.add(out, k.Value, k, f, c.str(val, s["componentInputParameter"], f+".componentInputParameter"))
 			}
 		case s["taskOutputParameter"] != nil:
-			o := c.fieldsOf(s["taskOutputParameter"], f+".taskOutputParameter", "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
-			task, ok1 := c.scalarOf(o["producerTask"], f+".taskOutputParameter.producerTask", "a task name")
-			key, ok2 := c.scalarOf(o["outputParameterKey"], f+".taskOutputParameter.outputParameterKey", "an output name")
-			if ok1 && ok2 {
-				if ref, ok := c.outputRef(task, key, o["producerTask"], f+".taskOutputParameter.producerTask"); ok {
-					c.add(out, k.Value, k, f, c.str(ref, s["taskOutputParameter"], f+".taskOutputParameter"))
-				}
+			if ref, ok := c.taskOutputParameter(s["taskOutputParameter"], f+".taskOutputParameter"); ok {
+				c.add(out, k.Value, k, f, c.str(ref, s["taskOutputParameter"], f+".taskOutputParameter"))
 			}
 		case s["runtimeValue"] != nil:
 			r := c.fieldsOf(s["runtimeValue"], f+".runtimeValue", "a runtimeValue", []string{"constant"}, nil)

@@ -220,16 +220,12 @@ func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (
 	ps := c.fieldsOf(p, pf, "a secretNameParameter", []string{"runtimeValue", "componentInputParameter", "taskOutputParameter"}, nil)
 	if to := ps["taskOutputParameter"]; to != nil {
 		tf := pf + ".taskOutputParameter"
-		o := c.fieldsOf(to, tf, "a taskOutputParameter", []string{"producerTask", "outputParameterKey"}, nil)
-		task, ok1 := c.scalarOf(o["producerTask"], tf+".producerTask", "a task name")
-		key, ok2 := c.scalarOf(o["outputParameterKey"], tf+".outputParameterKey", "an output name")
-		if o["producerTask"] == nil || o["outputParameterKey"] == nil {
+		_, _, hasTask := yamlfile.Lookup(to, "producerTask")
+		_, _, hasKey := yamlfile.Lookup(to, "outputParameterKey")
+		if !hasTask || !hasKey {
 			c.errorf(to, tf, "missing: producerTask and outputParameterKey")
 		}
-		if !ok1 || !ok2 {
-			return "", nil
-		}
-		ref, ok := c.outputRef(task, key, o["producerTask"], tf+".producerTask")
+		ref, ok := c.taskOutputParameter(to, tf)
 		if !ok {
 			return "", nil
 		}

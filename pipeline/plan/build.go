@@ -177,13 +177,14 @@ func oneOf(p *pipeline.Pipeline, w *Wiring, name string, in components.IO, alts 
 		w.OneOf = map[string][]OutputRef{}
 	}
 	for _, a := range alts {
-		if _, err := upstreamOutput(p, a.Step, a.Output); err != nil {
+		out, err := upstreamOutput(p, a.Step, a.Output)
+		if err != nil {
 			return fmt.Errorf("input %q: %w", name, err)
 		}
 		if p.Step(a.Step).Loop != nil {
 			return fmt.Errorf("input %q: step %s loops: the output of the first of several steps that ran is one value", name, a.Step)
 		}
-		if out, _ := upstreamOutput(p, a.Step, a.Output); components.IsArtifact(out.Type) != components.IsArtifact(in.Type) {
+		if components.IsArtifact(out.Type) != components.IsArtifact(in.Type) {
 			return fmt.Errorf("input %q (%s): output %q of step %s is %s: the output of the first of several steps that ran is given as it is", name, in.Type, a.Output, a.Step, out.Type)
 		}
 		w.OneOf[name] = append(w.OneOf[name], OutputRef{Step: a.Step, Output: a.Output})

@@ -428,8 +428,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	}
 	params := sp.Wiring.ParamNames()
 	if sp.Distributed != nil {
-		// The launcher names the rank pods' Secrets named by params.
-		params = slices.Compact(slices.Sorted(slices.Values(append(params, sp.SecretParams()...))))
+		params = launcherParams(sp)
 	}
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
 		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
@@ -552,7 +551,7 @@ func LauncherArgs(p *pipeline.Pipeline, sp *plan.Step, run, iteration string, va
 		return args, err
 	}
 	params, upstream := map[string]string{}, map[string]string{}
-	for _, name := range append(sp.Wiring.ParamNames(), sp.SecretParams()...) {
+	for _, name := range launcherParams(sp) {
 		params[name] = values[name]
 	}
 	tasks := TaskNames(p)
@@ -562,6 +561,13 @@ func LauncherArgs(p *pipeline.Pipeline, sp *plan.Step, run, iteration string, va
 	}
 	args.Params, args.Upstream = wire.Values(params), wire.Values(upstream)
 	return args, nil
+}
+
+// launcherParams are the params the launcher of distributed step sp is
+// given: the wiring's, and those that name its rank pods' Secrets, which
+// it names (launcher.FromWire). Sorted, each once.
+func launcherParams(sp *plan.Step) []string {
+	return slices.Compact(slices.Sorted(slices.Values(append(sp.Wiring.ParamNames(), sp.SecretParams()...))))
 }
 
 // execArgs are the arguments exec (and launch) get from every template:

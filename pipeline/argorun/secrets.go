@@ -76,10 +76,11 @@ func CheckSecrets(ctx context.Context, kube kubernetes.Interface, ns string, p *
 	return nil
 }
 
+// hasKey reports whether Secret s (as the API server gives it: its keys
+// in Data) has key.
 func hasKey(s *corev1.Secret, key string) bool {
-	_, inData := s.Data[key]
-	_, inString := s.StringData[key]
-	return inData || inString
+	_, ok := s.Data[key]
+	return ok
 }
 
 // keyList names a Secret's keys, never its values.

@@ -155,7 +155,9 @@ func (v *validator) nestedStep(i int) {
 			v.at(v.sp(i, field), "step %q uses pipeline %s as its component: %s is not supported on such a step (set it on the steps of that pipeline)", s.Name, s.Resolved.Metadata.Name, field)
 		}
 	}
-	refuse("loop", s.Loop != nil)
+	if s.Loop != nil {
+		v.loopedPipeline(i)
+	}
 	refuse("retries", s.Retries != 0)
 	refuse("timeout", s.Timeout.Duration != 0)
 	refuse("image", s.Image != "")
@@ -165,6 +167,23 @@ func (v *validator) nestedStep(i int) {
 	refuse("nodeSelector", len(s.NodeSelector) > 0)
 	refuse("tolerations", len(s.Tolerations) > 0)
 	refuse("distributed", s.Distributed != nil)
+}
+
+// loopedPipeline refuses, at steps[i].loop, what a pipeline that a loop
+// step uses as its component cannot hold: each of its steps loops over
+// the step's items, so none of them loops of its own or is a finally step.
+func (v *validator) loopedPipeline(i int) {
+	s, sub := &v.p.Steps[i], v.subs[i]
+	for _, t := range sub.Steps {
+		switch {
+		case t.Loop != nil:
+			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, and its step %s loops of its own: a loop inside a looped pipeline is not supported yet (loop over the product of both lists, or loop the inner pipeline's step only)", s.Name, sub.Source, t.Name)
+			return
+		case t.Finally:
+			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, which has finally steps (%s): a looped pipeline's steps run once per item, finally steps once per run (move them to the finally steps of this pipeline)", s.Name, sub.Source, t.Name)
+			return
+		}
+	}
 }
 
 // outputsDecl checks the pipeline's outputs: each a whole reference to an
@@ -295,6 +314,17 @@ func (v *validator) expand() {
 				inner.params[name] = &d
 			}
 		}
+		var loop *Loop
+		if s.Loop != nil {
+			l := *s.Loop
+			items, err := outer.node(&l.Items)
+			if err != nil {
+				v.atValue(v.sp(i, "loop", "items"), "%v", err)
+				continue
+			}
+			l.Items = *items
+			loop = &l
+		}
 		when := ""
 		if s.When != "" {
 			var err error
@@ -319,6 +349,13 @@ func (v *validator) expand() {
 			if t.Name == "run.json" || strings.HasPrefix(t.Name, "run.json"+NestedSep) {
 				v.atValue(v.sp(i, "name"), "step %s of %s would be named %s, the key of the run record in the store (rename step %s or %s)", strings.TrimPrefix(t.Name, inner.prefix), sub.Source, t.Name, s.Name, strings.TrimPrefix(t.Name, inner.prefix))
 				continue
+			}
+			if loop != nil {
+				if err := sameIteration(&t, inner.prefix); err != nil {
+					v.at(v.sp(i, "loop"), "step %q loops over the steps of %s: %v", s.Name, sub.Source, err)
+					continue
+				}
+				t.Loop, t.Body = loop, s.Name
 			}
 			t.After = append(t.After, after...)
 			switch {
@@ -357,6 +394,33 @@ func (v *validator) expand() {
 			pl.outputs[name], pl.oneOf[name] = alts[0], alts
 		}
 	}
+}
+
+// sameIteration refuses what step t of a looped pipeline (its steps
+// named prefix+NAME) cannot do with the outputs of the pipeline's other
+// steps, which it reads iteration by iteration: compare them in its when
+// (the condition is the whole loop's) or name its Secret by them.
+func sameIteration(t *Step, prefix string) error {
+	inner := func(b Binding) bool { return strings.HasPrefix(b.Step, prefix) }
+	if t.When != "" {
+		conds, _, err := ParseWhen(t.When)
+		if err != nil {
+			return err
+		}
+		for _, c := range conds {
+			for _, b := range []Binding{c.Left, c.Right} {
+				if inner(b) {
+					return fmt.Errorf("step %s: when: a condition on output %q of step %s of the same looped pipeline is not supported yet (a step's when holds for all its iterations)", strings.TrimPrefix(t.Name, prefix), b.Output, strings.TrimPrefix(b.Step, prefix))
+				}
+			}
+		}
+	}
+	for _, sec := range t.Secrets {
+		if b := sec.Ref(); inner(b) {
+			return fmt.Errorf("step %s: secret %s: a Secret named by output %q of step %s of the same looped pipeline is not supported (a step's Secret is the same for all its iterations)", strings.TrimPrefix(t.Name, prefix), sec.Env, b.Output, strings.TrimPrefix(b.Step, prefix))
+		}
+	}
+	return nil
 }
 
 // rewriter rewrites the references of a step being expanded.
@@ -429,6 +493,9 @@ func (r *rewriter) step(s *Step) error {
 	s.Name = r.prefix + s.Name
 	if r.prefix != "" {
 		s.After = r.after(s.After)
+		if s.Body != "" {
+			s.Body = r.prefix + s.Body
+		}
 	}
 	inputs := make(map[string]yaml.Node, len(s.Inputs))
 	for _, name := range slices.Sorted(maps.Keys(s.Inputs)) {

@@ -147,7 +147,7 @@ func TestNestedInvalid(t *testing.T) {
 			`invalid.yaml:8:5 steps[0]: step "a" does not give component stage its required input "rows" (int)`,
 			`invalid.yaml:14:11 steps[1].when: cannot compare with "x"`,
 			`invalid.yaml:18:18 steps[2].inputs.lr: step "b" (component stage) has no output "modell" (outputs: model, count)`,
-			`invalid.yaml:13:5 steps[1].loop: step "b" uses pipeline stage as its component: loop is not supported on such a step`,
+			`invalid.yaml:13:5 steps[1].loop: step "b" loops over the steps of testdata/nested/stage.pipeline.yaml, and its step train.sweep loops of its own: a loop inside a looped pipeline is not supported yet`,
 			`invalid.yaml:15:5 steps[1].retries: step "b" uses pipeline stage as its component: retries is not supported`,
 			`invalid.yaml:23:8 outputs.bad: expected a step output "{{steps.STEP.outputs.OUTPUT}}", got "c.score"`,
 			`invalid.yaml:24:9 outputs.gone: unknown step "x" (steps: a, b, c, d)`,

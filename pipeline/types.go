@@ -111,6 +111,18 @@ type Step struct {
 	oneOf map[string][]Binding
 	// Finally is set by the loader on the steps of the pipeline's finally list.
 	Finally bool `yaml:"-"`
+	// Body is set by the loader on the steps of a pipeline that a loop
+	// step uses as its component: the name of that loop step. Each such
+	// step loops over the loop step's items, and its references to the
+	// outputs of the other steps of the same Body read the same iteration
+	// (iteration i of STEP reads OTHER[i]'s outputs).
+	Body string `yaml:"-"`
+}
+
+// SameIteration reports whether step s reads the outputs of step up
+// iteration by iteration: both are steps of the same looped pipeline.
+func (s *Step) SameIteration(up *Step) bool {
+	return s.Body != "" && up != nil && up.Body == s.Body
 }
 
 // Secret is one environment variable of a step taken from a Secret.

@@ -75,6 +75,13 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	start := e.r.now()
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
 	fail := func(code int, format string, args ...any) { e.fail(ctx, name, code, format, args...) }
+	if len(sp.Wiring.Same) > 0 {
+		inputSums = maps.Clone(inputSums)
+		if err := sp.Wiring.ResolveSame(&v, inputSums, e.finished); err != nil {
+			fail(1, "%v", err)
+			return
+		}
+	}
 	inv, err := sp.Wiring.Invocation(sp.Component, e.r.Store, v)
 	if err != nil {
 		fail(1, "%v", err)
@@ -196,17 +203,7 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 	if err := stepcache.AddParamInputs(ctx, e.r.Store, sp.Wiring, e.params, v.Artifacts, sums); err != nil {
 		return v, nil, err
 	}
-	err := sp.Wiring.ResolveOneOf(&v, sums, func(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
-		if e.status(ref.Step) != artifacts.StatusSucceeded {
-			return artifacts.OutputRecord{}, false, nil
-		}
-		out, ok := e.output(ref.Step, ref.Output)
-		if !ok {
-			return out, false, fmt.Errorf("no output %q", ref.Output)
-		}
-		return out, true, nil
-	})
-	if err != nil {
+	if err := sp.Wiring.ResolveOneOf(&v, sums, e.finished); err != nil {
 		return v, nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
@@ -241,6 +238,19 @@ func (e *execution) collected(ref plan.OutputRef) ([]artifacts.OutputRecord, err
 		recs = append(recs, it.Outputs[k])
 	}
 	return recs, nil
+}
+
+// finished returns an output of a step (or iteration) that succeeded; ok
+// is false when it did not (it was skipped, say).
+func (e *execution) finished(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
+	if e.status(ref.Step) != artifacts.StatusSucceeded {
+		return artifacts.OutputRecord{}, false, nil
+	}
+	out, ok := e.output(ref.Step, ref.Output)
+	if !ok {
+		return out, false, fmt.Errorf("no output %q", ref.Output)
+	}
+	return out, true, nil
 }
 
 // outputValue is the value of an output parameter of a finished step.

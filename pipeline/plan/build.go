@@ -83,7 +83,16 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				return nil, fmt.Errorf("input %q: %w", name, err)
 			}
 			ref := OutputRef{Step: b.Step, Output: b.Output}
-			if up := p.Step(b.Step); up.Loop != nil {
+			if up := p.Step(b.Step); s.SameIteration(up) {
+				if w.Same == nil {
+					w.Same = map[string]OutputRef{}
+				}
+				w.Same[name] = ref
+				if !components.IsArtifact(out.Type) {
+					w.Params[name] = Text{{Upstream: name}}
+				}
+				continue
+			} else if up.Loop != nil {
 				if w.Collected == nil {
 					w.Collected = map[string]OutputRef{}
 				}
@@ -116,13 +125,22 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				if err != nil {
 					return "", err
 				}
-				if components.IsArtifact(out.Type) || p.Step(r.Step).Loop != nil {
+				up := p.Step(r.Step)
+				same := s.SameIteration(up)
+				if components.IsArtifact(out.Type) || up.Loop != nil && !same {
 					return "", fmt.Errorf("output %q of step %s can only be given whole", r.Output, r.Step)
 				}
 				k++
 				key := fmt.Sprintf("%s--%d", name, k)
 				if _, clash := comp.Input(key); clash || key == ItemsInput {
 					return "", fmt.Errorf("the value of step %s's output %q inside the text would travel as %q, the name of an input", r.Step, r.Output, key)
+				}
+				if same {
+					if w.Same == nil {
+						w.Same = map[string]OutputRef{}
+					}
+					w.Same[key] = OutputRef{Step: r.Step, Output: r.Output}
+					return key, nil
 				}
 				w.Upstream[key] = OutputRef{Step: r.Step, Output: r.Output}
 				return key, nil

@@ -37,7 +37,11 @@
 // every iteration of a loop step (Values.Collected: their records, in
 // order): a parameter gets CollectValues' JSON list, an artifact input the
 // iterations' URIs (components.Invocation.Collected), fetched as a
-// directory of <i> entries. A finally step (Step.Finally) reads
+// directory of <i> entries. The steps of a pipeline a loop step uses as its
+// component loop over its items (pipeline.Step.Body); Wiring.Same gives
+// such a step's input the output of the same iteration of another of them
+// (iteration i reads OTHER[i]'s outputs record: ResolveSame), on every
+// backend from the run's records, as the step waits for all of OTHER. A finally step (Step.Finally) reads
 // Values.RunFields through {{run.FIELD}} parts.
 //
 // Wiring.ParamInputs gives an input artifact a pipeline parameter of an
@@ -63,8 +67,9 @@
 //	--component  components.Program, v1: {"v":1, "name", "inputs":[{"name","type","default"?,"optional"?}],
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
-//	--step       Wiring, v2: {"v":2, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
-//	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}}, "items"?: TEXT,
+//	--step       Wiring, v3: {"v":3, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
+//	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}},
+//	             "oneOf"?:{INPUT: [{"step","output"}...]}, "same"?:{INPUT: {"step","output"}}, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
 //	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
@@ -82,6 +87,9 @@
 // task argument). Values known only at run time travel in the clear, as
 // --run RUN, --param NAME=VALUE and --upstream INPUT=VALUE, each in the
 // value encoding of components.EncodeValue.
+//
+// Wiring v3 differs from v2: "same" (the inputs a step of a looped
+// pipeline reads from the same iteration of another of its steps) is new.
 //
 // Wiring v2 differs from v1: "paramInputs" (artifact params given at run
 // time) and the part {"run": "id"} in any step's text are new, which a v1

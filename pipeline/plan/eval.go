@@ -139,6 +139,16 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		}
 		inv.Inputs[name] = uri
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
+		if in, ok := c.Input(name); !ok || !components.IsArtifact(in.Type) {
+			continue // a value: in Params, from Values.Upstream
+		}
+		uri, ok := v.Artifacts[name]
+		if !ok {
+			return nil, fmt.Errorf("input %q: no output %q of the iteration of step %s (want its outputs record)", name, w.Same[name].Output, w.Same[name].Step)
+		}
+		inv.Inputs[name] = uri
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
 		if uri, ok := v.Artifacts[name]; ok {
 			inv.Inputs[name] = uri
@@ -330,13 +340,8 @@ func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(Out
 			if !ok {
 				continue
 			}
-			switch {
-			case rec.URI != "":
-				v.Artifacts[name], sums[name] = rec.URI, rec.SHA256
-			case rec.Value != nil:
-				v.Upstream[name] = *rec.Value
-			default:
-				return fmt.Errorf("input %q: output %q of step %s has neither a value nor a URI", name, ref.Output, ref.Step)
+			if err := v.given(name, ref, rec, sums); err != nil {
+				return err
 			}
 			found = true
 			break
@@ -344,6 +349,55 @@ func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(Out
 		if !found {
 			return fmt.Errorf("input %q: none of steps %s has output it (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
 		}
+	}
+	return nil
+}
+
+// ResolveSame fills in v, for iteration *v.Iteration of a loop step, the
+// inputs given the same iteration's output of another step of its looped
+// pipeline (Wiring.Same): output looks up an output of an iteration
+// (STEP[i]) that ran, ok false when it did not. v's maps are replaced by
+// copies; sums gets the input artifacts' sha256.
+func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+	if len(w.Same) == 0 {
+		return nil
+	}
+	if v.Iteration == nil {
+		return fmt.Errorf("step %s reads the same iteration of other steps: no iteration given (want --iteration N)", w.Step)
+	}
+	v.Upstream, v.Artifacts = maps.Clone(v.Upstream), maps.Clone(v.Artifacts)
+	if v.Upstream == nil {
+		v.Upstream = map[string]string{}
+	}
+	if v.Artifacts == nil {
+		v.Artifacts = map[string]string{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
+		ref := OutputRef{Step: pipeline.IterationName(w.Same[name].Step, *v.Iteration), Output: w.Same[name].Output}
+		rec, ok, err := output(ref)
+		if err != nil {
+			return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
+		}
+		if !ok {
+			return fmt.Errorf("input %q: step %s did not run: its output %q is not there", name, ref.Step, ref.Output)
+		}
+		if err := v.given(name, ref, rec, sums); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// given sets input name to the output rec (ref) of another step: an
+// artifact's URI (and its sha256 in sums), or a parameter's value.
+func (v *Values) given(name string, ref OutputRef, rec artifacts.OutputRecord, sums map[string]string) error {
+	switch {
+	case rec.URI != "":
+		v.Artifacts[name], sums[name] = rec.URI, rec.SHA256
+	case rec.Value != nil:
+		v.Upstream[name] = *rec.Value
+	default:
+		return fmt.Errorf("input %q: output %q of step %s has neither a value nor a URI", name, ref.Output, ref.Step)
 	}
 	return nil
 }

@@ -262,8 +262,8 @@ func TestWireRoundTrip(t *testing.T) {
 	if _, err := DecodeLaunch(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 2") {
 		t.Errorf("a spec of another version: %v", err)
 	}
-	// A component (v1) given as the step (v2) is refused by its version.
-	if _, err := DecodeWiring(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 2") {
+	// A component (v1) given as the step (v3) is refused by its version.
+	if _, err := DecodeWiring(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 3") {
 		t.Errorf("a component given as the step: %v", err)
 	}
 }

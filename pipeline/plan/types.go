@@ -85,6 +85,12 @@ type Wiring struct {
 	// as Values.Upstream, an input artifact as Values.Artifacts, both
 	// found at run time (ResolveOneOf).
 	OneOf map[string][]OutputRef `json:"oneOf,omitempty"`
+	// Same give inputs the output of the same iteration of another loop
+	// step of the same looped pipeline (pipeline.Step.Body), by input name
+	// (or by the key of an Upstream part): iteration i reads the outputs
+	// record of STEP[i], an input parameter its value as Values.Upstream,
+	// an input artifact its URI as Values.Artifacts (ResolveSame).
+	Same map[string]OutputRef `json:"same,omitempty"`
 	// Items, for a loop step, is the JSON list of its items.
 	Items Text `json:"items,omitempty"`
 	// Env adds variables to the program's environment.

@@ -15,7 +15,7 @@ import (
 // Versions of the wire forms. A reader accepts only its own version: the
 // compiler and the pods must run the same pipectl.
 const (
-	WiringVersion = 2
+	WiringVersion = 3
 	LaunchVersion = 2
 )
 

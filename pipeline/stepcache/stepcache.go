@@ -245,6 +245,9 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 			return nil, nil, err
 		}
 	}
+	if err := w.ResolveSame(&v, sums, storedOutput(ctx, s, v.Run)); err != nil {
+		return nil, nil, err
+	}
 	inv, err := w.Invocation(c, s, v)
 	return inv, sums, err
 }

@@ -193,9 +193,47 @@ func TestKFPv2Loops(t *testing.T) {
 	}
 }
 
-// TestKFPv2LoopsUnsupported: a body task reading another body task's
-// output, and a ParallelFor in a ParallelFor over a list not written in
-// the file, are refused at their line and column in KFP's terms.
+// TestKFPv2LoopPipeline: a ParallelFor whose body has a task reading
+// another's output and a sub-DAG task is one loop step whose component is
+// the body's pipeline: its steps loop over the items, read each other's
+// outputs iteration by iteration (Body), and the step's output is the
+// body's, collected.
+func TestKFPv2LoopPipeline(t *testing.T) {
+	p, err := Load("testdata/kfpv2/loops_pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type stepWant struct {
+		inputs      map[string]Binding
+		items, body string
+		par         int
+	}
+	want := map[string]stepWant{
+		"for-loop-1.first":      {inputs: map[string]Binding{"msg": {Literal: "{{item}}"}}, items: `["a","b c"]`, body: "for-loop-1", par: 1},
+		"for-loop-1.second":     {inputs: map[string]Binding{"msg": {Step: "for-loop-1.first", Output: "Output"}}, items: `["a","b c"]`, body: "for-loop-1", par: 1},
+		"for-loop-1.inner.echo": {inputs: map[string]Binding{"msg": {Step: "for-loop-1.second", Output: "Output"}}, items: `["a","b c"]`, body: "for-loop-1", par: 1},
+		"gather":                {inputs: map[string]Binding{"msgs": {Step: "for-loop-1.second", Output: "Output"}}},
+	}
+	got := map[string]stepWant{}
+	for _, s := range p.Steps {
+		w := stepWant{inputs: s.Bindings(), body: s.Body}
+		if s.Loop != nil {
+			b, err := s.ItemsBinding()
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			w.items, w.par = b.Literal, s.Loop.Parallelism
+		}
+		got[s.Name] = w
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(stepWant{})); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+}
+
+// TestKFPv2LoopsUnsupported: a ParallelFor in a ParallelFor over a list
+// not written in the file, and an output a ParallelFor does not have, are
+// refused at their line and column in KFP's terms.
 func TestKFPv2LoopsUnsupported(t *testing.T) {
 	_, err := Load("testdata/kfpv2/loops_unsupported.yaml")
 	if err == nil {
@@ -203,7 +241,6 @@ func TestKFPv2LoopsUnsupported(t *testing.T) {
 	}
 	const f = "testdata/kfpv2/loops_unsupported.yaml"
 	for _, want := range []string{
-		f + `:39:33: components.comp-for-loop-1.dag.tasks.second.inputs.parameters.msg.taskOutputParameter.producerTask: the output of task "first" of the same ParallelFor body is not supported yet`,
 		f + `:59:31: components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter: a ParallelFor inside a ParallelFor is supported when both loop over lists written in the file (raw): pipectl loops over their product; ParallelFor "for-loop-3" loops over components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter`,
 		f + `:146:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
 	} {

@@ -34,8 +34,9 @@
 //     ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler) on a root task makes it
 //     a finally step, and its PipelineTaskFinalStatus input reads the run's
 //     status;
-//   - a ParallelFor (parameterIterator) is a loop step per task of its body
-//     (loop.go);
+//   - a ParallelFor (parameterIterator) is a loop step per task of its body,
+//     or one loop step whose component is the body as a pipeline when its
+//     tasks read each other's outputs or run sub-DAGs (loop.go);
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input.
 //

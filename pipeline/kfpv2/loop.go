@@ -35,12 +35,19 @@ import (
 //     output parameter) or a directory of the iterations' artifacts (an
 //     output artifact, KFP's List[Artifact]).
 //
-// Not supported, each at its line and column: a body task that reads the
-// output of another body task (the same iteration's output: each body task
-// is a loop of its own), a body task whose component is a sub-DAG
-// (dsl.Condition, a pipeline) in the body, a ParallelFor in a body whose
-// items are not both written in the file, and the collected outputs of a
-// ParallelFor in a body (KFP gives a list of lists).
+// A body holding no ParallelFor, but a task whose component is a sub-DAG
+// (dsl.Condition, a pipeline) or a task reading another body task's output,
+// is one loop step instead, named LOOP, whose component is the body as a
+// pipeline (pipelineBody, loopPipeline): its steps LOOP.TASK loop over the
+// items and read each other's outputs iteration by iteration, and the
+// ParallelFor's outputs are the pipeline's, collected.
+//
+// Not supported, each at its line and column: such a body inside another
+// ParallelFor, a condition inside it on the item or on another body task's
+// output (the pipeline loader refuses those: a when holds for all the
+// iterations of a step), a ParallelFor in a body whose items are not both
+// written in the file, and the collected outputs of a ParallelFor in a body
+// (KFP gives a list of lists).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a
@@ -148,6 +155,10 @@ func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[stri
 	defer delete(in, body)
 	tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks")
 	keys, values := yamlfile.Pairs(tasks)
+	if prefix == "" && c.pipelineBody(tasks) {
+		*budget--
+		return map[string][]string{}, []string{loop}
+	}
 	p := prefix + loop + "-"
 	single := prefix == "" && len(keys) == 1 && !isLoop(values[0])
 	names := map[string][]string{}
@@ -237,7 +248,10 @@ func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string)
 	body := bodyOf(t)
 	what, selField, subKey, outKey := "outputs", "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "producerSubtask", "outputParameterKey"
 	missing := fmt.Sprintf("the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
-	sel, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "parameters", key, "valueFromParameter")
+	sel, _, found := yamlfile.Lookup(c.comps, body, "dag", "outputs", "parameters", key, "valueFromParameter")
+	if !found {
+		sel = nil
+	}
 	if artifact {
 		what, selField, outKey = "artifacts", "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "outputArtifactKey"
 		missing = fmt.Sprintf("the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
@@ -246,6 +260,11 @@ func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string)
 		if sels != nil && sels.Kind == yaml.SequenceNode && len(sels.Content) == 1 {
 			sel = sels.Content[0]
 		}
+	}
+	if tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks"); sel != nil && len(c.loops) == 0 && c.pipelineBody(tasks) {
+		// The loop step's pipeline declares the output (its
+		// dag.outputs); pipectl collects it from the iterations.
+		return "{{steps." + task + ".outputs." + key + "}}", true
 	}
 	sub, _, _ := yamlfile.Lookup(sel, subKey)
 	out, _, _ := yamlfile.Lookup(sel, outKey)
@@ -322,9 +341,11 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 			return nil
 		}
 	}
+	nested := len(c.loops) == 0 && c.pipelineBody(tasks)
 	ks, vs := yamlfile.Pairs(outer)
 	for i, k := range ks {
-		if vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{") {
+		// (A body converted as a pipeline takes constants as its inputs.)
+		if !nested && (vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{")) {
 			c.errorf(k, field+".inputs."+k.Value, "a constant input of a ParallelFor task is not supported yet")
 			return nil
 		}
@@ -381,6 +402,9 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 				}
 			}
 		}
+	}
+	if nested {
+		return []*yaml.Node{c.loopPipeline(key, t, field, body, lv, outer, after, afterField)}
 	}
 	names, _ := c.bodyNames(key.Value, n, prefix)
 	savedTasks, savedNames := c.dagTasks, c.names
@@ -530,4 +554,67 @@ func (c *conv) finishStep(s *yaml.Node) {
 			walk(s.Content[i+1])
 		}
 	}
+}
+
+// pipelineBody reports whether a ParallelFor body (its dag.tasks) is
+// converted as a pipeline that one loop step uses as its component: it
+// holds no ParallelFor of its own, and a task whose component is a sub-DAG
+// (a dsl.Condition, a pipeline) or a task reading another task's output
+// (the same iteration's, as pipectl's looped pipeline reads it). A body of
+// container tasks reading none of each other's outputs is a loop step per
+// task instead (their names as before).
+func (c *conv) pipelineBody(tasks *yaml.Node) bool {
+	keys, values := yamlfile.Pairs(tasks)
+	names := map[string]bool{}
+	for _, k := range keys {
+		names[k.Value] = true
+	}
+	need := false
+	for _, t := range values {
+		if isLoop(t) {
+			return false
+		}
+		if c.isDAG(bodyOf(t)) {
+			need = true
+		}
+		for _, kind := range []string{"parameters", "artifacts"} {
+			ins, _, _ := yamlfile.Lookup(t, "inputs", kind)
+			_, vs := yamlfile.Pairs(ins)
+			for _, v := range vs {
+				for _, src := range []string{"taskOutputParameter", "taskOutputArtifact"} {
+					if p, _, ok := yamlfile.Lookup(v, src, "producerTask"); ok && p.Kind == yaml.ScalarNode && names[p.Value] {
+						need = true
+					}
+				}
+			}
+		}
+	}
+	return need
+}
+
+// loopPipeline converts ParallelFor task key (node t, at field), whose
+// body is a pipeline (pipelineBody), into one loop step named after the
+// task: its component the body's pipeline, its inputs the task's (outer)
+// and the item, its loop the iterator's.
+func (c *conv) loopPipeline(key *yaml.Node, t map[string]*yaml.Node, field, body string, lv *loopLevel, outer *yaml.Node, after []*yaml.Node, afterField string) *yaml.Node {
+	ref := t["componentRef"]
+	s := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
+	delete(c.active, body) // loopTask's mark: component marks it again
+	comp := c.component(body, ref, field+".componentRef.name")
+	c.active[body] = true
+	if comp == nil {
+		return nil
+	}
+	c.loopSteps++
+	c.add(s, "component", ref, field+".componentRef", comp)
+	if outer == nil {
+		outer = c.mapping(key, field+".inputs")
+	}
+	c.add(outer, lv.item, t["parameterIterator"], field+".parameterIterator.itemInput", c.str("{{item}}", t["parameterIterator"], field+".parameterIterator.itemInput"))
+	c.add(s, "inputs", key, field+".inputs", outer)
+	c.addAfter(s, after, afterField)
+	c.loops = append(c.loops, lv)
+	c.add(s, "loop", t["parameterIterator"], field+".parameterIterator", c.loopOf())
+	c.loops = c.loops[:len(c.loops)-1]
+	return s
 }

@@ -54,6 +54,19 @@ func TestRunKFPv2(t *testing.T) {
 			"done/Output":                          "note 0",
 		},
 	}, {
+		// A ParallelFor whose body is a pipeline: each iteration's second
+		// reads its first, inner (a sub-DAG) its second; gather gets the
+		// body's collected output.
+		file: "../testdata/kfpv2/loops_pipeline.yaml",
+		want: map[string]string{
+			"for-loop-1.first[1]/Output":      "b c",
+			"for-loop-1.second[0]/Output":     "a!",
+			"for-loop-1.second[1]/Output":     "b c!",
+			"for-loop-1.inner.echo[0]/Output": "a!",
+			"for-loop-1.inner.echo[1]/Output": "b c!",
+			"gather/Output":                   `["a!","b c!"]`,
+		},
+	}, {
 		// An optional sub-DAG input no task gives has no value inside.
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x"},

@@ -132,6 +132,10 @@ func (pl *Pipeline) component() *components.Component {
 		if s := pl.Step(b.Step); s != nil && s.Resolved != nil {
 			if out, ok := s.Resolved.Output(b.Output); ok {
 				out.Name, out.Path = name, ""
+				if s.Loop != nil && !components.IsArtifact(out.Type) {
+					// A loop step's output, collected: a JSON list.
+					out.Type, out.Declared = components.TypeJSON, nil
+				}
 				c.Outputs = append(c.Outputs, out)
 			}
 		}
@@ -187,7 +191,8 @@ func (v *validator) loopedPipeline(i int) {
 }
 
 // outputsDecl checks the pipeline's outputs: each a whole reference to an
-// output of a step that is not a loop or finally step, or a oneOf of them.
+// output of a step that is not a finally step, or a oneOf of outputs of
+// steps that are not loop steps either.
 func (v *validator) outputsDecl(index map[string]int) {
 	pl := v.p
 	pl.outputs, pl.oneOf = map[string]Binding{}, map[string][]Binding{}
@@ -214,7 +219,9 @@ func (v *validator) outputsDecl(index map[string]int) {
 }
 
 // outputDeclRef checks ref, declared output name (at path): a whole
-// reference to an output of a step that is not a loop or finally step.
+// reference to an output of a step that is not a finally step (a loop
+// step's output is collected: a JSON list, or a directory of the
+// iterations' artifacts).
 func (v *validator) outputDeclRef(path []any, name, ref string, index map[string]int) (Binding, bool) {
 	pl := v.p
 	b, _, err := parseBinding(ref)
@@ -234,8 +241,6 @@ func (v *validator) outputDeclRef(path []any, name, ref string, index map[string
 	switch {
 	case s.Finally:
 		v.atValue(path, "output %q names finally step %q: a pipeline's outputs come from its other steps", name, b.Step)
-	case s.Loop != nil:
-		v.atValue(path, "output %q names loop step %q: a pipeline's output is one value (give the collected outputs to a step that does not loop, and name its output)", name, b.Step)
 	case s.Resolved == nil:
 	default:
 		if _, ok := s.Resolved.Output(b.Output); !ok {

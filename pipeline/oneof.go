@@ -94,6 +94,10 @@ func (v *validator) outputOneOf(name string, decl OutputDecl, index map[string]i
 			return nil, false
 		}
 		seen[b.Step] = true
+		if s := v.p.Step(b.Step); s != nil && s.Loop != nil {
+			v.atValue(append(slices.Clone(path), i), "output %q names loop step %q: a oneOf candidate is one value (the outputs of a loop step are collected)", name, b.Step)
+			return nil, false
+		}
 		if s := v.p.Step(b.Step); s != nil && s.Resolved != nil {
 			o, _ := s.Resolved.Output(b.Output)
 			if typ != "" && o.Type != typ {

@@ -348,3 +348,71 @@ func TestConditionEval(t *testing.T) {
 		t.Errorf("an int beyond 64 bits compared in order: %v", err)
 	}
 }
+
+// TestSameIteration: a step of a looped pipeline gets another's output of
+// the same iteration as Wiring.Same (a value whole and inside a text, an
+// artifact), which ResolveSame reads from that iteration's record.
+func TestSameIteration(t *testing.T) {
+	p := load(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: same}
+steps:
+  - name: each
+    loop: {items: ["x", "y"]}
+    inputs: {w: "{{item}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Pipeline
+      metadata: {name: body}
+      params: {w: {type: string}}
+      steps:
+        - name: a
+          inputs: {w: "{{params.w}}"}
+          component: {metadata: {name: a}, inputs: [{name: w, type: string}], outputs: [{name: v, type: string}, {name: d, type: Dataset}], command: [a]}
+        - name: b
+          inputs: {v: "{{steps.a.outputs.v}}", t: "<{{steps.a.outputs.v}}>", d: "{{steps.a.outputs.d}}"}
+          component: {metadata: {name: b}, inputs: [{name: v, type: string}, {name: t, type: string}, {name: d, type: Dataset}], command: [b, "{{inputs.v}}", "{{inputs.t}}", "{{inputs.d.path}}"]}
+`)
+	sp, err := Build(p, "each.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := func(o string) OutputRef { return OutputRef{Step: "each.a", Output: o} }
+	if diff := cmp.Diff(map[string]OutputRef{"v": a("v"), "t--1": a("v"), "d": a("d")}, sp.Wiring.Same); diff != "" {
+		t.Errorf("Same (-want +got):\n%s", diff)
+	}
+	if len(sp.Wiring.Upstream) != 0 || len(sp.Wiring.Inputs) != 0 || len(sp.Wiring.Collected) != 0 {
+		t.Errorf("the same iteration's outputs are in Same only: %+v", sp.Wiring)
+	}
+	val := func(s string) *string { return &s }
+	records := map[OutputRef]artifacts.OutputRecord{
+		{Step: "each.a[1]", Output: "v"}: {Name: "v", Value: val("Y")},
+		{Step: "each.a[1]", Output: "d"}: {Name: "d", URI: "file:///s/r/each.a[1]/d", SHA256: "abc"},
+	}
+	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+		r, ok := records[ref]
+		return r, ok, nil
+	}
+	one := 1
+	v := Values{Run: "r", Iteration: &one}
+	sums := map[string]string{}
+	if err := sp.Wiring.ResolveSame(&v, sums, lookup); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := sp.Wiring.Invocation(sp.Component, nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Step != "each.b[1]" || inv.Params["v"] != "Y" || inv.Params["t"] != "<Y>" || inv.Inputs["d"] != "file:///s/r/each.a[1]/d" || sums["d"] != "abc" {
+		t.Errorf("iteration 1: step %s params %v inputs %v sums %v", inv.Step, inv.Params, inv.Inputs, sums)
+	}
+	zero := 0
+	v = Values{Run: "r", Iteration: &zero}
+	if err := sp.Wiring.ResolveSame(&v, map[string]string{}, lookup); err == nil || !strings.Contains(err.Error(), "step each.a[0] did not run") {
+		t.Errorf("iteration 0, whose producer did not run: %v", err)
+	}
+	back, err := DecodeWiring(mustEncode(t, sp.Wiring))
+	if err != nil || !cmp.Equal(back.Same, sp.Wiring.Same) {
+		t.Errorf("the wire: %v, Same %v", err, back)
+	}
+}

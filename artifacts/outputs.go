@@ -22,6 +22,9 @@ type StepOutputs struct {
 	// CachedFrom, when set, names the earlier run whose step's outputs
 	// these are: the step was reused, not run (see package stepcache).
 	CachedFrom string `json:"cachedFrom,omitempty"`
+	// Skipped, when set, says why the step (an iteration of a loop step
+	// whose condition compares its item) did not run: it has no outputs.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // WriteOutputs stores the outputs record of a step. It is written after

@@ -414,7 +414,7 @@ func (v *validator) step(i int, index map[string]int) {
 					v.atValue(v.sp(i, "when"), "%s compares int or float values: expected a reference to an int or float param or output on one side, not %s", c.Op, t)
 				}
 				for _, side := range []Binding{c.Left, c.Right} {
-					if side.IsRef() {
+					if side.IsRef() || side.Item {
 						continue
 					}
 					if err := components.CheckValue(t, side.Literal); err != nil {

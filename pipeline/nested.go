@@ -403,23 +403,10 @@ func (v *validator) expand() {
 
 // sameIteration refuses what step t of a looped pipeline (its steps
 // named prefix+NAME) cannot do with the outputs of the pipeline's other
-// steps, which it reads iteration by iteration: compare them in its when
-// (the condition is the whole loop's) or name its Secret by them.
+// steps, which it reads iteration by iteration: name its Secret by them
+// (a step's Secret is the same for all its iterations).
 func sameIteration(t *Step, prefix string) error {
 	inner := func(b Binding) bool { return strings.HasPrefix(b.Step, prefix) }
-	if t.When != "" {
-		conds, _, err := ParseWhen(t.When)
-		if err != nil {
-			return err
-		}
-		for _, c := range conds {
-			for _, b := range []Binding{c.Left, c.Right} {
-				if inner(b) {
-					return fmt.Errorf("step %s: when: a condition on output %q of step %s of the same looped pipeline is not supported yet (a step's when holds for all its iterations)", strings.TrimPrefix(t.Name, prefix), b.Output, strings.TrimPrefix(b.Step, prefix))
-				}
-			}
-		}
-	}
 	for _, sec := range t.Secrets {
 		if b := sec.Ref(); inner(b) {
 			return fmt.Errorf("step %s: secret %s: a Secret named by output %q of step %s of the same looped pipeline is not supported (a step's Secret is the same for all its iterations)", strings.TrimPrefix(t.Name, prefix), sec.Env, b.Output, strings.TrimPrefix(b.Step, prefix))
@@ -703,6 +690,9 @@ func (r *rewriter) comparison(c Condition) (string, error) {
 			if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
 				if nb, _, err := parseBinding(n.Value); err == nil && nb.IsRef() {
 					return nb.String(), nil // the outer pipeline's, rewritten already
+				}
+				if c, _, err := ParseCondition(n.Value + " == x"); err == nil && c.Left.Item {
+					return c.Left.String(), nil // the item of the loop step using the pipeline
 				}
 			}
 			val, err := r.paramText(b.Param)

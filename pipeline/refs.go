@@ -17,6 +17,11 @@ type Binding struct {
 	Param string
 	// Step and Output name the step output the value is.
 	Step, Output string
+	// Item is set, on a side of a condition only, for a whole {{item}}
+	// (Field "") or {{item.FIELD}}: a loop step's when compares it
+	// iteration by iteration. It is no whole reference (IsRef).
+	Item  bool
+	Field string
 }
 
 // IsRef reports whether the binding is a whole reference.
@@ -28,6 +33,8 @@ func (b Binding) String() string {
 		return "{{params." + b.Param + "}}"
 	case b.Step != "":
 		return "{{steps." + b.Step + ".outputs." + b.Output + "}}"
+	case b.Item:
+		return ref{item: true, field: b.Field}.String()
 	default:
 		return b.Literal
 	}
@@ -192,7 +199,10 @@ func ParseCondition(s string) (Condition, []ref, error) {
 		if err != nil {
 			return c, nil, fmt.Errorf("invalid condition %q: %v", s, err)
 		}
-		if !b.IsRef() && len(r) > 0 {
+		if len(r) == 1 && r[0].item && strings.HasPrefix(side, "{{") && strings.HasSuffix(side, "}}") && strings.Count(side, "{{") == 1 {
+			b = Binding{Item: true, Field: r[0].field}
+		}
+		if !b.IsRef() && !b.Item && len(r) > 0 {
 			return c, nil, fmt.Errorf("invalid condition %q: each side must be a whole reference or a literal", s)
 		}
 		if side == "" {

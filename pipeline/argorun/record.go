@@ -113,6 +113,11 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		if err != nil {
 			return err
 		}
+		if outs.Skipped != "" {
+			// The iteration's condition was false: its pod ran no program.
+			s.Status, s.Message, s.Attempts, s.ExitCode = artifacts.StatusSkipped, outs.Skipped, 0, nil
+			continue
+		}
 		s.Outputs = outs.Outputs
 		if outs.CachedFrom != "" {
 			// The step's pod found its outputs in the cache and ran no
@@ -121,7 +126,34 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 			s.Message = "outputs reused from run " + outs.CachedFrom
 		}
 	}
+	countIterations(rec)
 	return nil
+}
+
+// countIterations sets the message of each loop step of rec: how its
+// iterations ended.
+func countIterations(rec *artifacts.Run) {
+	counts, n := map[string]map[string]int{}, map[string]int{}
+	for _, s := range rec.Steps {
+		if step, _, ok := pipeline.SplitIteration(s.Name); ok {
+			if counts[step] == nil {
+				counts[step] = map[string]int{}
+			}
+			counts[step][s.Status]++
+			n[step]++
+		}
+	}
+	for i := range rec.Steps {
+		if c := counts[rec.Steps[i].Name]; c != nil {
+			rec.Steps[i].Message = iterationsMessage(n[rec.Steps[i].Name], c)
+		}
+	}
+}
+
+// iterationsMessage is a loop step's message: its n iterations, counted
+// by status.
+func iterationsMessage(n int, counts map[string]int) string {
+	return fmt.Sprintf("%d iterations: %s", n, artifacts.CountStatuses(counts))
 }
 
 // Refresh updates a Running cluster run's record from its workflow, in the

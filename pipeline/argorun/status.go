@@ -2,7 +2,6 @@ package argorun
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -149,7 +148,7 @@ func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord,
 		out = append(out, s)
 	}
 	if n > 0 {
-		loop.Message = fmt.Sprintf("%d iterations: %s", n, artifacts.CountStatuses(counts))
+		loop.Message = iterationsMessage(n, counts)
 	}
 	return out
 }

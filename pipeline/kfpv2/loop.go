@@ -42,12 +42,13 @@ import (
 // items and read each other's outputs iteration by iteration, and the
 // ParallelFor's outputs are the pipeline's, collected.
 //
+// A condition in such a body, on the item or another body task's output,
+// is a when pipectl evaluates iteration by iteration.
+//
 // Not supported, each at its line and column: such a body inside another
-// ParallelFor, a condition inside it on the item or on another body task's
-// output (the pipeline loader refuses those: a when holds for all the
-// iterations of a step), a ParallelFor in a body whose items are not both
-// written in the file, and the collected outputs of a ParallelFor in a body
-// (KFP gives a list of lists).
+// ParallelFor, a ParallelFor in a body whose items are not both written in
+// the file, and the collected outputs of a ParallelFor in a body (KFP
+// gives a list of lists).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a

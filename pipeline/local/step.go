@@ -75,6 +75,15 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	start := e.r.now()
 	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
 	fail := func(code int, format string, args ...any) { e.fail(ctx, name, code, format, args...) }
+	switch reason, err := sp.Wiring.SkipReason(v, e.finished); {
+	case err != nil:
+		fail(1, "%v", err)
+		return
+	case reason != "":
+		e.finish(ctx, name, artifacts.StatusSkipped, nil, reason)
+		e.r.statusf("%-12s skipped: %s\n", name, reason)
+		return
+	}
 	if len(sp.Wiring.Same) > 0 {
 		inputSums = maps.Clone(inputSums)
 		if err := sp.Wiring.ResolveSame(&v, inputSums, e.finished); err != nil {
@@ -224,13 +233,16 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 }
 
 // collected returns the records of an output of every iteration of a
-// loop step, in order.
+// loop step that ran (was not skipped), in order.
 func (e *execution) collected(ref plan.OutputRef) ([]artifacts.OutputRecord, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	recs := []artifacts.OutputRecord{}
 	for i, pos := range e.iterations[ref.Step] {
 		it := &e.run.Steps[pos]
+		if it.Status == artifacts.StatusSkipped {
+			continue // its condition was false: only the iterations that ran give an output
+		}
 		k := slices.IndexFunc(it.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
 		if k < 0 {
 			return nil, fmt.Errorf("iteration %d of step %s has no output %q", i, ref.Step, ref.Output)

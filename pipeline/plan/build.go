@@ -38,8 +38,17 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 		st.Loop = &Loop{Parallelism: s.Loop.Parallelism}
 	}
 	if s.When != "" {
-		if st.When, err = condition(p, s.When); err != nil {
+		cond, err := condition(p, s, s.When)
+		if err != nil {
 			return nil, fmt.Errorf("when: %w", err)
+		}
+		if cond.PerIteration() {
+			if s.Distributed != nil {
+				return nil, fmt.Errorf("when: %q compares the item or another step's output of the same iteration: not supported on a distributed step (its launcher starts the gang of each iteration)", s.When)
+			}
+			w.When = cond
+		} else {
+			st.When = cond
 		}
 	}
 	if s.Distributed != nil {
@@ -267,6 +276,15 @@ func literal(s string, upstream func(pipeline.LiteralRef) (string, error)) (Text
 // ParamNames are the pipeline parameters the wiring reads, sorted.
 func (w *Wiring) ParamNames() []string {
 	set := map[string]bool{}
+	if w.When != nil {
+		for _, c := range append([]Condition{*w.When}, w.When.And...) {
+			for _, o := range []Operand{c.Left, c.Right} {
+				if o.Param != "" {
+					set[o.Param] = true
+				}
+			}
+		}
+	}
 	add := func(t Text) {
 		for _, p := range t {
 			if p.Param != "" {
@@ -290,19 +308,19 @@ func (w *Wiring) ParamNames() []string {
 // UpstreamInputs are the inputs fed by upstream output parameters, sorted.
 func (w *Wiring) UpstreamInputs() []string { return slices.Sorted(maps.Keys(w.Upstream)) }
 
-// condition parses a when into operands, checking each reference.
-func condition(p *pipeline.Pipeline, when string) (*Condition, error) {
+// condition parses step s's when into operands, checking each reference.
+func condition(p *pipeline.Pipeline, s *pipeline.Step, when string) (*Condition, error) {
 	conds, _, err := pipeline.ParseWhen(when)
 	if err != nil {
 		return nil, err
 	}
-	first, err := comparison(p, conds[0])
+	first, err := comparison(p, s, conds[0])
 	if err != nil {
 		return nil, err
 	}
 	first.Source = when
 	for _, c := range conds[1:] {
-		next, err := comparison(p, c)
+		next, err := comparison(p, s, c)
 		if err != nil {
 			return nil, err
 		}
@@ -311,8 +329,8 @@ func condition(p *pipeline.Pipeline, when string) (*Condition, error) {
 	return first, nil
 }
 
-// comparison plans one comparison of a when.
-func comparison(p *pipeline.Pipeline, c pipeline.Condition) (*Condition, error) {
+// comparison plans one comparison of step s's when.
+func comparison(p *pipeline.Pipeline, s *pipeline.Step, c pipeline.Condition) (*Condition, error) {
 	cond := &Condition{Op: c.Op, Type: p.CompareType(c)}
 	for _, side := range []struct {
 		b   pipeline.Binding
@@ -333,7 +351,12 @@ func comparison(p *pipeline.Pipeline, c pipeline.Condition) (*Condition, error) 
 			if components.IsArtifact(out.Type) {
 				return nil, fmt.Errorf("output %q of step %s is an artifact (%s): a condition can only use parameters", b.Output, b.Step, out.Type)
 			}
-			*side.dst = Operand{Output: &OutputRef{Step: b.Step, Output: b.Output}}
+			*side.dst = Operand{Output: &OutputRef{Step: b.Step, Output: b.Output}, Same: s.SameIteration(p.Step(b.Step))}
+		case b.Item:
+			if s.Loop == nil {
+				return nil, fmt.Errorf("{{item}} outside a loop step")
+			}
+			*side.dst = Operand{Item: &ItemRef{Field: b.Field}}
 		default:
 			*side.dst = Operand{Lit: b.Literal}
 		}

@@ -246,8 +246,18 @@ func (c *Condition) Eval(v Values, output func(OutputRef) (string, error)) (bool
 				return "", fmt.Errorf("parameter %q has no value", o.Param)
 			}
 			return s, nil
+		case o.Output != nil && o.Same:
+			if v.Iteration == nil {
+				return "", fmt.Errorf("output %q of step %s of the same iteration: no iteration", o.Output.Output, o.Output.Step)
+			}
+			return output(OutputRef{Step: pipeline.IterationName(o.Output.Step, *v.Iteration), Output: o.Output.Output})
 		case o.Output != nil:
 			return output(*o.Output)
+		case o.Item != nil:
+			if v.item == nil {
+				return "", fmt.Errorf("{{item}} outside a loop iteration")
+			}
+			return pipeline.ItemValue(*v.item, o.Item.Field)
 		default:
 			return o.Lit, nil
 		}
@@ -400,4 +410,66 @@ func (v *Values) given(name string, ref OutputRef, rec artifacts.OutputRecord, s
 		return fmt.Errorf("input %q: output %q of step %s has neither a value nor a URI", name, ref.Output, ref.Step)
 	}
 	return nil
+}
+
+// PerIteration reports whether the condition compares a loop step's item
+// or another step's output of the same iteration: it holds or not for each
+// iteration (Wiring.When).
+func (c *Condition) PerIteration() bool {
+	for _, cmp := range append([]Condition{*c}, c.And...) {
+		for _, o := range []Operand{cmp.Left, cmp.Right} {
+			if o.Item != nil || o.Same {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SkipReason says why iteration *v.Iteration of a loop step does not run,
+// "" when it runs: its condition (Wiring.When) is false, or another step
+// of its looped pipeline whose output it reads did not run that iteration
+// (was skipped). output looks up an output of a step or iteration that ran
+// (ok false when it did not).
+func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) (string, error) {
+	if v.Iteration == nil || w.When == nil && len(w.Same) == 0 {
+		return "", nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
+		ref := OutputRef{Step: pipeline.IterationName(w.Same[name].Step, *v.Iteration), Output: w.Same[name].Output}
+		if _, ok, err := output(ref); err != nil {
+			return "", fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
+		} else if !ok {
+			return fmt.Sprintf("upstream step %s did not run", ref.Step), nil
+		}
+	}
+	if w.When == nil {
+		return "", nil
+	}
+	items, err := w.ItemList(v)
+	if err != nil {
+		return "", err
+	}
+	if i := *v.Iteration; i >= 0 && i < len(items) {
+		v.item = &items[i]
+	}
+	holds, err := w.When.Eval(v, func(ref OutputRef) (string, error) {
+		rec, ok, err := output(ref)
+		switch {
+		case err != nil:
+			return "", err
+		case !ok:
+			return "", fmt.Errorf("step %s did not run: its output %q is not there", ref.Step, ref.Output)
+		case rec.Value == nil:
+			return "", fmt.Errorf("output %q of step %s is no parameter", ref.Output, ref.Step)
+		}
+		return *rec.Value, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("when: %w", err)
+	}
+	if !holds {
+		return fmt.Sprintf("condition %q is false", w.When.Source), nil
+	}
+	return "", nil
 }

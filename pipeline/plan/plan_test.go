@@ -416,3 +416,64 @@ steps:
 		t.Errorf("the wire: %v, Same %v", err, back)
 	}
 }
+
+// TestPerIterationWhen: a loop step's when comparing its item, or another
+// step's output of the same iteration, is the wiring's (not the step's):
+// SkipReason skips an iteration whose condition is false or whose
+// same-iteration producer did not run.
+func TestPerIterationWhen(t *testing.T) {
+	p := load(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: per}
+params:
+  min: {type: int, default: 2}
+steps:
+  - name: each
+    loop: {items: [{n: 1}, {n: 3}, {n: 5}]}
+    inputs: {n: "{{item.n}}", min: "{{params.min}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Pipeline
+      metadata: {name: body}
+      params: {n: {type: int}, min: {type: int}}
+      steps:
+        - name: a
+          inputs: {n: "{{params.n}}"}
+          component: {metadata: {name: a}, inputs: [{name: n, type: int}], outputs: [{name: v, type: string}], command: [a]}
+        - name: b
+          when: "{{params.n}} >= {{params.min}} && {{steps.a.outputs.v}} != no"
+          inputs: {v: "{{steps.a.outputs.v}}"}
+          component: {metadata: {name: b}, inputs: [{name: v, type: string}], command: [b]}
+`)
+	sp, err := Build(p, "each.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.When != nil || sp.Wiring.When == nil || !sp.Wiring.When.PerIteration() || sp.Wiring.When.Type != components.TypeInt {
+		t.Fatalf("when: step %+v, wiring %+v", sp.When, sp.Wiring.When)
+	}
+	if got := sp.Wiring.ParamNames(); !cmp.Equal(got, []string{"min"}) {
+		t.Errorf("ParamNames = %v, want the when's param", got)
+	}
+	val := func(s string) *string { return &s }
+	records := map[string]artifacts.OutputRecord{"each.a[1]": {Name: "v", Value: val("no")}, "each.a[2]": {Name: "v", Value: val("yes")}}
+	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+		r, ok := records[ref.Step]
+		return r, ok, nil
+	}
+	for i, want := range []string{
+		"upstream step each.a[0] did not run",
+		`condition "{{item.n}} >= {{params.min}} && {{steps.each.a.outputs.v}} != no" is false`,
+		"",
+	} {
+		v := Values{Run: "r", Params: map[string]string{"min": "2"}, Iteration: &i}
+		got, err := sp.Wiring.SkipReason(v, lookup)
+		if err != nil || got != want {
+			t.Errorf("iteration %d: SkipReason = %q, %v; want %q", i, got, err, want)
+		}
+	}
+	// A plain step's when stays the step's.
+	if sp, err := Build(p, "each.a"); err != nil || sp.When != nil || sp.Wiring.When != nil {
+		t.Errorf("each.a: %v %+v", err, sp)
+	}
+}

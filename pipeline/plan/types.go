@@ -91,6 +91,11 @@ type Wiring struct {
 	// record of STEP[i], an input parameter its value as Values.Upstream,
 	// an input artifact its URI as Values.Artifacts (ResolveSame).
 	Same map[string]OutputRef `json:"same,omitempty"`
+	// When, for a loop step, is its condition when it compares the item
+	// or another step's output of the same iteration (Condition.PerIteration):
+	// each iteration is skipped or run where it runs (SkipReason), and the
+	// step has no Step.When.
+	When *Condition `json:"when,omitempty"`
 	// Items, for a loop step, is the JSON list of its items.
 	Items Text `json:"items,omitempty"`
 	// Env adds variables to the program's environment.
@@ -152,12 +157,16 @@ type Condition struct {
 	And []Condition `json:"and,omitempty"`
 }
 
-// Operand is one side of a Condition: a literal, a pipeline parameter or
-// an output parameter of an upstream step. Exactly one field is set.
+// Operand is one side of a Condition: a literal, a pipeline parameter,
+// an output parameter of an upstream step (Same: of the same iteration of
+// another step of the loop step's looped pipeline), or a loop step's item.
+// Exactly one of Lit, Param, Output and Item is set.
 type Operand struct {
 	Lit    string     `json:"lit,omitempty"`
 	Param  string     `json:"param,omitempty"`
 	Output *OutputRef `json:"output,omitempty"`
+	Same   bool       `json:"same,omitempty"`
+	Item   *ItemRef   `json:"item,omitempty"`
 }
 
 // Condition operators. The ordered ones compare int or float values: an

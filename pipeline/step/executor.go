@@ -97,6 +97,8 @@ type Result struct {
 	// Cached says the outputs were reused from Hit.
 	Cached bool
 	Hit    stepcache.Entry
+	// Skipped says the iteration did not run (plan.Wiring.SkipReason).
+	Skipped bool
 }
 
 // Executor executes jobs against a store.

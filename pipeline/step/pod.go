@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/launcher/gang"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -81,6 +83,12 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 		s.Stdout, s.Stderr, s.GracePeriod, s.OutputParams, s.PodName = stdout, stderr, p.GracePeriod, p.OutputParams, req.PodName()
 		job.Strategy = s
 	}
+	if skipped, err := p.skip(ctx); err != nil || skipped {
+		if err != nil && p.Gang {
+			err = &gang.ConfigError{Err: err}
+		}
+		return Result{Skipped: skipped}, err
+	}
 	var err error
 	if job.Invocation, job.InputSums, err = Invocation(ctx, p.Store, r); err != nil {
 		if p.Gang {
@@ -90,4 +98,38 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 	}
 	job.Invocation.Image = r.Image
 	return (&Executor{Store: p.Store}).Execute(ctx, job)
+}
+
+// skip reports whether the pod's iteration does not run (plan.Wiring's
+// SkipReason: its condition is false, or an upstream iteration it reads
+// was skipped). Unless it is a rank of a gang, it then records why in the
+// step's outputs record, the record the follower and the steps reading it
+// see, and writes each output parameter's file empty (the workflow reads
+// them).
+func (p *Pod) skip(ctx context.Context) (bool, error) {
+	r := p.Request
+	reason, err := r.Wiring.SkipReason(r.Values, stepcache.StoredOutput(ctx, p.Store, r.Values.Run))
+	if err != nil || reason == "" {
+		return false, err
+	}
+	name := r.Name
+	if r.Values.Iteration != nil {
+		name = pipeline.IterationName(r.Wiring.Step, *r.Values.Iteration)
+	}
+	fmt.Fprintf(p.Stderr, "pipectl exec: step %s skipped: %s\n", name, reason)
+	if p.Gang {
+		return true, nil
+	}
+	if p.OutputParams != "" {
+		var empty []artifacts.OutputRecord
+		for _, o := range r.Component.Outputs {
+			if !components.IsArtifact(o.Type) {
+				empty = append(empty, artifacts.OutputRecord{Name: o.Name, Value: new("")})
+			}
+		}
+		if err := execution.WriteOutputParams(p.OutputParams, empty); err != nil {
+			return true, err
+		}
+	}
+	return true, artifacts.WriteStepOutputs(ctx, p.Store, artifacts.StepOutputs{Run: r.Values.Run, Step: name, Skipped: reason})
 }

@@ -241,28 +241,30 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 		if v.Upstream == nil {
 			v.Upstream = map[string]string{}
 		}
-		if err := w.ResolveOneOf(&v, sums, storedOutput(ctx, s, v.Run)); err != nil {
+		if err := w.ResolveOneOf(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := w.ResolveSame(&v, sums, storedOutput(ctx, s, v.Run)); err != nil {
+	if err := w.ResolveSame(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
 		return nil, nil, err
 	}
 	inv, err := w.Invocation(c, s, v)
 	return inv, sums, err
 }
 
-// storedOutput returns an output of a step of run as its outputs record in
-// the store says; ok is false when the step has none (it did not run).
-func storedOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (artifacts.OutputRecord, bool, error) {
+// StoredOutput returns an output of a step of run as its outputs record in
+// the store says; ok is false when the step has none (it did not run) or
+// its record says it was skipped.
+func StoredOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (artifacts.OutputRecord, bool, error) {
 	return func(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
-		outs, err := artifacts.ReadOutputs(ctx, s, run, ref.Step)
-		if errors.Is(err, artifacts.ErrNotFound) {
+		rec, err := artifacts.ReadStepOutputs(ctx, s, run, ref.Step)
+		if errors.Is(err, artifacts.ErrNotFound) || err == nil && rec.Skipped != "" {
 			return artifacts.OutputRecord{}, false, nil
 		}
 		if err != nil {
 			return artifacts.OutputRecord{}, false, err
 		}
+		outs := rec.Outputs
 		i := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
 		if i < 0 {
 			return artifacts.OutputRecord{}, false, fmt.Errorf("its outputs record has no output %q", ref.Output)
@@ -325,13 +327,17 @@ func Collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wir
 		ref := w.Collected[name]
 		recs := []artifacts.OutputRecord{}
 		for i := 0; ; i++ {
-			outs, err := artifacts.ReadOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
+			rec, err := artifacts.ReadStepOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
 			if errors.Is(err, artifacts.ErrNotFound) {
 				break
 			}
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %w", name, err)
 			}
+			if rec.Skipped != "" {
+				continue // its condition was false: only the iterations that ran give an output
+			}
+			outs := rec.Outputs
 			k := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
 			if k < 0 {
 				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)

@@ -414,6 +414,9 @@ func (v *validator) step(i int, index map[string]int) {
 					v.atValue(v.sp(i, "when"), "%s compares int or float values: expected a reference to an int or float param or output on one side, not %s", c.Op, t)
 				}
 				for _, side := range []Binding{c.Left, c.Right} {
+					if side.Item && s.Distributed != nil {
+						v.atValue(v.sp(i, "when"), "a distributed step's when cannot compare its item (its launcher starts the gang of each iteration): compare it in a step before, or loop a pipeline whose distributed step has no when")
+					}
 					if side.IsRef() || side.Item {
 						continue
 					}

@@ -186,6 +186,9 @@ func (v *validator) loopedPipeline(i int) {
 		case t.Finally:
 			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, which has finally steps (%s): a looped pipeline's steps run once per item, finally steps once per run (move them to the finally steps of this pipeline)", s.Name, sub.Source, t.Name)
 			return
+		case t.Distributed != nil && t.When != "":
+			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose distributed step %s has a when: not supported in a looped pipeline (the condition would hold iteration by iteration, and a distributed step's launcher starts the gang of each iteration)", s.Name, sub.Source, t.Name)
+			return
 		}
 	}
 }

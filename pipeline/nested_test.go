@@ -478,6 +478,14 @@ steps:
 	if s := p.Step("s.b"); s == nil || s.When != "{{steps.s.a.outputs.o}} == x && {{item}} != 2" {
 		t.Errorf("s.b: %+v, want its when on s.a's output and the item", s)
 	}
+	// A distributed step's launcher starts each iteration's gang: its when
+	// cannot hold iteration by iteration.
+	if _, err := looped("  - name: d\n    component: " + comp + "\n    distributed: {nodes: 2}\n    when: \"{{params.w}} == 1\"\n"); err == nil || !strings.Contains(err.Error(), "whose distributed step d has a when: not supported in a looped pipeline") {
+		t.Errorf("a distributed step with a when in a looped pipeline: Load = %v", err)
+	}
+	if _, err := Parse(filepath.Join(dir, "d.yaml"), []byte("apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: d}\nsteps:\n  - name: d\n    component: "+comp+"\n    distributed: {nodes: 2}\n    loop: {items: [1]}\n    when: \"{{item}} == 1\"\n")); err == nil || !strings.Contains(err.Error(), "a distributed step's when cannot compare its item") {
+		t.Errorf("a distributed loop step's when on its item: %v", err)
+	}
 	oneOf := write("oneof.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: o}\nsteps:\n  - name: l\n    component: "+comp+"\n    loop: {items: [1]}\n  - name: m\n    component: "+comp+"\noutputs:\n  r: {oneOf: [\"{{steps.l.outputs.o}}\", \"{{steps.m.outputs.o}}\"]}\n")
 	if _, err := Load(oneOf); err == nil || !strings.Contains(err.Error(), `names loop step "l": a oneOf candidate is one value`) {
 		t.Errorf("a oneOf of a loop step's output: %v", err)

@@ -321,13 +321,7 @@ steps:
 // reference is refused.
 func TestNestedSecretName(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := fileWriter(t, dir)
 	write("inner.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: inner}
@@ -399,13 +393,7 @@ steps:
 // hold is refused at the loop.
 func TestNestedLoop(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := fileWriter(t, dir)
 	const comp = `{apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, command: [prog], inputs: [{name: x, type: string, optional: true}], outputs: [{name: o, type: string}]}`
 	write("body.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
@@ -489,5 +477,17 @@ steps:
 	oneOf := write("oneof.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: o}\nsteps:\n  - name: l\n    component: "+comp+"\n    loop: {items: [1]}\n  - name: m\n    component: "+comp+"\noutputs:\n  r: {oneOf: [\"{{steps.l.outputs.o}}\", \"{{steps.m.outputs.o}}\"]}\n")
 	if _, err := Load(oneOf); err == nil || !strings.Contains(err.Error(), `names loop step "l": a oneOf candidate is one value`) {
 		t.Errorf("a oneOf of a loop step's output: %v", err)
+	}
+}
+
+// fileWriter returns a function writing a file of dir and returning its path.
+func fileWriter(t *testing.T, dir string) func(name, text string) string {
+	return func(name, text string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
 }

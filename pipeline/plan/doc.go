@@ -69,7 +69,8 @@
 //	             "env"?:[{"name","value"}], "workingDir"?}
 //	--step       Wiring, v3: {"v":3, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
 //	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}},
-//	             "oneOf"?:{INPUT: [{"step","output"}...]}, "same"?:{INPUT: {"step","output"}}, "items"?: TEXT,
+//	             "oneOf"?:{INPUT: [{"step","output"}...]}, "same"?:{INPUT: {"step","output"}},
+//	             "when"?: CONDITION, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
 //	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
@@ -89,7 +90,10 @@
 // value encoding of components.EncodeValue.
 //
 // Wiring v3 differs from v2: "same" (the inputs a step of a looped
-// pipeline reads from the same iteration of another of its steps) is new.
+// pipeline reads from the same iteration of another of its steps) and
+// "when" (a loop step's condition on its item or on such an output,
+// evaluated where each iteration runs: Wiring.SkipReason) are new; a
+// CONDITION is Condition's JSON.
 //
 // Wiring v2 differs from v1: "paramInputs" (artifact params given at run
 // time) and the part {"run": "id"} in any step's text are new, which a v1

@@ -109,7 +109,7 @@ func execRun(opts *Options) error {
 	}
 	res, err := pod.Execute(ctx)
 	release()
-	if err := cmdutil.StepError(ctx, r.Name, res.Cached, stopper.Signal(), err, ""); err != nil || res.Cached {
+	if err := cmdutil.StepError(ctx, r.Name, res.Cached, stopper.Signal(), err, ""); err != nil || res.Cached || res.Skipped {
 		return err
 	}
 	runview.WriteOutputs(opts.IO.ErrOut, "pipectl exec", res.Outputs)

@@ -75,7 +75,13 @@
 //     evaluates the items itself from the wiring, so Argo never re-encodes
 //     an item. Iteration i publishes under <run>/STEP[i]/. A step using a
 //     loop step's outputs (collected) reads the iterations' outputs records
-//     <run>/STEP[i]/outputs.json, i = 0, 1, … until one is missing. The
+//     <run>/STEP[i]/outputs.json, i = 0, 1, … until one is missing (an
+//     iteration whose record says it was skipped gives none). The steps
+//     of a looped pipeline read each other's outputs of the same
+//     iteration from those records too (plan.Wiring.Same), and a loop
+//     step's condition on its item or on such an output (plan.Wiring.When)
+//     is no Argo when: each iteration's pod evaluates it, and when it is
+//     false records the skip in its outputs record and runs nothing. The
 //     loop's template is its own (it has the "iteration" input), so 100
 //     iterations compile to the same templates as 3.
 //

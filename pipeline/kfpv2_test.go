@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -490,5 +491,26 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 	}
 	if n := len(yamlfile.Split(err)); n != 6 {
 		t.Errorf("%d errors, want 6:\n%v", n, err)
+	}
+}
+
+// TestKFPv2PipelineRoot: defaultPipelineRoot, the root a KFP run uses when
+// it names none, is accepted (wiring.yaml has one) and changes nothing: a
+// pipectl run always names its store. Text is expected there.
+func TestKFPv2PipelineRoot(t *testing.T) {
+	data, err := os.ReadFile("testdata/kfpv2/wiring.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\ndefaultPipelineRoot: s3://change/me\n") {
+		t.Fatal("wiring.yaml has no defaultPipelineRoot")
+	}
+	if _, err := Parse("root.yaml", data); err != nil {
+		t.Fatalf("with defaultPipelineRoot: %v", err)
+	}
+	bad := strings.Replace(string(data), "defaultPipelineRoot: s3://change/me", "defaultPipelineRoot: {uri: s3://change/me}", 1)
+	_, err = Parse("root.yaml", []byte(bad))
+	if want := "defaultPipelineRoot: expected a pipeline root URI (text)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

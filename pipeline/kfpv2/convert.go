@@ -250,9 +250,12 @@ func (c *conv) scalarOf(n *yaml.Node, field, what string) (string, bool) {
 }
 
 func (c *conv) pipeline(f *File) *yaml.Node {
-	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys[:6], map[string]string{
-		"defaultPipelineRoot": " (pipectl's artifact store root is --artifacts or PIPECTL_ARTIFACTS)",
-	})
+	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys, nil)
+	// defaultPipelineRoot is where KFP stores a run's artifacts when the run
+	// names no pipeline root. A pipectl run always names its store
+	// (--artifacts, PIPECTL_ARTIFACTS, else the local default), as every
+	// command reading runs must find it there, so the file's is never used.
+	c.scalarOf(top["defaultPipelineRoot"], "defaultPipelineRoot", "a pipeline root URI (text)")
 	if v, ok := c.scalarOf(top["schemaVersion"], "schemaVersion", "a schema version such as 2.1.0"); ok && v != "2.1.0" && v != "2.0.0" {
 		c.errorf(top["schemaVersion"], "schemaVersion", "expected KFP pipeline schema 2.1.0 or 2.0.0, got %q", v)
 	}

@@ -38,6 +38,9 @@
 //     (loop.go);
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input.
+//   - defaultPipelineRoot is accepted and not used: a pipectl run always
+//     names its artifact store (--artifacts, PIPECTL_ARTIFACTS), as a KFP
+//     run naming a pipeline root overrides the file's.
 //
 // A root dsl.importer is an artifact param (importer.go); a dsl.OneOf
 // (valueFromOneof, several artifactSelectors) a oneOf output of the

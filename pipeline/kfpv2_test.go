@@ -105,7 +105,7 @@ func TestKFPv2Platform(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := p.Step("train")
-	want := &Resources{CPU: "2000m", Memory: "0.5G", GPU: 2, GPUResource: "amd.com/gpu"}
+	want := &Resources{CPU: "2000m", Memory: "0.5G", GPU: "2", GPUResource: "amd.com/gpu"}
 	if diff := cmp.Diff(want, s.Resources); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
@@ -512,5 +512,50 @@ func TestKFPv2PipelineRoot(t *testing.T) {
 	_, err = Parse("root.yaml", []byte(bad))
 	if want := "defaultPipelineRoot: expected a pipeline root URI (text)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestKFPv2RuntimeResources: container resources given at run time by a
+// task input (set_cpu_limit(cpu) of a pipeline channel) are the step's
+// resources given by that input's value: a pipeline input's param, a task
+// output (the step waits for it) or a constant; neither that input nor the
+// SDK's copies of it (cpu_limit) are the component's inputs.
+func TestKFPv2RuntimeResources(t *testing.T) {
+	p, err := Load("testdata/kfpv2/resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("train")
+	want := &Resources{CPU: "{{params.cpu}}", Memory: "{{steps.sizer.outputs.Output}}", GPU: "2", GPUResource: "amd.com/gpu"}
+	if diff := cmp.Diff(want, s.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if got := s.Bindings(); len(got) != 1 || got["a"].Literal != "1" {
+		t.Errorf("inputs %v, want a only", got)
+	}
+	if !slices.Contains(s.Deps(), "sizer") {
+		t.Errorf("train depends on %v, want sizer", s.Deps())
+	}
+	data, err := os.ReadFile("testdata/kfpv2/resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, want := range map[string]string{
+		"resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}'": `42:29: deploymentSpec.executors.exec-train.container.resources.resourceCpuLimit: the task (root.dag.tasks.train.inputs) has no input parameter "pipelinechannel--nope"`,
+		"resourceType: amd.com/gpu": `41:27: deploymentSpec.executors.exec-train.container.resources.accelerator.resourceType: expected a value or a whole {{$.inputs.parameters['NAME']}}`,
+		"            pipelinechannel--gpus:\n              runtimeValue:\n                constant: '2'": `40:28: deploymentSpec.executors.exec-train.container.resources.accelerator.resourceCount: expected 0 to 1024 GPUs, got "two"`,
+	} {
+		bad := strings.Replace(string(data), from, map[string]string{
+			"resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}'": "resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--nope'']}}'",
+			"resourceType: amd.com/gpu": "resourceType: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}-gpu'",
+			"            pipelinechannel--gpus:\n              runtimeValue:\n                constant: '2'": "            pipelinechannel--gpus:\n              runtimeValue:\n                constant: 'two'",
+		}[from], 1)
+		if bad == string(data) {
+			t.Fatalf("no %q in the file", from)
+		}
+		_, err := Parse("testdata/kfpv2/resources.yaml", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -434,10 +435,10 @@ func (v *validator) step(i int, index map[string]int) {
 		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}
 	v.secrets(i, index)
-	v.resources(v.sp(i, "resources"), s.Resources)
+	v.resources(i, v.sp(i, "resources"), s.Resources, index)
 	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
 	if d := s.Distributed; d != nil {
-		v.resources(v.sp(i, "distributed", "resources"), d.Resources)
+		v.resources(i, v.sp(i, "distributed", "resources"), d.Resources, index)
 		v.tolerations(v.sp(i, "distributed", "tolerations"), d.Tolerations)
 		nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
 		procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
@@ -527,13 +528,20 @@ func (v *validator) artifactParams(path []any, refs []ref) {
 	}
 }
 
-// resources checks a resources block: quantities Kubernetes accepts, resource
-// names that are qualified names, and a GPU count in bounds. Local runs do
-// not use it, but a file that could not run on a cluster is refused here,
-// where the error can point at the line.
-func (v *validator) resources(path []any, r *Resources) {
+// resources checks a resources block of steps[i]: quantities Kubernetes
+// accepts, resource names that are qualified names, and a GPU count in
+// bounds. Local runs do not use it, but a file that could not run on a
+// cluster is refused here, where the error can point at the line. A field
+// given at run time (a whole reference) is checked by resourceRef.
+func (v *validator) resources(i int, path []any, r *Resources, index map[string]int) {
 	if r == nil {
 		return
+	}
+	refs := r.Refs()
+	for _, f := range RuntimeFields {
+		if b, ok := refs[f]; ok {
+			v.resourceRef(i, append(slices.Clone(path), f), f, b, index)
+		}
 	}
 	quantity := func(field []any, value string) {
 		if _, err := resource.ParseQuantity(value); value != "" && err != nil {
@@ -545,17 +553,68 @@ func (v *validator) resources(path []any, r *Resources) {
 			v.atValue(append(slices.Clone(path), field...), "expected a resource name such as nvidia.com/gpu, got %q: %s", value, strings.Join(msgs, "; "))
 		}
 	}
-	quantity(p("cpu"), r.CPU)
-	quantity(p("memory"), r.Memory)
-	if r.GPU < 0 || r.GPU > MaxGPUs {
-		v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %d", MaxGPUs, r.GPU)
+	if _, ok := refs[ResourceCPU]; !ok {
+		quantity(p("cpu"), r.CPU)
 	}
-	if r.GPUResource != "" {
+	if _, ok := refs[ResourceMemory]; !ok {
+		quantity(p("memory"), r.Memory)
+	}
+	if _, ok := refs[ResourceGPU]; !ok && r.GPU != "" {
+		if n, err := strconv.Atoi(r.GPU); err != nil || !digitsRE.MatchString(r.GPU) || n > MaxGPUs {
+			v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %q", MaxGPUs, r.GPU)
+		}
+	}
+	if _, ok := refs[ResourceGPUResource]; !ok && r.GPUResource != "" {
 		name(p("gpuResource"), r.GPUResource)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Extra)) {
 		name(p("extra", k), k)
 		quantity(p("extra", k), r.Extra[k])
+	}
+}
+
+// digitsRE is a whole number as a resource count: decimal digits.
+var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+
+// resourceRef checks resources field f of steps[i] (at path), given at
+// run time by b: a param or a step's output parameter of a type that can
+// hold it (a quantity: string, int or float; a GPU count: int or string;
+// a resource name: string), not collected from a loop, on a step that is
+// not distributed (its launcher sizes the rank pods from the file).
+func (v *validator) resourceRef(i int, path []any, f string, b Binding, index map[string]int) {
+	if v.p.Steps[i].Distributed != nil {
+		v.atValue(path, "a distributed step's resources are written in the file (its rank pods are sized when the launcher starts), not given at run time")
+		return
+	}
+	types := []string{components.TypeString, components.TypeInt, components.TypeFloat}
+	switch f {
+	case ResourceGPU:
+		types = []string{components.TypeInt, components.TypeString}
+	case ResourceGPUResource:
+		types = []string{components.TypeString}
+	}
+	what := map[string]string{ResourceCPU: "a quantity", ResourceMemory: "a quantity", ResourceGPU: "a number of GPUs", ResourceGPUResource: "a resource name"}[f]
+	if b.Param != "" {
+		switch prm, ok := v.p.Params[b.Param]; {
+		case !ok:
+			v.atValue(path, "unknown parameter %q (params: %s)", b.Param, v.paramNames())
+		case !slices.Contains(types, prm.Type):
+			v.atValue(path, "parameter %q is %s: resources.%s is %s (%s)", b.Param, prm.Type, f, what, strings.Join(types, ", "))
+		}
+		return
+	}
+	_, refs, _ := parseBinding(b.String())
+	before := len(v.errs)
+	v.checkRefs(path, refs, index, i)
+	if len(v.errs) > before {
+		return
+	}
+	switch out, ok := v.output(b.Step, b.Output); {
+	case !ok:
+	case v.loops(b.Step):
+		v.atValue(path, "output %q of loop step %q is collected into a JSON list: resources.%s is one value", b.Output, b.Step, f)
+	case !slices.Contains(types, out.Type):
+		v.atValue(path, "output %q of step %q is %s: resources.%s is %s (%s)", b.Output, b.Step, out.Type, f, what, strings.Join(types, ", "))
 	}
 }
 
@@ -907,6 +966,11 @@ func (s *Step) Deps() []string {
 	}
 	for _, sec := range s.Secrets {
 		if b := sec.Ref(); b.Step != "" {
+			set[b.Step] = true
+		}
+	}
+	for _, b := range s.Resources.Refs() {
+		if b.Step != "" {
 			set[b.Step] = true
 		}
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -157,15 +158,90 @@ type Loop struct {
 const MaxParallelism = MaxItems
 
 // Resources are requests (and equal limits) for a pod or each rank.
+// CPU, Memory, GPU and GPUResource may each instead be a whole reference,
+// "{{params.NAME}}" or "{{steps.STEP.outputs.NAME}}", that gives the value
+// at run time (the step then waits for STEP); not on a distributed step.
 type Resources struct {
 	CPU    string `yaml:"cpu,omitempty"`
 	Memory string `yaml:"memory,omitempty"`
-	// GPU is the number of GPUs (nvidia.com/gpu unless GPUResource says otherwise).
-	GPU int `yaml:"gpu,omitempty"`
+	// GPU is the number of GPUs (nvidia.com/gpu unless GPUResource says
+	// otherwise): decimal digits, or a reference.
+	GPU string `yaml:"gpu,omitempty"`
 	// GPUResource is the extended resource name for GPUs.
 	GPUResource string `yaml:"gpuResource,omitempty"`
 	// Extra are other extended resources, by name.
 	Extra map[string]string `yaml:"extra,omitempty"`
+}
+
+// Resource fields that may be given at run time, by their names in a
+// pipeline file.
+const (
+	ResourceCPU         = "cpu"
+	ResourceMemory      = "memory"
+	ResourceGPU         = "gpu"
+	ResourceGPUResource = "gpuResource"
+)
+
+// RuntimeFields are the fields that may be given at run time, in order.
+var RuntimeFields = []string{ResourceCPU, ResourceMemory, ResourceGPU, ResourceGPUResource}
+
+// Field returns the value of runtime field f as written.
+func (r *Resources) Field(f string) string {
+	switch f {
+	case ResourceCPU:
+		return r.CPU
+	case ResourceMemory:
+		return r.Memory
+	case ResourceGPU:
+		return r.GPU
+	case ResourceGPUResource:
+		return r.GPUResource
+	}
+	return ""
+}
+
+// setField sets runtime field f.
+func (r *Resources) setField(f, v string) {
+	switch f {
+	case ResourceCPU:
+		r.CPU = v
+	case ResourceMemory:
+		r.Memory = v
+	case ResourceGPU:
+		r.GPU = v
+	case ResourceGPUResource:
+		r.GPUResource = v
+	}
+}
+
+// Refs are the fields given at run time, by field: each a whole reference
+// to a param or a step's output. Nil when there are none.
+func (r *Resources) Refs() map[string]Binding {
+	if r == nil {
+		return nil
+	}
+	var out map[string]Binding
+	for _, f := range RuntimeFields {
+		if b, _, err := parseBinding(r.Field(f)); err == nil && b.IsRef() {
+			if out == nil {
+				out = map[string]Binding{}
+			}
+			out[f] = b
+		}
+	}
+	return out
+}
+
+// GPUs is the number of GPUs written (0 when none, or given at run time).
+func (r *Resources) GPUs() int {
+	if r == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(r.GPU)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // Toleration is a Kubernetes toleration.

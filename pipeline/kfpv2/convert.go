@@ -146,6 +146,9 @@ type conv struct {
 	// (resources.go); secretEnv its secretAsEnv entries, converted per task.
 	extra     stepFields
 	secretEnv map[string][]platformEntry
+	// runtimeRes are the container resources given at run time (a task
+	// input), by executor label, converted per task.
+	runtimeRes map[string][]runtimeResource
 	// dagTasks are the tasks of the dag being converted; names the steps
 	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
@@ -840,8 +843,11 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		return nil
 	}
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	var usedByResources map[string]bool
 	if label := c.executorOf(name); label != "" {
-		step.Content = append(step.Content, c.extra[label]...)
+		fields, used := c.withRuntimeResources(label, t["inputs"], field+".inputs")
+		step.Content = append(step.Content, fields...)
+		usedByResources = used
 		if secrets := c.secrets(label); secrets != nil {
 			step.Content = append(step.Content, c.str("secrets", secrets, ""), secrets)
 		}
@@ -856,6 +862,27 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		}
 		inputs = c.taskInputs(in, field+".inputs", name)
 		c.taskName = ""
+		// An input the executor's resources read is not the component's
+		// (the step's resources have its value), nor are the inputs KFP's
+		// SDK adds beside it, not declared either, whose constant is
+		// that input's placeholder (cpu_limit:
+		// "{{$.inputs.parameters['pipelinechannel--cpu_limit']}}").
+		kept := inputs.Content[:0]
+		for i := 0; i+1 < len(inputs.Content); i += 2 {
+			k := inputs.Content[i].Value
+			_, _, declared := yamlfile.Lookup(c.comps, name, "inputDefinitions", "parameters", k)
+			copyOf := ""
+			if v, _, ok := yamlfile.Lookup(in, "parameters", k, "runtimeValue", "constant"); ok && v.Kind == yaml.ScalarNode {
+				if m := wholeInParamRE.FindStringSubmatch(v.Value); m != nil {
+					copyOf = m[1]
+				}
+			}
+			if !declared && (usedByResources[k] || usedByResources[copyOf]) {
+				continue
+			}
+			kept = append(kept, inputs.Content[i], inputs.Content[i+1])
+		}
+		inputs.Content = kept
 		c.add(step, "inputs", in, field+".inputs", inputs)
 	}
 	if tp := t["triggerPolicy"]; tp != nil {

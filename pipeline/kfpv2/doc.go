@@ -37,7 +37,11 @@
 //   - a ParallelFor (parameterIterator) is a loop step per task of its body
 //     (loop.go);
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
-//     the executor input.
+//     the executor input;
+//   - container resources (resources.go) are the step's resources; one
+//     given at run time, a whole {{$.inputs.parameters['NAME']}}, is the
+//     value of the task's input NAME (a param, a task output's reference
+//     or a constant), a resource pipectl gives at run time.
 //   - defaultPipelineRoot is accepted and not used: a pipectl run always
 //     names its artifact store (--artifacts, PIPECTL_ARTIFACTS), as a KFP
 //     run naming a pipeline root overrides the file's.

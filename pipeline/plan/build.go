@@ -161,6 +161,13 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 		w.Env = append(w.Env, EnvText{Name: e.Name, Value: t})
 	}
+	if s.Distributed == nil {
+		res, err := runtimeResources(p, s.Resources, w)
+		if err != nil {
+			return nil, err
+		}
+		w.Resources = res
+	}
 	for _, r := range w.ParamNames() {
 		if _, ok := p.Params[r]; !ok {
 			return nil, fmt.Errorf("unknown parameter %q", r)
@@ -262,6 +269,9 @@ func (w *Wiring) ParamNames() []string {
 	add(w.Items)
 	for _, e := range w.Env {
 		add(e.Value)
+	}
+	for _, t := range w.Resources {
+		add(t)
 	}
 	for _, prm := range w.ParamInputs {
 		set[prm] = true

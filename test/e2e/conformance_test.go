@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -178,6 +179,25 @@ var conformanceCases = []confCase{
 			"namer":     {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/name", "conf-token"}, Env: stepEnv("namer")},
 			"by-output": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("by-output"))},
 		},
+	},
+	{
+		name:   "resources",
+		status: "Failed",
+		steps: []confStep{
+			ok("sizer", seen(), param("mem", "string", "96Mi"), param("bad", "string", "lots")),
+			ok("sized", seen()).after("sizer"),
+			notStarted("bad", 1).after("sizer"),
+		},
+		probes: map[string]probeRecord{
+			"sizer": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/mem", "96Mi", "@write", "$WORK/outputs/bad", "lots"},
+				Env: stepEnv("sizer")},
+			"sized": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("sized")},
+		},
+		messages: map[string]string{"bad": `resources.memory: "lots" is not a quantity (such as 500m, 2, 1.5, 4Gi or 15G`},
+		pods: map[string]confPod{"sized": {
+			resources:   corev1.ResourceList{"cpu": resource.MustParse("250m"), "memory": resource.MustParse("96Mi"), "nvidia.com/gpu": resource.MustParse("1")},
+			tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
+		}},
 	},
 	{
 		name:   "names",
@@ -461,6 +481,19 @@ type confCase struct {
 	// Kubernetes Secret name (key: value) on Argo, as the variable env of
 	// pipectl's environment locally (and only there).
 	secret *confSecret
+	// messages are what the record's message of a step holds, by step, on
+	// both backends (a failure's reason).
+	messages map[string]string
+	// pods are what the pod of a step of the Argo run was given, by step
+	// (read from the API server).
+	pods map[string]confPod
+}
+
+// confPod is what a step's pod was given: its main container's resources
+// (requests, and limits equal to them) and its tolerations.
+type confPod struct {
+	resources   corev1.ResourceList
+	tolerations []corev1.Toleration
 }
 
 // confSecret is the secret of a case (see confCase.secret).
@@ -607,6 +640,12 @@ func failed(name string, code int) confStep {
 	return confStep{Name: name, Status: "Failed", ExitCode: ptr(code), Attempts: 1, Outputs: []confOutput{}}
 }
 
+// notStarted is a step that failed before its program started (exit code
+// code, no attempt of the program).
+func notStarted(name string, code int) confStep {
+	return confStep{Name: name, Status: "Failed", ExitCode: ptr(code), Outputs: []confOutput{}}
+}
+
 func skipped(name string) confStep {
 	return confStep{Name: name, Status: "Skipped", Outputs: []confOutput{}}
 }
@@ -714,6 +753,9 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			confCompare(t, tc, local, argo)
+			if err := la.confPods(ctx, tc, argo.run); err != nil {
+				t.Error(err)
+			}
 			if tc.next != nil && !t.Failed() {
 				var local2, argo2 confResult
 				next := filepath.Join(filepath.Dir(file), tc.next.file)
@@ -886,6 +928,52 @@ func TestConformanceLocal(t *testing.T) {
 	}
 }
 
+// confPods checks what the pods of the steps of tc.pods were given in Argo
+// run run, read from the API server: the main container's requests and
+// limits, and the pod's tolerations.
+func (a *argoLab) confPods(ctx context.Context, tc confCase, run string) error {
+	if len(tc.pods) == 0 {
+		return nil
+	}
+	list, err := a.c.Client.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{LabelSelector: "pipectl.dev/run=" + run})
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for step, want := range tc.pods {
+		found := false
+		for _, pod := range list.Items {
+			if pod.Annotations["workflows.argoproj.io/node-name"] != run+"."+step {
+				continue
+			}
+			found = true
+			for _, c := range pod.Spec.Containers {
+				if c.Name != "main" {
+					continue
+				}
+				if diff := cmp.Diff(want.resources, c.Resources.Requests); diff != "" {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: requests (-want +got):\n%s", pod.Name, step, diff))
+				}
+				if diff := cmp.Diff(want.resources, c.Resources.Limits); diff != "" {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: limits (-want +got):\n%s", pod.Name, step, diff))
+				}
+			}
+			for _, tol := range want.tolerations {
+				if !slices.Contains(pod.Spec.Tolerations, tol) {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: no toleration %+v in %+v", pod.Name, step, tol, pod.Spec.Tolerations))
+				}
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("no pod of step %s in run %s", step, run))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
 // confDiff checks `runs diff` of a case's runs before and after its edit:
 // the code of exactly the edited steps differs.
 func (a *argoLab) confDiff(ctx context.Context, tc confCase, before, after string) error {
@@ -974,6 +1062,7 @@ type confResult struct {
 	status         string
 	probes         map[string]probeRecord
 	raw            map[string]string // the probe's raw record lines by key
+	messages       map[string]string // the steps' messages, by step
 }
 
 var localRunID = regexp.MustCompile(`Run (\S+) of pipeline `)
@@ -1029,6 +1118,7 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			Cached    bool            `json:"cached"`
 			From      string          `json:"cachedFrom"`
 			Item      json.RawMessage `json:"item"`
+			Message   string          `json:"message"`
 			Outputs   []struct {
 				Name   string  `json:"name"`
 				Type   string  `json:"type"`
@@ -1056,6 +1146,7 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 	}
 	norm := strings.NewReplacer(pairs...)
 	r.status = rec.Status
+	r.messages = map[string]string{}
 	r.raw = map[string]string{}
 	r.probes = map[string]probeRecord{}
 	loops := map[string]bool{} // loop steps: their iterations have the logs
@@ -1092,7 +1183,10 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			step.Outputs = append(step.Outputs, out)
 		}
 		r.record = append(r.record, step)
-		if s.Status == "Skipped" || s.Cached || loops[s.Name] {
+		if s.Message != "" {
+			r.messages[s.Name] = norm.Replace(s.Message)
+		}
+		if s.Status == "Skipped" || s.Cached || loops[s.Name] || s.Status == "Failed" && s.Attempts == 0 {
 			continue // no program ran: no log
 		}
 		logs, errOut, code := a.pipectlTry(ctx, "logs", r.run, s.Name)
@@ -1210,6 +1304,11 @@ func confCompare(t *testing.T, tc confCase, results ...confResult) {
 		}
 		if diff := cmp.Diff(tc.probes, r.probes); diff != "" {
 			t.Errorf("%s: what the programs saw (-want +got):\n%s", r.backend, diff)
+		}
+		for step, want := range tc.messages {
+			if !strings.Contains(r.messages[step], want) {
+				t.Errorf("%s: step %s: message %q, want it to hold %q", r.backend, step, r.messages[step], want)
+			}
 		}
 		// An output "seen" holds the bytes the probe printed.
 		for key, b := range r.raw {

@@ -559,3 +559,31 @@ func TestKFPv2RuntimeResources(t *testing.T) {
 		}
 	}
 }
+
+// TestKFPv2OutputMetadata: {{$.outputs.artifacts['NAME'].metadata}} is the
+// output artifact's metadata when the program starts, {} (as KFP's local
+// runner gives it); of a name that is no output artifact, an error.
+func TestKFPv2OutputMetadata(t *testing.T) {
+	data, err := os.ReadFile("testdata/kfpv2/wiring.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from = "        - '{{$.outputs.artifacts[''data''].path}}'\n"
+	if !strings.Contains(string(data), from) {
+		t.Fatal("wiring.yaml changed")
+	}
+	with := func(arg string) string {
+		return strings.Replace(string(data), from, from+"        - '"+arg+"'\n", 1)
+	}
+	p, err := Parse("wiring.yaml", []byte(with("--meta={{$.outputs.artifacts[''data''].metadata}}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := p.Step("produce").Resolved.Command; !slices.Contains(args, "--meta={}") {
+		t.Errorf("produce's command %q, want --meta={}", args)
+	}
+	_, err = Parse("wiring.yaml", []byte(with("{{$.outputs.artifacts[''count''].metadata}}")))
+	if want := `wiring.yaml:180:11: deploymentSpec.executors.exec-produce.container.command[6]: placeholder {{$.outputs.artifacts['count'].metadata}}: the component has no output artifact "count"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

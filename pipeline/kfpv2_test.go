@@ -587,3 +587,47 @@ func TestKFPv2OutputMetadata(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestKFPv2PodMetadata: the kubernetes platform spec's podMetadata is the
+// steps' podMetadata, and fieldPathAsEnv of a label or an annotation the
+// step's env with the value podMetadata gives it ("" for a key without a
+// prefix it does not set); other field paths, and prefixed keys it does
+// not set (KFP's and Argo's own), are errors.
+func TestKFPv2PodMetadata(t *testing.T) {
+	const f = "testdata/kfpv2/podmeta.yaml"
+	p, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("labelled")
+	want := &PodMetadata{Labels: map[string]string{"team": "ml"}, Annotations: map[string]string{"example.com/note": "a note"}}
+	if diff := cmp.Diff(want, s.PodMetadata); diff != "" {
+		t.Errorf("podMetadata (-want +got):\n%s", diff)
+	}
+	var env []string
+	for _, e := range s.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if want := []string{"CASE_TEAM=ml", "CASE_NOTE=a note", "CASE_ABSENT="}; !cmp.Equal(want, env) {
+		t.Errorf("env %q, want %q", env, want)
+	}
+	if plain := p.Step("plain"); plain.PodMetadata != nil || len(plain.Env) > 0 {
+		t.Errorf("plain: %+v %v, want no podMetadata nor env", plain.PodMetadata, plain.Env)
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, tc := range map[string]struct{ to, want string }{
+		"metadata.labels['absent']":                {"metadata.name", `53:24: platforms.kubernetes.deploymentSpec.executors.exec-labelled.fieldPathAsEnv[2].fieldPath: field path "metadata.name" is not supported`},
+		"metadata.annotations['example.com/note']": {"metadata.annotations['example.com/other']", `51:24: platforms.kubernetes.deploymentSpec.executors.exec-labelled.fieldPathAsEnv[1].fieldPath: annotation "example.com/other" is not set by the executor's podMetadata`},
+		"              team: ml":                   {"              pipectl.dev/run: x", `59:15: platforms.kubernetes.deploymentSpec.executors.exec-labelled.podMetadata.labels: key "pipectl.dev/run" is pipectl's or Argo's own`},
+		"example.com/note: a note":                 {"example.com/note: '{{x}}'", `holds {{`},
+	} {
+		bad := strings.Replace(string(data), from, tc.to, 1)
+		_, err := Parse(f, []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}

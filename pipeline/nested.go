@@ -164,6 +164,7 @@ func (v *validator) nestedStep(i int) {
 	refuse("resources", s.Resources != nil)
 	refuse("nodeSelector", len(s.NodeSelector) > 0)
 	refuse("tolerations", len(s.Tolerations) > 0)
+	refuse("podMetadata", s.PodMetadata != nil)
 	refuse("distributed", s.Distributed != nil)
 }
 

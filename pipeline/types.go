@@ -99,6 +99,9 @@ type Step struct {
 	Resources    *Resources        `yaml:"resources,omitempty"`
 	NodeSelector map[string]string `yaml:"nodeSelector,omitempty"`
 	Tolerations  []Toleration      `yaml:"tolerations,omitempty"`
+	// PodMetadata gives the step's pod labels and annotations on
+	// Kubernetes (a local run has no pod).
+	PodMetadata *PodMetadata `yaml:"podMetadata,omitempty"`
 	// Distributed makes the step a gang of rank processes.
 	Distributed *Distributed `yaml:"distributed,omitempty"`
 	// Loop runs the step once per item of a list.
@@ -242,6 +245,12 @@ func (r *Resources) GPUs() int {
 		return 0
 	}
 	return n
+}
+
+// PodMetadata are labels and annotations of a step's pod.
+type PodMetadata struct {
+	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
 }
 
 // Toleration is a Kubernetes toleration.

@@ -632,6 +632,9 @@ func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args
 	}
 	t.NodeSelector = shape.NodeSelector
 	t.Tolerations = shape.Tolerations
+	// The step's own labels and annotations, beside the workflow's
+	// (pipectl's keys are refused in them).
+	t.Metadata = wfv1.Metadata{Labels: shape.Labels, Annotations: shape.Annotations}
 }
 
 // launcherPod fills in the pod of a distributed step's template.

@@ -111,7 +111,8 @@
 // step, so that whoever reads the workflow's status (the follower, `pipectl
 // runs`) finds each step's nodes without guessing (see StepTasks, TaskNode).
 //
-// Pods are labelled pipectl.dev/pipeline=<name> and
+// A step's podMetadata is its template's metadata (its pod's own labels
+// and annotations). Pods are labelled pipectl.dev/pipeline=<name> and
 // pipectl.dev/run={{workflow.name}}; the Workflow object gets the run label
 // from spec.workflowMetadata.labelsFrom (its name is not known before).
 //

@@ -149,6 +149,10 @@ type conv struct {
 	// runtimeRes are the container resources given at run time (a task
 	// input), by executor label, converted per task.
 	runtimeRes map[string][]runtimeResource
+	// podMeta are the executors' podMetadata, fieldPaths their
+	// fieldPathAsEnv (resources.go), by executor label.
+	podMeta    map[string]podMeta
+	fieldPaths map[string]platformEntry
 	// dagTasks are the tasks of the dag being converted; names the steps
 	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
@@ -271,6 +275,7 @@ func (c *conv) pipeline(f *File) *yaml.Node {
 	}
 	if f.Platform != nil {
 		c.platform(f.Platform)
+		c.fieldEnv()
 	}
 	c.comps = top["components"]
 	if c.comps != nil && c.comps.Kind != yaml.MappingNode {

@@ -2,6 +2,7 @@ package kfpv2
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,6 +25,8 @@ import (
 //	platforms.kubernetes...nodeSelector.labels                      nodeSelector
 //	platforms.kubernetes...secretAsEnv (keyToEnv, secretName or
 //	secretNameParameter: a constant or an input, optional)          secrets
+//	platforms.kubernetes...podMetadata (labels, annotations)         podMetadata
+//	platforms.kubernetes...fieldPathAsEnv (a label or annotation)   env
 //
 // pipectl's resources are requests with equal limits. A value given at run
 // time (a placeholder, nodeSelectorJson, tolerationJson) is an error.
@@ -207,6 +210,20 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 				}
 				c.extra[label] = append(c.extra[label], c.str("nodeSelector", k, f), m)
 			}
+		case "podMetadata":
+			c.podMetadata(label, values[i], f)
+			c.extra[label] = append(c.extra[label], c.str("podMetadata", k, f), c.podMeta[label].node)
+		case "fieldPathAsEnv":
+			// Converted once the executor's podMetadata is known
+			// (fieldEnv).
+			if values[i].Kind != yaml.SequenceNode {
+				c.errorf(values[i], f, "expected a list of fieldPathAsEnv entries")
+				continue
+			}
+			if c.fieldPaths == nil {
+				c.fieldPaths = map[string]platformEntry{}
+			}
+			c.fieldPaths[label] = platformEntry{values[i], f}
 		case "secretAsEnv":
 			// Converted with each task that runs the executor: a Secret
 			// named by an input is named in that task's scope (secrets).
@@ -222,6 +239,104 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 			}
 		default:
 			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported (executor %s)%s", k.Value, label, platformWhy[k.Value])
+		}
+	}
+}
+
+// podMeta is the podMetadata of an executor: pipectl's node, and the
+// labels and annotations by key.
+type podMeta struct {
+	node                *yaml.Node
+	labels, annotations map[string]string
+}
+
+// podMetadata converts the podMetadata of executor label (n, at field):
+// its labels and annotations, each a map of text.
+func (c *conv) podMetadata(label string, n *yaml.Node, field string) {
+	fs := c.fieldsOf(n, field, "a podMetadata", []string{"labels", "annotations"}, nil)
+	pm := podMeta{node: c.mapping(n, field), labels: map[string]string{}, annotations: map[string]string{}}
+	for _, what := range []string{"labels", "annotations"} {
+		m := fs[what]
+		if m == nil {
+			continue
+		}
+		wf := field + "." + what
+		if m.Kind != yaml.MappingNode {
+			c.errorf(m, wf, "expected a mapping of keys to text")
+			continue
+		}
+		out := c.mapping(m, wf)
+		keys, values := yamlfile.Pairs(m)
+		for j, k := range keys {
+			kf := wf + "." + k.Value
+			v, ok := c.scalarOf(values[j], kf, "text")
+			if !ok {
+				continue
+			}
+			c.add(out, k.Value, k, kf, c.str(v, values[j], kf))
+			if what == "labels" {
+				pm.labels[k.Value] = v
+			} else {
+				pm.annotations[k.Value] = v
+			}
+		}
+		c.add(pm.node, what, m, wf, out)
+	}
+	if c.podMeta == nil {
+		c.podMeta = map[string]podMeta{}
+	}
+	c.podMeta[label] = pm
+}
+
+// fieldPathRE is a fieldPathAsEnv fieldPath pipectl gives: a label or an
+// annotation of the pod.
+var fieldPathRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
+
+// fieldEnv converts the fieldPathAsEnv entries of each executor into the
+// env of the steps running it: a label's or an annotation's value is the
+// one the executor's podMetadata gives the pod, "" when it gives none (as
+// Kubernetes gives a key the pod does not have), the same locally and in
+// the pod. A key with a prefix (DOMAIN/NAME) the podMetadata does not set
+// is an error: KFP's and Argo's own labels and annotations are such keys,
+// which pipectl's pods do not have. Other field paths are errors.
+func (c *conv) fieldEnv() {
+	for _, label := range slices.Sorted(maps.Keys(c.fieldPaths)) {
+		e := c.fieldPaths[label]
+		pm := c.podMeta[label]
+		env := c.seq(e.n, e.field)
+		for j, item := range e.n.Content {
+			f := e.field + "[" + strconv.Itoa(j) + "]"
+			fs := c.fieldsOf(item, f, "a fieldPathAsEnv entry", []string{"name", "fieldPath"}, nil)
+			name, ok1 := c.scalarOf(fs["name"], f+".name", "a variable name")
+			path, ok2 := c.scalarOf(fs["fieldPath"], f+".fieldPath", "a field path")
+			if !ok1 || !ok2 {
+				if fs["name"] == nil || fs["fieldPath"] == nil {
+					c.errorf(item, f, "missing: name and fieldPath")
+				}
+				continue
+			}
+			m := fieldPathRE.FindStringSubmatch(path)
+			if m == nil {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "field path %q is not supported: pipectl gives a pod's label or annotation the executor's podMetadata sets (metadata.labels['KEY'], metadata.annotations['KEY']); the same step runs as a process locally, with no pod's name, namespace or node (read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead)", path)
+				continue
+			}
+			set := pm.labels
+			if m[1] == "annotations" {
+				set = pm.annotations
+			}
+			val, given := set[m[2]]
+			if !given && strings.Contains(m[2], "/") {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "%s %q is not set by the executor's podMetadata: a key with a prefix may be one KFP or Argo gives its pods, which pipectl's do not have", strings.TrimSuffix(m[1], "s"), m[2])
+				continue
+			}
+			if strings.Contains(val, "{{") {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "the value of %s %q holds {{, which pipectl would read as a reference", strings.TrimSuffix(m[1], "s"), m[2])
+				continue
+			}
+			env.Content = append(env.Content, c.mapping(item, f, c.str("name", fs["name"], f+".name"), c.str(name, fs["name"], f+".name"), c.str("value", fs["fieldPath"], f+".fieldPath"), c.str(val, fs["fieldPath"], f+".fieldPath")))
+		}
+		if len(env.Content) > 0 {
+			c.extra[label] = append(c.extra[label], c.str("env", e.n, e.field), env)
 		}
 	}
 }
@@ -349,8 +464,6 @@ var platformWhy = map[string]string{
 	"workspace":              volumeWhy,
 	"emptyDirMounts":         volumeWhy,
 	"genericEphemeralVolume": volumeWhy,
-	"fieldPathAsEnv":         ": pipectl gives a step's program no pod fields (the same step runs as a process locally); read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead",
-	"podMetadata":            ": pipectl sets no labels or annotations of its own on a step's pod",
 	"nodeAffinity":           ": a pipectl step is placed by its node selector and tolerations only",
 	"imagePullSecret":        ": pipectl's pods pull with the namespace's service account",
 }

@@ -56,6 +56,9 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 		}
 		pod.Secrets = slices.Clone(s.Secrets)
 	}
+	if m := s.PodMetadata; m != nil && st.Distributed == nil {
+		st.Pod.Labels, st.Pod.Annotations = maps.Clone(m.Labels), maps.Clone(m.Annotations)
+	}
 	return st, nil
 }
 

@@ -187,6 +187,9 @@ type Pod struct {
 	PriorityClassName string                      `json:"priorityClassName,omitempty"`
 	// Secrets are the program's variables from Secrets (a key each).
 	Secrets []pipeline.Secret `json:"secrets,omitempty"`
+	// Labels and Annotations are the pod's own (the step's podMetadata).
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // SecretEnv is the container env of the pod's Secrets: each a

@@ -197,6 +197,20 @@ var conformanceCases = []confCase{
 		}},
 	},
 	{
+		name:   "kfppodmeta",
+		status: "Succeeded",
+		steps:  []confStep{ok("labelled", seen()), ok("plain", seen())},
+		probes: map[string]probeRecord{
+			"labelled": {Argv: []string{"@seen", "$WORK/outputs/seen"},
+				Env: env([]string{"CASE_TEAM=ml-a_b.c", "CASE_NOTE=it's $(x) `y` \"z\"", "CASE_ABSENT="}, stepEnv("labelled"))},
+			"plain": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("plain")},
+		},
+		pods: map[string]confPod{"labelled": {
+			labels:      map[string]string{"team": "ml-a_b.c"},
+			annotations: map[string]string{"example.com/note": "it's $(x) `y` \"z\""},
+		}},
+	},
+	{
 		name:   "names",
 		status: "Failed",
 		steps: []confStep{
@@ -484,10 +498,13 @@ type confCase struct {
 }
 
 // confPod is what a step's pod was given: its main container's resources
-// (requests, and limits equal to them) and its tolerations.
+// (requests, and limits equal to them), its tolerations, and labels and
+// annotations (each among the pod's).
 type confPod struct {
 	resources   corev1.ResourceList
 	tolerations []corev1.Toleration
+	labels      map[string]string
+	annotations map[string]string
 }
 
 // confSecret is the secret of a case (see confCase.secret).
@@ -939,11 +956,24 @@ func (a *argoLab) confPods(ctx context.Context, tc confCase, run string) error {
 				if c.Name != "main" {
 					continue
 				}
+				if want.resources == nil {
+					continue
+				}
 				if diff := cmp.Diff(want.resources, c.Resources.Requests); diff != "" {
 					errs = append(errs, fmt.Sprintf("pod %s of step %s: requests (-want +got):\n%s", pod.Name, step, diff))
 				}
 				if diff := cmp.Diff(want.resources, c.Resources.Limits); diff != "" {
 					errs = append(errs, fmt.Sprintf("pod %s of step %s: limits (-want +got):\n%s", pod.Name, step, diff))
+				}
+			}
+			for k, v := range want.labels {
+				if got, ok := pod.Labels[k]; !ok || got != v {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: label %s = %q, want %q", pod.Name, step, k, got, v))
+				}
+			}
+			for k, v := range want.annotations {
+				if got, ok := pod.Annotations[k]; !ok || got != v {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: annotation %s = %q, want %q", pod.Name, step, k, got, v))
 				}
 			}
 			for _, tol := range want.tolerations {

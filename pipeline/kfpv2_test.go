@@ -87,7 +87,7 @@ func TestKFPv2Unsupported(t *testing.T) {
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
 		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsVolume: KFP kubernetes platform spec "secretAsVolume" is not supported (executor exec-echo): pipectl gives a step's program a Secret's keys as variables only`,
-		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported yet`,
+		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported: KFP's driver passes the constant as written`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -427,7 +427,7 @@ schemaVersion: 2.1.0
 		t.Errorf("bindings of say (-want +got):\n%s", diff)
 	}
 	_, err = Parse("ph.yaml", file("{{$.pipeline_task_uuid}}"))
-	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task"
+	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}

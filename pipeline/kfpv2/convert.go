@@ -785,7 +785,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		// kfp-kubernetes' CreatePVC and DeletePVC: KFP's driver does them.
 		c.errorf(img, cf+".image", "KFP %s (kubernetes.CreatePVC, DeletePVC) is not supported%s", img.Value, volumeWhy)
 	default:
-		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
+		c.errorf(cont, cf, "missing: command (a container component with args only runs its image's entrypoint; pipectl runs the program itself, locally without an image: write the entrypoint as command)")
 	}
 	if n := cs["env"]; n != nil {
 		kf := cf + ".env"
@@ -1032,7 +1032,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			case v.Kind != yaml.ScalarNode && innerBraces(v) != nil:
 				// KFP's driver fills pipeline channels in anywhere in a
 				// list or struct; pipectl gives such a constant as written.
-				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported yet: pipectl gives a list or struct constant as written", innerBraces(v).Value)
+				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported: KFP's driver passes the constant as written, its cluster launcher replaces such a placeholder in the command line only when it happens to handle it after the constant's own (Go map order) and its local runner never does; pipectl gives a list or struct constant as written", innerBraces(v).Value)
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -1237,7 +1237,7 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 			case body == ".pipeline_task_name" && c.taskName != "":
 				b.WriteString(c.taskName)
 			case body == ".pipeline_task_uuid":
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution, which pipectl has no counterpart of (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
 				ok = false
 			case m == nil:
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}})", body)

@@ -44,11 +44,12 @@ import (
 var placeholderRE = regexp.MustCompile(`\{\{\$([^{}]*)\}\}`)
 
 var (
-	inParamRE  = regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`)
-	inArtRE    = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outArtRE   = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outParamRE = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
-	outMetaRE  = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.metadata$`)
+	inParamRE    = regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`)
+	inArtRE      = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
+	outArtRE     = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
+	outParamRE   = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
+	wholeInArtRE = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]$`)
+	outMetaRE    = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.metadata$`)
 )
 
 // ExecutorInputPlaceholder is the pipectl form of {{$}}.
@@ -118,6 +119,9 @@ func (cv *compConv) placeholder(body string) (string, error) {
 		return "{{run.id}}", nil
 	case ".pipeline_task_name":
 		return "{{step.name}}", nil
+	}
+	if m := wholeInArtRE.FindStringSubmatch(body); m != nil {
+		return "", fmt.Errorf("placeholder {{$%s}} (the whole input artifact %q) is not supported: KFP's cluster launcher leaves it as written and its local runner gives the executor input's {\"artifacts\": [...]}; read {{$}} (the executor input) or the input's .path", body, m[1])
 	}
 	return "", fmt.Errorf("placeholder {{$%s}} is not supported (supported: {{$.inputs.parameters['NAME']}}, {{$.inputs.artifacts['NAME'].path|uri}}, {{$.outputs.artifacts['NAME'].path|uri}}, {{$.outputs.parameters['NAME'].output_file}}, {{$.outputs.artifacts['NAME'].metadata}}, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_task_name}}, {{$}})", body)
 }

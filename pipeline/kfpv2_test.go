@@ -631,3 +631,49 @@ func TestKFPv2PodMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestKFPv2IgnoreUpstreamFailure: ALL_UPSTREAM_TASKS_COMPLETED on a task
+// reading an upstream task's output (KFP's ignore_upstream_failure()) is
+// refused at the strategy, in KFP's terms: a finally step reads no output.
+func TestKFPv2IgnoreUpstreamFailure(t *testing.T) {
+	const file = `components:
+  comp-a:
+    executorLabel: exec-a
+    outputDefinitions:
+      parameters:
+        Output: {parameterType: STRING}
+  comp-b:
+    executorLabel: exec-b
+    inputDefinitions:
+      parameters:
+        message: {parameterType: STRING, defaultValue: x, isOptional: true}
+deploymentSpec:
+  executors:
+    exec-a:
+      container: {image: busybox, command: [sh, -c, 'echo a > "$0"', "{{$.outputs.parameters['Output'].output_file}}"]}
+    exec-b:
+      container: {image: busybox, command: [echo, "{{$.inputs.parameters['message']}}"]}
+pipelineInfo: {name: p}
+root:
+  dag:
+    tasks:
+      a:
+        componentRef: {name: comp-a}
+        taskInfo: {name: a}
+      b:
+        componentRef: {name: comp-b}
+        dependentTasks: [a]
+        inputs:
+          parameters:
+            message:
+              taskOutputParameter: {outputParameterKey: Output, producerTask: a}
+        taskInfo: {name: b}
+        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
+schemaVersion: 2.1.0
+`
+	_, err := Parse("ignore.yaml", []byte(file))
+	want := "ignore.yaml:33:35: root.dag.tasks.b.triggerPolicy.strategy: KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -901,6 +901,11 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
 			case p["condition"] != nil:
 				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")
+			case readsTaskOutput(t["inputs"]):
+				// KFP's ignore_upstream_failure(): the task runs once its
+				// upstream tasks ended, an input from one that failed
+				// taking its default.
+				c.errorf(st, pf+".strategy", "KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet: pipectl runs such a task as a finally step (dsl.ExitHandler's exit task), after every other task, and a finally step reads no task's output")
 			default:
 				// A finally step runs after every other step: its
 				// dependentTasks are what it waited for.
@@ -960,6 +965,23 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		}
 	}
 	return step
+}
+
+// readsTaskOutput reports whether a task's inputs (in) read a task's
+// output parameter or artifact.
+func readsTaskOutput(in *yaml.Node) bool {
+	for _, kind := range []string{"parameters", "artifacts"} {
+		m, _, _ := yamlfile.Lookup(in, kind)
+		_, values := yamlfile.Pairs(m)
+		for _, v := range values {
+			for _, key := range []string{"taskOutputParameter", "taskOutputArtifact"} {
+				if _, _, ok := yamlfile.Lookup(v, key); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // taskOutputParameter is the reference a taskOutputParameter (n, at

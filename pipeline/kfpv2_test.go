@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,7 +87,7 @@ func TestKFPv2Unsupported(t *testing.T) {
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
 		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsVolume: KFP kubernetes platform spec "secretAsVolume" is not supported (executor exec-echo): pipectl gives a step's program a Secret's keys as variables only`,
-		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported yet`,
+		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported: KFP's driver passes the constant as written`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -104,7 +105,7 @@ func TestKFPv2Platform(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := p.Step("train")
-	want := &Resources{CPU: "2000m", Memory: "0.5G", GPU: 2, GPUResource: "amd.com/gpu"}
+	want := &Resources{CPU: "2000m", Memory: "0.5G", GPU: "2", GPUResource: "amd.com/gpu"}
 	if diff := cmp.Diff(want, s.Resources); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
@@ -463,7 +464,7 @@ schemaVersion: 2.1.0
 		t.Errorf("bindings of say (-want +got):\n%s", diff)
 	}
 	_, err = Parse("ph.yaml", file("{{$.pipeline_task_uuid}}"))
-	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task"
+	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}
@@ -527,5 +528,189 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 	}
 	if n := len(yamlfile.Split(err)); n != 6 {
 		t.Errorf("%d errors, want 6:\n%v", n, err)
+	}
+}
+
+// TestKFPv2PipelineRoot: defaultPipelineRoot, the root a KFP run uses when
+// it names none, is accepted (wiring.yaml has one) and changes nothing: a
+// pipectl run always names its store. Text is expected there.
+func TestKFPv2PipelineRoot(t *testing.T) {
+	data, err := os.ReadFile("testdata/kfpv2/wiring.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\ndefaultPipelineRoot: s3://change/me\n") {
+		t.Fatal("wiring.yaml has no defaultPipelineRoot")
+	}
+	if _, err := Parse("root.yaml", data); err != nil {
+		t.Fatalf("with defaultPipelineRoot: %v", err)
+	}
+	bad := strings.Replace(string(data), "defaultPipelineRoot: s3://change/me", "defaultPipelineRoot: {uri: s3://change/me}", 1)
+	_, err = Parse("root.yaml", []byte(bad))
+	if want := "defaultPipelineRoot: expected a pipeline root URI (text)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestKFPv2RuntimeResources: container resources given at run time by a
+// task input (set_cpu_limit(cpu) of a pipeline channel) are the step's
+// resources given by that input's value: a pipeline input's param, a task
+// output (the step waits for it) or a constant; neither that input nor the
+// SDK's copies of it (cpu_limit) are the component's inputs.
+func TestKFPv2RuntimeResources(t *testing.T) {
+	p, err := Load("testdata/kfpv2/resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("train")
+	want := &Resources{CPU: "{{params.cpu}}", Memory: "{{steps.sizer.outputs.Output}}", GPU: "2", GPUResource: "amd.com/gpu"}
+	if diff := cmp.Diff(want, s.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if got := s.Bindings(); len(got) != 1 || got["a"].Literal != "1" {
+		t.Errorf("inputs %v, want a only", got)
+	}
+	if !slices.Contains(s.Deps(), "sizer") {
+		t.Errorf("train depends on %v, want sizer", s.Deps())
+	}
+	data, err := os.ReadFile("testdata/kfpv2/resources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, want := range map[string]string{
+		"resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}'": `42:29: deploymentSpec.executors.exec-train.container.resources.resourceCpuLimit: the task (root.dag.tasks.train.inputs) has no input parameter "pipelinechannel--nope"`,
+		"resourceType: amd.com/gpu": `41:27: deploymentSpec.executors.exec-train.container.resources.accelerator.resourceType: expected a value or a whole {{$.inputs.parameters['NAME']}}`,
+		"            pipelinechannel--gpus:\n              runtimeValue:\n                constant: '2'": `40:28: deploymentSpec.executors.exec-train.container.resources.accelerator.resourceCount: expected 0 to 1024 GPUs, got "two"`,
+	} {
+		bad := strings.Replace(string(data), from, map[string]string{
+			"resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}'": "resourceCpuLimit: '{{$.inputs.parameters[''pipelinechannel--nope'']}}'",
+			"resourceType: amd.com/gpu": "resourceType: '{{$.inputs.parameters[''pipelinechannel--cpu'']}}-gpu'",
+			"            pipelinechannel--gpus:\n              runtimeValue:\n                constant: '2'": "            pipelinechannel--gpus:\n              runtimeValue:\n                constant: 'two'",
+		}[from], 1)
+		if bad == string(data) {
+			t.Fatalf("no %q in the file", from)
+		}
+		_, err := Parse("testdata/kfpv2/resources.yaml", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}
+
+// TestKFPv2OutputMetadata: {{$.outputs.artifacts['NAME'].metadata}} is the
+// output artifact's metadata when the program starts, {} (as KFP's local
+// runner gives it); of a name that is no output artifact, an error.
+func TestKFPv2OutputMetadata(t *testing.T) {
+	data, err := os.ReadFile("testdata/kfpv2/wiring.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from = "        - '{{$.outputs.artifacts[''data''].path}}'\n"
+	if !strings.Contains(string(data), from) {
+		t.Fatal("wiring.yaml changed")
+	}
+	with := func(arg string) string {
+		return strings.Replace(string(data), from, from+"        - '"+arg+"'\n", 1)
+	}
+	p, err := Parse("wiring.yaml", []byte(with("--meta={{$.outputs.artifacts[''data''].metadata}}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := p.Step("produce").Resolved.Command; !slices.Contains(args, "--meta={}") {
+		t.Errorf("produce's command %q, want --meta={}", args)
+	}
+	_, err = Parse("wiring.yaml", []byte(with("{{$.outputs.artifacts[''count''].metadata}}")))
+	if want := `wiring.yaml:180:11: deploymentSpec.executors.exec-produce.container.command[6]: placeholder {{$.outputs.artifacts['count'].metadata}}: the component has no output artifact "count"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestKFPv2PodMetadata: the kubernetes platform spec's podMetadata is the
+// steps' podMetadata, and fieldPathAsEnv of a label or an annotation the
+// step's env with the value podMetadata gives it ("" for a key without a
+// prefix it does not set); other field paths, and prefixed keys it does
+// not set (KFP's and Argo's own), are errors.
+func TestKFPv2PodMetadata(t *testing.T) {
+	const f = "testdata/kfpv2/podmeta.yaml"
+	p, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("labelled")
+	want := &PodMetadata{Labels: map[string]string{"team": "ml"}, Annotations: map[string]string{"example.com/note": "a note"}}
+	if diff := cmp.Diff(want, s.PodMetadata); diff != "" {
+		t.Errorf("podMetadata (-want +got):\n%s", diff)
+	}
+	var env []string
+	for _, e := range s.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if want := []string{"CASE_TEAM=ml", "CASE_NOTE=a note", "CASE_ABSENT="}; !cmp.Equal(want, env) {
+		t.Errorf("env %q, want %q", env, want)
+	}
+	if plain := p.Step("plain"); plain.PodMetadata != nil || len(plain.Env) > 0 {
+		t.Errorf("plain: %+v %v, want no podMetadata nor env", plain.PodMetadata, plain.Env)
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, tc := range map[string]struct{ to, want string }{
+		"metadata.labels['absent']":                {"metadata.name", `53:24: platforms.kubernetes.deploymentSpec.executors.exec-labelled.fieldPathAsEnv[2].fieldPath: field path "metadata.name" is not supported`},
+		"metadata.annotations['example.com/note']": {"metadata.annotations['example.com/other']", `51:24: platforms.kubernetes.deploymentSpec.executors.exec-labelled.fieldPathAsEnv[1].fieldPath: annotation "example.com/other" is not set by the executor's podMetadata`},
+		"              team: ml":                   {"              pipectl.dev/run: x", `59:15: platforms.kubernetes.deploymentSpec.executors.exec-labelled.podMetadata.labels: key "pipectl.dev/run" is pipectl's or Argo's own`},
+		"example.com/note: a note":                 {"example.com/note: '{{x}}'", `holds {{`},
+	} {
+		bad := strings.Replace(string(data), from, tc.to, 1)
+		_, err := Parse(f, []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}
+
+// TestKFPv2IgnoreUpstreamFailure: ALL_UPSTREAM_TASKS_COMPLETED on a task
+// reading an upstream task's output (KFP's ignore_upstream_failure()) is
+// refused at the strategy, in KFP's terms: a finally step reads no output.
+func TestKFPv2IgnoreUpstreamFailure(t *testing.T) {
+	const file = `components:
+  comp-a:
+    executorLabel: exec-a
+    outputDefinitions:
+      parameters:
+        Output: {parameterType: STRING}
+  comp-b:
+    executorLabel: exec-b
+    inputDefinitions:
+      parameters:
+        message: {parameterType: STRING, defaultValue: x, isOptional: true}
+deploymentSpec:
+  executors:
+    exec-a:
+      container: {image: busybox, command: [sh, -c, 'echo a > "$0"', "{{$.outputs.parameters['Output'].output_file}}"]}
+    exec-b:
+      container: {image: busybox, command: [echo, "{{$.inputs.parameters['message']}}"]}
+pipelineInfo: {name: p}
+root:
+  dag:
+    tasks:
+      a:
+        componentRef: {name: comp-a}
+        taskInfo: {name: a}
+      b:
+        componentRef: {name: comp-b}
+        dependentTasks: [a]
+        inputs:
+          parameters:
+            message:
+              taskOutputParameter: {outputParameterKey: Output, producerTask: a}
+        taskInfo: {name: b}
+        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
+schemaVersion: 2.1.0
+`
+	_, err := Parse("ignore.yaml", []byte(file))
+	want := "ignore.yaml:33:35: root.dag.tasks.b.triggerPolicy.strategy: KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

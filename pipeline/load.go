@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -437,10 +438,11 @@ func (v *validator) step(i int, index map[string]int) {
 		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}
 	v.secrets(i, index)
-	v.resources(v.sp(i, "resources"), s.Resources)
+	v.resources(i, v.sp(i, "resources"), s.Resources, index)
 	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
+	v.podMetadata(i)
 	if d := s.Distributed; d != nil {
-		v.resources(v.sp(i, "distributed", "resources"), d.Resources)
+		v.resources(i, v.sp(i, "distributed", "resources"), d.Resources, index)
 		v.tolerations(v.sp(i, "distributed", "tolerations"), d.Tolerations)
 		nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
 		procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
@@ -530,13 +532,20 @@ func (v *validator) artifactParams(path []any, refs []ref) {
 	}
 }
 
-// resources checks a resources block: quantities Kubernetes accepts, resource
-// names that are qualified names, and a GPU count in bounds. Local runs do
-// not use it, but a file that could not run on a cluster is refused here,
-// where the error can point at the line.
-func (v *validator) resources(path []any, r *Resources) {
+// resources checks a resources block of steps[i]: quantities Kubernetes
+// accepts, resource names that are qualified names, and a GPU count in
+// bounds. Local runs do not use it, but a file that could not run on a
+// cluster is refused here, where the error can point at the line. A field
+// given at run time (a whole reference) is checked by resourceRef.
+func (v *validator) resources(i int, path []any, r *Resources, index map[string]int) {
 	if r == nil {
 		return
+	}
+	refs := r.Refs()
+	for _, f := range RuntimeFields {
+		if b, ok := refs[f]; ok {
+			v.resourceRef(i, append(slices.Clone(path), f), f, b, index)
+		}
 	}
 	quantity := func(field []any, value string) {
 		if _, err := resource.ParseQuantity(value); value != "" && err != nil {
@@ -548,17 +557,115 @@ func (v *validator) resources(path []any, r *Resources) {
 			v.atValue(append(slices.Clone(path), field...), "expected a resource name such as nvidia.com/gpu, got %q: %s", value, strings.Join(msgs, "; "))
 		}
 	}
-	quantity(p("cpu"), r.CPU)
-	quantity(p("memory"), r.Memory)
-	if r.GPU < 0 || r.GPU > MaxGPUs {
-		v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %d", MaxGPUs, r.GPU)
+	if _, ok := refs[ResourceCPU]; !ok {
+		quantity(p("cpu"), r.CPU)
 	}
-	if r.GPUResource != "" {
+	if _, ok := refs[ResourceMemory]; !ok {
+		quantity(p("memory"), r.Memory)
+	}
+	if _, ok := refs[ResourceGPU]; !ok && r.GPU != "" {
+		if n, err := strconv.Atoi(r.GPU); err != nil || !digitsRE.MatchString(r.GPU) || n > MaxGPUs {
+			v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %q", MaxGPUs, r.GPU)
+		}
+	}
+	if _, ok := refs[ResourceGPUResource]; !ok && r.GPUResource != "" {
 		name(p("gpuResource"), r.GPUResource)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Extra)) {
 		name(p("extra", k), k)
 		quantity(p("extra", k), r.Extra[k])
+	}
+}
+
+// digitsRE is a whole number as a resource count: decimal digits.
+var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+
+// resourceRef checks resources field f of steps[i] (at path), given at
+// run time by b: a param or a step's output parameter of a type that can
+// hold it (a quantity: string, int or float; a GPU count: int or string;
+// a resource name: string), not collected from a loop, on a step that is
+// not distributed (its launcher sizes the rank pods from the file).
+func (v *validator) resourceRef(i int, path []any, f string, b Binding, index map[string]int) {
+	if v.p.Steps[i].Distributed != nil {
+		v.atValue(path, "a distributed step's resources are written in the file (its rank pods are sized when the launcher starts), not given at run time")
+		return
+	}
+	types := []string{components.TypeString, components.TypeInt, components.TypeFloat}
+	switch f {
+	case ResourceGPU:
+		types = []string{components.TypeInt, components.TypeString}
+	case ResourceGPUResource:
+		types = []string{components.TypeString}
+	}
+	what := map[string]string{ResourceCPU: "a quantity", ResourceMemory: "a quantity", ResourceGPU: "a number of GPUs", ResourceGPUResource: "a resource name"}[f]
+	if b.Param != "" {
+		switch prm, ok := v.p.Params[b.Param]; {
+		case !ok:
+			v.atValue(path, "unknown parameter %q (params: %s)", b.Param, v.paramNames())
+		case !slices.Contains(types, prm.Type):
+			v.atValue(path, "parameter %q is %s: resources.%s is %s (%s)", b.Param, prm.Type, f, what, strings.Join(types, ", "))
+		}
+		return
+	}
+	_, refs, _ := parseBinding(b.String())
+	before := len(v.errs)
+	v.checkRefs(path, refs, index, i)
+	if len(v.errs) > before {
+		return
+	}
+	switch out, ok := v.output(b.Step, b.Output); {
+	case !ok:
+	case v.loops(b.Step):
+		v.atValue(path, "output %q of loop step %q is collected into a JSON list: resources.%s is one value", b.Output, b.Step, f)
+	case !slices.Contains(types, out.Type):
+		v.atValue(path, "output %q of step %q is %s: resources.%s is %s (%s)", b.Output, b.Step, out.Type, f, what, strings.Join(types, ", "))
+	}
+}
+
+// reservedMetaPrefixes are the label and annotation key prefixes of
+// pipectl's and Argo's own pod metadata.
+var reservedMetaPrefixes = []string{"pipectl.dev/", "workflows.argoproj.io/"}
+
+// podMetadata checks steps[i].podMetadata: label keys and values and
+// annotation keys as Kubernetes takes them, no key of pipectl's or
+// Argo's own, no annotation value holding {{ (Argo would evaluate it in
+// the pod's template), not on a distributed step.
+func (v *validator) podMetadata(i int) {
+	m := v.p.Steps[i].PodMetadata
+	if m == nil {
+		return
+	}
+	if v.p.Steps[i].Distributed != nil {
+		v.at(v.sp(i, "podMetadata"), "podMetadata is not supported on a distributed step yet (its rank pods are made by its launcher)")
+	}
+	for _, what := range []string{"labels", "annotations"} {
+		kv := m.Labels
+		if what == "annotations" {
+			kv = m.Annotations
+		}
+		size := 0
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			path := v.sp(i, "podMetadata", what, k)
+			size += len(k) + len(kv[k])
+			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+				v.at(path, "invalid key %q: %s", k, strings.Join(msgs, "; "))
+			}
+			for _, pre := range reservedMetaPrefixes {
+				if strings.HasPrefix(k, pre) {
+					v.at(path, "key %q is pipectl's or Argo's own (%s...)", k, pre)
+				}
+			}
+			if what == "labels" {
+				if msgs := validation.IsValidLabelValue(kv[k]); len(msgs) > 0 {
+					v.atValue(path, "invalid label value %q: %s", kv[k], strings.Join(msgs, "; "))
+				}
+			} else if strings.Contains(kv[k], "{{") {
+				v.atValue(path, "an annotation value holding {{ is not supported (Argo would read it as a template reference)")
+			}
+		}
+		if what == "annotations" && size > 256*1024 {
+			v.at(v.sp(i, "podMetadata", what), "annotations of %d bytes: Kubernetes takes at most 256 KiB", size)
+		}
 	}
 }
 
@@ -910,6 +1017,11 @@ func (s *Step) Deps() []string {
 	}
 	for _, sec := range s.Secrets {
 		if b := sec.Ref(); b.Step != "" {
+			set[b.Step] = true
+		}
+	}
+	for _, b := range s.Resources.Refs() {
+		if b.Step != "" {
 			set[b.Step] = true
 		}
 	}

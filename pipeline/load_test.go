@@ -139,7 +139,7 @@ func TestLoadInvalid(t *testing.T) {
 			`11:52 steps[1].distributed.procsPerNode: expected 1 to 1024, got -1`,
 			`11:69 steps[1].distributed.maxRestarts: expected 0 to 1000, got 2147483648`,
 			`14:14 steps[2].retries: expected 0 to 1000, got 5000`,
-			`18:24 steps[2].distributed.resources.gpu: expected 0 to 1024 GPUs, got -1`,
+			`18:24 steps[2].distributed.resources.gpu: expected 0 to 1024 GPUs, got "-1"`,
 			`15:5 steps[2].distributed: nodes × procsPerNode = 10000 × 1024 = 10240000 ranks: expected at most 1000000 (WORLD_SIZE)`,
 		}},
 		{"env-placeholder", []string{

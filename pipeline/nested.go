@@ -170,6 +170,7 @@ func (v *validator) nestedStep(i int) {
 	refuse("resources", s.Resources != nil)
 	refuse("nodeSelector", len(s.NodeSelector) > 0)
 	refuse("tolerations", len(s.Tolerations) > 0)
+	refuse("podMetadata", s.PodMetadata != nil)
 	refuse("distributed", s.Distributed != nil)
 }
 
@@ -523,6 +524,27 @@ func (r *rewriter) step(s *Step) error {
 		secrets[k].Secret = name
 	}
 	s.Secrets = secrets
+	if refs := s.Resources.Refs(); len(refs) > 0 {
+		res := *s.Resources
+		for _, f := range RuntimeFields {
+			b, ok := refs[f]
+			if !ok {
+				continue
+			}
+			if err := r.whole(b, "resources."+f); err != nil {
+				return fmt.Errorf("step %s: resources.%s: %w", s.Name, f, err)
+			}
+			val, err := r.text(b.String())
+			if err != nil {
+				return fmt.Errorf("step %s: resources.%s: %w", s.Name, f, err)
+			}
+			if err := CheckResource(f, val); err != nil {
+				return fmt.Errorf("step %s: %w", s.Name, err)
+			}
+			res.setField(f, val)
+		}
+		s.Resources = &res
+	}
 	env := slices.Clone(s.Env)
 	for k := range env {
 		if _, refs, err := parseRefs(env[k].Value); err == nil {

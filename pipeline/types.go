@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -98,6 +99,9 @@ type Step struct {
 	Resources    *Resources        `yaml:"resources,omitempty"`
 	NodeSelector map[string]string `yaml:"nodeSelector,omitempty"`
 	Tolerations  []Toleration      `yaml:"tolerations,omitempty"`
+	// PodMetadata gives the step's pod labels and annotations on
+	// Kubernetes (a local run has no pod).
+	PodMetadata *PodMetadata `yaml:"podMetadata,omitempty"`
 	// Distributed makes the step a gang of rank processes.
 	Distributed *Distributed `yaml:"distributed,omitempty"`
 	// Loop runs the step once per item of a list.
@@ -169,15 +173,96 @@ type Loop struct {
 const MaxParallelism = MaxItems
 
 // Resources are requests (and equal limits) for a pod or each rank.
+// CPU, Memory, GPU and GPUResource may each instead be a whole reference,
+// "{{params.NAME}}" or "{{steps.STEP.outputs.NAME}}", that gives the value
+// at run time (the step then waits for STEP); not on a distributed step.
 type Resources struct {
 	CPU    string `yaml:"cpu,omitempty"`
 	Memory string `yaml:"memory,omitempty"`
-	// GPU is the number of GPUs (nvidia.com/gpu unless GPUResource says otherwise).
-	GPU int `yaml:"gpu,omitempty"`
+	// GPU is the number of GPUs (nvidia.com/gpu unless GPUResource says
+	// otherwise): decimal digits, or a reference.
+	GPU string `yaml:"gpu,omitempty"`
 	// GPUResource is the extended resource name for GPUs.
 	GPUResource string `yaml:"gpuResource,omitempty"`
 	// Extra are other extended resources, by name.
 	Extra map[string]string `yaml:"extra,omitempty"`
+}
+
+// Resource fields that may be given at run time, by their names in a
+// pipeline file.
+const (
+	ResourceCPU         = "cpu"
+	ResourceMemory      = "memory"
+	ResourceGPU         = "gpu"
+	ResourceGPUResource = "gpuResource"
+)
+
+// RuntimeFields are the fields that may be given at run time, in order.
+var RuntimeFields = []string{ResourceCPU, ResourceMemory, ResourceGPU, ResourceGPUResource}
+
+// Field returns the value of runtime field f as written.
+func (r *Resources) Field(f string) string {
+	switch f {
+	case ResourceCPU:
+		return r.CPU
+	case ResourceMemory:
+		return r.Memory
+	case ResourceGPU:
+		return r.GPU
+	case ResourceGPUResource:
+		return r.GPUResource
+	}
+	return ""
+}
+
+// setField sets runtime field f.
+func (r *Resources) setField(f, v string) {
+	switch f {
+	case ResourceCPU:
+		r.CPU = v
+	case ResourceMemory:
+		r.Memory = v
+	case ResourceGPU:
+		r.GPU = v
+	case ResourceGPUResource:
+		r.GPUResource = v
+	}
+}
+
+// Refs are the fields given at run time, by field: each a whole reference
+// to a param or a step's output. Nil when there are none.
+func (r *Resources) Refs() map[string]Binding {
+	if r == nil {
+		return nil
+	}
+	var out map[string]Binding
+	for _, f := range RuntimeFields {
+		if b, _, err := parseBinding(r.Field(f)); err == nil && b.IsRef() {
+			if out == nil {
+				out = map[string]Binding{}
+			}
+			out[f] = b
+		}
+	}
+	return out
+}
+
+// GPUs is the number of GPUs written (0 when none, or given at run time).
+func (r *Resources) GPUs() int {
+	if r == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(r.GPU)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// PodMetadata are labels and annotations of a step's pod.
+type PodMetadata struct {
+	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
 }
 
 // Toleration is a Kubernetes toleration.

@@ -411,6 +411,8 @@ type templateKey struct {
 	Cache     string    `json:"cache"`
 	Loop      bool      `json:"loop,omitempty"`
 	Finally   bool      `json:"finally,omitempty"`
+	// PodSpecPatch sets the resources given at run time (podSpecPatch).
+	PodSpecPatch string `json:"podSpecPatch,omitempty"`
 }
 
 // template returns the name of the step's template, adding it if new.
@@ -442,6 +444,9 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		}
 	} else {
 		key.Pod = &sp.Pod
+		if key.PodSpecPatch, err = podSpecPatch(sp); err != nil {
+			return "", fmt.Errorf("step %s: %w", sp.Name, err)
+		}
 	}
 	kb, err := json.Marshal(key)
 	if err != nil {
@@ -504,6 +509,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	} else {
 		args.Image = sp.Image
 		c.stepPod(&t, sp.Image, &sp.Pod, args)
+		t.PodSpecPatch = key.PodSpecPatch
 	}
 	c.keys[string(kb)] = len(c.templates)
 	c.templates = append(c.templates, t)
@@ -626,6 +632,9 @@ func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args
 	}
 	t.NodeSelector = shape.NodeSelector
 	t.Tolerations = shape.Tolerations
+	// The step's own labels and annotations, beside the workflow's
+	// (pipectl's keys are refused in them).
+	t.Metadata = wfv1.Metadata{Labels: shape.Labels, Annotations: shape.Annotations}
 }
 
 // launcherPod fills in the pod of a distributed step's template.

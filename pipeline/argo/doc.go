@@ -45,7 +45,10 @@
 //     timeout activeDeadlineSeconds (per attempt, as locally), resources
 //     requests and equal limits (gpu as nvidia.com/gpu or gpuResource, with
 //     a matching NoSchedule toleration added), nodeSelector and tolerations
-//     the pod's. The env has PIPECTL_ARTIFACTS (Options.Artifacts), and for
+//     the pod's; resources given at run time are the template's
+//     podSpecPatch (resources.go: an expression that sets a value only when
+//     pipectl accepts it; exec gets the values as params and upstream
+//     values, resource-FIELD, and fails the step on any other). The env has PIPECTL_ARTIFACTS (Options.Artifacts), and for
 //     S3 AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from the Secret
 //     Options.S3Secret by reference, AWS_ENDPOINT_URL_S3 and AWS_REGION.
 //
@@ -114,7 +117,8 @@
 // step, so that whoever reads the workflow's status (the follower, `pipectl
 // runs`) finds each step's nodes without guessing (see StepTasks, TaskNode).
 //
-// Pods are labelled pipectl.dev/pipeline=<name> and
+// A step's podMetadata is its template's metadata (its pod's own labels
+// and annotations). Pods are labelled pipectl.dev/pipeline=<name> and
 // pipectl.dev/run={{workflow.name}}; the Workflow object gets the run label
 // from spec.workflowMetadata.labelsFrom (its name is not known before).
 //

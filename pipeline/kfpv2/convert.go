@@ -146,6 +146,13 @@ type conv struct {
 	// (resources.go); secretEnv its secretAsEnv entries, converted per task.
 	extra     stepFields
 	secretEnv map[string][]platformEntry
+	// runtimeRes are the container resources given at run time (a task
+	// input), by executor label, converted per task.
+	runtimeRes map[string][]runtimeResource
+	// podMeta are the executors' podMetadata, fieldPaths their
+	// fieldPathAsEnv (resources.go), by executor label.
+	podMeta    map[string]podMeta
+	fieldPaths map[string]platformEntry
 	// dagTasks are the tasks of the dag being converted; names the steps
 	// each of its ParallelFor tasks becomes (loop.go).
 	dagTasks *yaml.Node
@@ -250,9 +257,12 @@ func (c *conv) scalarOf(n *yaml.Node, field, what string) (string, bool) {
 }
 
 func (c *conv) pipeline(f *File) *yaml.Node {
-	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys[:6], map[string]string{
-		"defaultPipelineRoot": " (pipectl's artifact store root is --artifacts or PIPECTL_ARTIFACTS)",
-	})
+	top := c.fieldsOf(f.Root, "", "a KFP pipeline", topKeys, nil)
+	// defaultPipelineRoot is where KFP stores a run's artifacts when the run
+	// names no pipeline root. A pipectl run always names its store
+	// (--artifacts, PIPECTL_ARTIFACTS, else the local default), as every
+	// command reading runs must find it there, so the file's is never used.
+	c.scalarOf(top["defaultPipelineRoot"], "defaultPipelineRoot", "a pipeline root URI (text)")
 	if v, ok := c.scalarOf(top["schemaVersion"], "schemaVersion", "a schema version such as 2.1.0"); ok && v != "2.1.0" && v != "2.0.0" {
 		c.errorf(top["schemaVersion"], "schemaVersion", "expected KFP pipeline schema 2.1.0 or 2.0.0, got %q", v)
 	}
@@ -265,6 +275,7 @@ func (c *conv) pipeline(f *File) *yaml.Node {
 	}
 	if f.Platform != nil {
 		c.platform(f.Platform)
+		c.fieldEnv()
 	}
 	c.comps = top["components"]
 	if c.comps != nil && c.comps.Kind != yaml.MappingNode {
@@ -774,7 +785,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 		// kfp-kubernetes' CreatePVC and DeletePVC: KFP's driver does them.
 		c.errorf(img, cf+".image", "KFP %s (kubernetes.CreatePVC, DeletePVC) is not supported%s", img.Value, volumeWhy)
 	default:
-		c.errorf(cont, cf, "missing: command (pipectl runs the program itself, not the image's entrypoint)")
+		c.errorf(cont, cf, "missing: command (a container component with args only runs its image's entrypoint; pipectl runs the program itself, locally without an image: write the entrypoint as command)")
 	}
 	if n := cs["env"]; n != nil {
 		kf := cf + ".env"
@@ -837,8 +848,11 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		return nil
 	}
 	c.add(step, "component", ref["name"], field+".componentRef", comp)
+	var usedByResources map[string]bool
 	if label := c.executorOf(name); label != "" {
-		step.Content = append(step.Content, c.extra[label]...)
+		fields, used := c.withRuntimeResources(label, t["inputs"], field+".inputs")
+		step.Content = append(step.Content, fields...)
+		usedByResources = used
 		if secrets := c.secrets(label); secrets != nil {
 			step.Content = append(step.Content, c.str("secrets", secrets, ""), secrets)
 		}
@@ -853,6 +867,27 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		}
 		inputs = c.taskInputs(in, field+".inputs", name)
 		c.taskName = ""
+		// An input the executor's resources read is not the component's
+		// (the step's resources have its value), nor are the inputs KFP's
+		// SDK adds beside it, not declared either, whose constant is
+		// that input's placeholder (cpu_limit:
+		// "{{$.inputs.parameters['pipelinechannel--cpu_limit']}}").
+		kept := inputs.Content[:0]
+		for i := 0; i+1 < len(inputs.Content); i += 2 {
+			k := inputs.Content[i].Value
+			_, _, declared := yamlfile.Lookup(c.comps, name, "inputDefinitions", "parameters", k)
+			copyOf := ""
+			if v, _, ok := yamlfile.Lookup(in, "parameters", k, "runtimeValue", "constant"); ok && v.Kind == yaml.ScalarNode {
+				if m := wholeInParamRE.FindStringSubmatch(v.Value); m != nil {
+					copyOf = m[1]
+				}
+			}
+			if !declared && (usedByResources[k] || usedByResources[copyOf]) {
+				continue
+			}
+			kept = append(kept, inputs.Content[i], inputs.Content[i+1])
+		}
+		inputs.Content = kept
 		c.add(step, "inputs", in, field+".inputs", inputs)
 	}
 	if tp := t["triggerPolicy"]; tp != nil {
@@ -866,6 +901,11 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
 			case p["condition"] != nil:
 				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")
+			case readsTaskOutput(t["inputs"]):
+				// KFP's ignore_upstream_failure(): the task runs once its
+				// upstream tasks ended, an input from one that failed
+				// taking its default.
+				c.errorf(st, pf+".strategy", "KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet: pipectl runs such a task as a finally step (dsl.ExitHandler's exit task), after every other task, and a finally step reads no task's output")
 			default:
 				// A finally step runs after every other step: its
 				// dependentTasks are what it waited for.
@@ -925,6 +965,23 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		}
 	}
 	return step
+}
+
+// readsTaskOutput reports whether a task's inputs (in) read a task's
+// output parameter or artifact.
+func readsTaskOutput(in *yaml.Node) bool {
+	for _, kind := range []string{"parameters", "artifacts"} {
+		m, _, _ := yamlfile.Lookup(in, kind)
+		_, values := yamlfile.Pairs(m)
+		for _, v := range values {
+			for _, key := range []string{"taskOutputParameter", "taskOutputArtifact"} {
+				if _, _, ok := yamlfile.Lookup(v, key); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // taskOutputParameter is the reference a taskOutputParameter (n, at
@@ -997,7 +1054,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			case v.Kind != yaml.ScalarNode && innerBraces(v) != nil:
 				// KFP's driver fills pipeline channels in anywhere in a
 				// list or struct; pipectl gives such a constant as written.
-				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported yet: pipectl gives a list or struct constant as written", innerBraces(v).Value)
+				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported: KFP's driver passes the constant as written, its cluster launcher replaces such a placeholder in the command line only when it happens to handle it after the constant's own (Go map order) and its local runner never does; pipectl gives a list or struct constant as written", innerBraces(v).Value)
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -1202,7 +1259,7 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 			case body == ".pipeline_task_name" && c.taskName != "":
 				b.WriteString(c.taskName)
 			case body == ".pipeline_task_uuid":
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: pipectl has no id per task (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution, which pipectl has no counterpart of (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
 				ok = false
 			case m == nil:
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}})", body)

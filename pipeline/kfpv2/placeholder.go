@@ -18,6 +18,11 @@ import (
 //	{{$.outputs.artifacts['m'].uri}}          {{outputs.m.uri}}
 //	{{$.outputs.parameters['p'].output_file}} {{outputs.p.path}}: the program
 //	                                          writes the value to that file
+//	{{$.outputs.artifacts['m'].metadata}}     {}: the output artifact's
+//	                                          metadata, empty when the program
+//	                                          starts (as KFP's local runner
+//	                                          gives it: the metadata JSON of
+//	                                          the executor input's artifact)
 //	{{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}
 //	                                          {{run.id}}
 //	{{$.pipeline_task_name}}                  {{step.name}}
@@ -39,10 +44,12 @@ import (
 var placeholderRE = regexp.MustCompile(`\{\{\$([^{}]*)\}\}`)
 
 var (
-	inParamRE  = regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`)
-	inArtRE    = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outArtRE   = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outParamRE = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
+	inParamRE    = regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`)
+	inArtRE      = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
+	outArtRE     = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
+	outParamRE   = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
+	wholeInArtRE = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]$`)
+	outMetaRE    = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.metadata$`)
 )
 
 // ExecutorInputPlaceholder is the pipectl form of {{$}}.
@@ -91,6 +98,17 @@ func (cv *compConv) placeholder(body string) (string, error) {
 	if m := outParamRE.FindStringSubmatch(body); m != nil {
 		return "{{outputs." + cv.name(m[1]) + ".path}}", nil
 	}
+	if m := outMetaRE.FindStringSubmatch(body); m != nil {
+		// KFP's local runner gives the JSON of the output artifact's
+		// metadata in the executor input, {} (pipectl's {{$}} too); its
+		// cluster launcher leaves the placeholder as written.
+		for _, o := range cv.outs {
+			if o.name == m[1] && o.artifact {
+				return "{}", nil
+			}
+		}
+		return "", fmt.Errorf("placeholder {{$%s}}: the component has no output artifact %q", body, m[1])
+	}
 	switch body {
 	case "":
 		if cv.executorInput == nil {
@@ -102,7 +120,10 @@ func (cv *compConv) placeholder(body string) (string, error) {
 	case ".pipeline_task_name":
 		return "{{step.name}}", nil
 	}
-	return "", fmt.Errorf("placeholder {{$%s}} is not supported (supported: {{$.inputs.parameters['NAME']}}, {{$.inputs.artifacts['NAME'].path|uri}}, {{$.outputs.artifacts['NAME'].path|uri}}, {{$.outputs.parameters['NAME'].output_file}}, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_task_name}}, {{$}})", body)
+	if m := wholeInArtRE.FindStringSubmatch(body); m != nil {
+		return "", fmt.Errorf("placeholder {{$%s}} (the whole input artifact %q) is not supported: KFP's cluster launcher leaves it as written and its local runner gives the executor input's {\"artifacts\": [...]}; read {{$}} (the executor input) or the input's .path", body, m[1])
+	}
+	return "", fmt.Errorf("placeholder {{$%s}} is not supported (supported: {{$.inputs.parameters['NAME']}}, {{$.inputs.artifacts['NAME'].path|uri}}, {{$.outputs.artifacts['NAME'].path|uri}}, {{$.outputs.parameters['NAME'].output_file}}, {{$.outputs.artifacts['NAME'].metadata}}, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_task_name}}, {{$}})", body)
 }
 
 // name is pipectl's name of a KFP input or output name: the same name

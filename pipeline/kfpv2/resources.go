@@ -2,12 +2,15 @@ package kfpv2
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -22,6 +25,8 @@ import (
 //	platforms.kubernetes...nodeSelector.labels                      nodeSelector
 //	platforms.kubernetes...secretAsEnv (keyToEnv, secretName or
 //	secretNameParameter: a constant or an input, optional)          secrets
+//	platforms.kubernetes...podMetadata (labels, annotations)         podMetadata
+//	platforms.kubernetes...fieldPathAsEnv (a label or annotation)   env
 //
 // pipectl's resources are requests with equal limits. A value given at run
 // time (a placeholder, nodeSelectorJson, tolerationJson) is an error.
@@ -44,19 +49,30 @@ func (c *conv) resources(label string, n *yaml.Node, field string) {
 		}
 		return nil, ""
 	}
-	static := func(v *yaml.Node, f string) bool {
-		if v.Kind != yaml.ScalarNode || strings.Contains(v.Value, "{{") {
-			c.errorf(v, f, "a resource given at run time (a pipeline input or a task output) is not supported: pipectl sets resources when it compiles")
+	// static reports whether v is written in the file; a whole
+	// {{$.inputs.parameters['NAME']}} is a task input, given at run time:
+	// recorded for the tasks running the executor (runtimeResources).
+	static := func(v *yaml.Node, f, field string) bool {
+		if v.Kind == yaml.ScalarNode && !strings.Contains(v.Value, "{{") {
+			return true
+		}
+		if m := wholeInParamRE.FindStringSubmatch(v.Value); v.Kind == yaml.ScalarNode && m != nil {
+			if c.runtimeRes == nil {
+				c.runtimeRes = map[string][]runtimeResource{}
+			}
+			c.at(v, f)
+			c.runtimeRes[label] = append(c.runtimeRes[label], runtimeResource{field: field, input: m[1], n: v, at: f})
 			return false
 		}
-		return true
+		c.errorf(v, f, "expected a value or a whole {{$.inputs.parameters['NAME']}} (a resource given at run time)")
+		return false
 	}
-	if v, f := first("resourceCpuLimit", "cpuLimit", "resourceCpuRequest", "cpuRequest"); v != nil && static(v, f) {
+	if v, f := first("resourceCpuLimit", "cpuLimit", "resourceCpuRequest", "cpuRequest"); v != nil && static(v, f, "cpu") {
 		c.add(out, "cpu", v, f, c.str(v.Value, v, f))
 	}
-	if v, f := first("resourceMemoryLimit", "resourceMemoryRequest"); v != nil && static(v, f) {
+	if v, f := first("resourceMemoryLimit", "resourceMemoryRequest"); v != nil && static(v, f, "memory") {
 		c.add(out, "memory", v, f, c.str(v.Value, v, f))
-	} else if v, f := first("memoryLimit", "memoryRequest"); v != nil && static(v, f) {
+	} else if v, f := first("memoryLimit", "memoryRequest"); v != nil && static(v, f, "memory") {
 		c.add(out, "memory", v, f, c.str(v.Value+"G", v, f))
 	}
 	if a := r["accelerator"]; a != nil {
@@ -70,20 +86,93 @@ func (c *conv) resources(label string, n *yaml.Node, field string) {
 		if typ == nil {
 			typ, tf = acc["type"], af+".type"
 		}
-		if cnt != nil && static(cnt, cf) {
+		if cnt != nil && static(cnt, cf, "gpu") {
 			if k, err := strconv.Atoi(cnt.Value); err != nil || k < 0 {
 				c.errorf(cnt, cf, "expected a number of accelerators, got %q", cnt.Value)
 			} else {
 				c.add(out, "gpu", cnt, cf, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(k), Line: cnt.Line, Column: cnt.Column})
 			}
 		}
-		if typ != nil && static(typ, tf) && typ.Value != "nvidia.com/gpu" {
+		if typ != nil && static(typ, tf, "gpuResource") && typ.Value != "nvidia.com/gpu" {
 			c.add(out, "gpuResource", typ, tf, c.str(typ.Value, typ, tf))
 		}
 	}
-	if len(out.Content) > 0 {
+	if len(out.Content) > 0 || len(c.runtimeRes[label]) > 0 {
 		c.extra[label] = append(c.extra[label], c.str("resources", n, field), out)
 	}
+}
+
+// wholeInParamRE is a whole {{$.inputs.parameters['NAME']}}.
+var wholeInParamRE = regexp.MustCompile(`^\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}$`)
+
+// runtimeResource is a container resource given at run time: pipectl's
+// resources field, the task input that gives it, its node and KFP field.
+type runtimeResource struct {
+	field, input string
+	n            *yaml.Node
+	at           string
+}
+
+// withRuntimeResources returns the step fields of executor label for a
+// task whose inputs are in (the KFP task's inputs, at field): its
+// resources with those given at run time added, each the value of the
+// task's input: a pipeline input or a dag's (its param), a task's output,
+// or a constant. used are the inputs read so.
+func (c *conv) withRuntimeResources(label string, in *yaml.Node, field string) (fields []*yaml.Node, used map[string]bool) {
+	fields = c.extra[label]
+	rs := c.runtimeRes[label]
+	if len(rs) == 0 {
+		return fields, nil
+	}
+	fields = slices.Clone(fields)
+	var res *yaml.Node
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i].Value == "resources" {
+			res = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: fields[i+1].Line, Column: fields[i+1].Column, Content: slices.Clone(fields[i+1].Content)}
+			fields[i+1] = res
+		}
+	}
+	used = map[string]bool{}
+	for _, r := range rs {
+		v, ok := c.taskInputValue(in, field, r.input)
+		if !ok {
+			c.errorf(r.n, r.at, "the task (%s) has no input parameter %q given by a pipeline input, a task output or a constant", field, r.input)
+			continue
+		}
+		if strings.Contains(v, "{{") && !wholeRefRE.MatchString(v) {
+			c.errorf(r.n, r.at, "input %q of the task is %s: a resource given at run time is a pipeline input, a task's output or a constant", r.input, v)
+			continue
+		}
+		used[r.input] = true
+		c.add(res, r.field, r.n, r.at, c.str(v, r.n, r.at))
+	}
+	return fields, used
+}
+
+// taskInputValue is the value of a KFP task's input parameter name (the
+// task's inputs in, at field) as pipectl writes it: a constant as written,
+// or the reference to a pipeline input, a dag's input or a task's output.
+func (c *conv) taskInputValue(in *yaml.Node, field, name string) (string, bool) {
+	p, _, ok := yamlfile.Lookup(in, "parameters", name)
+	if !ok {
+		return "", false
+	}
+	f := field + ".parameters." + name
+	if v, _, ok := yamlfile.Lookup(p, "componentInputParameter"); ok && v.Kind == yaml.ScalarNode {
+		ref, err := c.scoped(v.Value, nil)
+		if err != nil {
+			c.errorf(v, f+".componentInputParameter", "%v", err)
+			return "", false
+		}
+		return ref, true
+	}
+	if v, _, ok := yamlfile.Lookup(p, "taskOutputParameter"); ok {
+		return c.taskOutputParameter(v, f+".taskOutputParameter")
+	}
+	if v, _, ok := yamlfile.Lookup(p, "runtimeValue", "constant"); ok && v.Kind == yaml.ScalarNode && !components.IsNull(v) {
+		return v.Value, true
+	}
+	return "", false
 }
 
 // platformExecutor maps the kubernetes platform spec of executor label
@@ -121,6 +210,20 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 				}
 				c.extra[label] = append(c.extra[label], c.str("nodeSelector", k, f), m)
 			}
+		case "podMetadata":
+			c.podMetadata(label, values[i], f)
+			c.extra[label] = append(c.extra[label], c.str("podMetadata", k, f), c.podMeta[label].node)
+		case "fieldPathAsEnv":
+			// Converted once the executor's podMetadata is known
+			// (fieldEnv).
+			if values[i].Kind != yaml.SequenceNode {
+				c.errorf(values[i], f, "expected a list of fieldPathAsEnv entries")
+				continue
+			}
+			if c.fieldPaths == nil {
+				c.fieldPaths = map[string]platformEntry{}
+			}
+			c.fieldPaths[label] = platformEntry{values[i], f}
 		case "secretAsEnv":
 			// Converted with each task that runs the executor: a Secret
 			// named by an input is named in that task's scope (secrets).
@@ -136,6 +239,104 @@ func (c *conv) platformExecutor(label string, n *yaml.Node, field string) {
 			}
 		default:
 			c.errorf(k, f, "KFP kubernetes platform spec %q is not supported (executor %s)%s", k.Value, label, platformWhy[k.Value])
+		}
+	}
+}
+
+// podMeta is the podMetadata of an executor: pipectl's node, and the
+// labels and annotations by key.
+type podMeta struct {
+	node                *yaml.Node
+	labels, annotations map[string]string
+}
+
+// podMetadata converts the podMetadata of executor label (n, at field):
+// its labels and annotations, each a map of text.
+func (c *conv) podMetadata(label string, n *yaml.Node, field string) {
+	fs := c.fieldsOf(n, field, "a podMetadata", []string{"labels", "annotations"}, nil)
+	pm := podMeta{node: c.mapping(n, field), labels: map[string]string{}, annotations: map[string]string{}}
+	for _, what := range []string{"labels", "annotations"} {
+		m := fs[what]
+		if m == nil {
+			continue
+		}
+		wf := field + "." + what
+		if m.Kind != yaml.MappingNode {
+			c.errorf(m, wf, "expected a mapping of keys to text")
+			continue
+		}
+		out := c.mapping(m, wf)
+		keys, values := yamlfile.Pairs(m)
+		for j, k := range keys {
+			kf := wf + "." + k.Value
+			v, ok := c.scalarOf(values[j], kf, "text")
+			if !ok {
+				continue
+			}
+			c.add(out, k.Value, k, kf, c.str(v, values[j], kf))
+			if what == "labels" {
+				pm.labels[k.Value] = v
+			} else {
+				pm.annotations[k.Value] = v
+			}
+		}
+		c.add(pm.node, what, m, wf, out)
+	}
+	if c.podMeta == nil {
+		c.podMeta = map[string]podMeta{}
+	}
+	c.podMeta[label] = pm
+}
+
+// fieldPathRE is a fieldPathAsEnv fieldPath pipectl gives: a label or an
+// annotation of the pod.
+var fieldPathRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
+
+// fieldEnv converts the fieldPathAsEnv entries of each executor into the
+// env of the steps running it: a label's or an annotation's value is the
+// one the executor's podMetadata gives the pod, "" when it gives none (as
+// Kubernetes gives a key the pod does not have), the same locally and in
+// the pod. A key with a prefix (DOMAIN/NAME) the podMetadata does not set
+// is an error: KFP's and Argo's own labels and annotations are such keys,
+// which pipectl's pods do not have. Other field paths are errors.
+func (c *conv) fieldEnv() {
+	for _, label := range slices.Sorted(maps.Keys(c.fieldPaths)) {
+		e := c.fieldPaths[label]
+		pm := c.podMeta[label]
+		env := c.seq(e.n, e.field)
+		for j, item := range e.n.Content {
+			f := e.field + "[" + strconv.Itoa(j) + "]"
+			fs := c.fieldsOf(item, f, "a fieldPathAsEnv entry", []string{"name", "fieldPath"}, nil)
+			name, ok1 := c.scalarOf(fs["name"], f+".name", "a variable name")
+			path, ok2 := c.scalarOf(fs["fieldPath"], f+".fieldPath", "a field path")
+			if !ok1 || !ok2 {
+				if fs["name"] == nil || fs["fieldPath"] == nil {
+					c.errorf(item, f, "missing: name and fieldPath")
+				}
+				continue
+			}
+			m := fieldPathRE.FindStringSubmatch(path)
+			if m == nil {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "field path %q is not supported: pipectl gives a pod's label or annotation the executor's podMetadata sets (metadata.labels['KEY'], metadata.annotations['KEY']); the same step runs as a process locally, with no pod's name, namespace or node (read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead)", path)
+				continue
+			}
+			set := pm.labels
+			if m[1] == "annotations" {
+				set = pm.annotations
+			}
+			val, given := set[m[2]]
+			if !given && strings.Contains(m[2], "/") {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "%s %q is not set by the executor's podMetadata: a key with a prefix may be one KFP or Argo gives its pods, which pipectl's do not have", strings.TrimSuffix(m[1], "s"), m[2])
+				continue
+			}
+			if strings.Contains(val, "{{") {
+				c.errorf(fs["fieldPath"], f+".fieldPath", "the value of %s %q holds {{, which pipectl would read as a reference", strings.TrimSuffix(m[1], "s"), m[2])
+				continue
+			}
+			env.Content = append(env.Content, c.mapping(item, f, c.str("name", fs["name"], f+".name"), c.str(name, fs["name"], f+".name"), c.str("value", fs["fieldPath"], f+".fieldPath"), c.str(val, fs["fieldPath"], f+".fieldPath")))
+		}
+		if len(env.Content) > 0 {
+			c.extra[label] = append(c.extra[label], c.str("env", e.n, e.field), env)
 		}
 	}
 }
@@ -263,8 +464,6 @@ var platformWhy = map[string]string{
 	"workspace":              volumeWhy,
 	"emptyDirMounts":         volumeWhy,
 	"genericEphemeralVolume": volumeWhy,
-	"fieldPathAsEnv":         ": pipectl gives a step's program no pod fields (the same step runs as a process locally); read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead",
-	"podMetadata":            ": pipectl sets no labels or annotations of its own on a step's pod",
 	"nodeAffinity":           ": a pipectl step is placed by its node selector and tolerations only",
 	"imagePullSecret":        ": pipectl's pods pull with the namespace's service account",
 }

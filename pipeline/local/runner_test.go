@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -601,5 +602,53 @@ func TestRunSecrets(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunRuntimeResources: resources given at run time (a param, a step's
+// output) are checked when the step starts, as in a pod: a value
+// Kubernetes would not take fails the step before its program runs,
+// naming the field, the value and where it came from; a good one runs it
+// (locally resources size nothing).
+func TestRunRuntimeResources(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(header + `params:
+  cpu: {type: string, default: 500m}
+  mem: {type: string, default: 1Gi}
+steps:
+  - name: sizer
+    inputs: {mem: "{{params.mem}}"}
+` + shComponent("sizer", "{name: mem, type: string}", "{name: mem, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.mem}}", "{{outputs.mem.path}}") + `
+  - name: use
+    resources: {cpu: "{{params.cpu}}", memory: "{{steps.sizer.outputs.mem}}"}
+` + shComponent("use", "", "{name: ran, type: string}", `printf yes > "$1"`, "{{outputs.ran.path}}") + `
+`)
+	if got := p.Step("use").Deps(); !slices.Contains(got, "sizer") {
+		t.Errorf("use depends on %v, want sizer (its output gives the memory)", got)
+	}
+	run, err := f.run(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if out := run.Step("use").Outputs; len(out) != 1 || out[0].Value == nil || *out[0].Value != "yes" {
+		t.Errorf("use: %+v, want it ran", out)
+	}
+	for name, tc := range map[string]struct {
+		params map[string]string
+		want   string
+	}{
+		"output": {map[string]string{"mem": "1 Gi"}, `resources.memory: "1 Gi" is not a quantity (such as 500m, 2, 1.5, 4Gi or 15G: digits, then an optional exponent e3, binary suffix Ki, Mi, Gi, Ti, Pi, Ei or decimal suffix n, u, m, k, M, G, T, P, E), given by output mem of step sizer`},
+		"param":  {map[string]string{"cpu": "-1"}, `resources.cpu: "-1" is not a quantity`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run, err := f.run(context.Background(), p, tc.params, nil)
+			if err == nil {
+				t.Fatalf("Run succeeded, want use to fail")
+			}
+			s := run.Step("use")
+			if s.Status != artifacts.StatusFailed || !strings.Contains(s.Message, tc.want) || len(s.Outputs) != 0 {
+				t.Errorf("use: %s %q %+v, want failed with %q and no outputs", s.Status, s.Message, s.Outputs, tc.want)
+			}
+		})
 	}
 }

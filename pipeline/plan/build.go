@@ -65,6 +65,9 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 		}
 		pod.Secrets = slices.Clone(s.Secrets)
 	}
+	if m := s.PodMetadata; m != nil && st.Distributed == nil {
+		st.Pod.Labels, st.Pod.Annotations = maps.Clone(m.Labels), maps.Clone(m.Annotations)
+	}
 	return st, nil
 }
 
@@ -188,6 +191,13 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 		w.Env = append(w.Env, EnvText{Name: e.Name, Value: t})
 	}
+	if s.Distributed == nil {
+		res, err := runtimeResources(p, s.Resources, w)
+		if err != nil {
+			return nil, err
+		}
+		w.Resources = res
+	}
 	for _, r := range w.ParamNames() {
 		if _, ok := p.Params[r]; !ok {
 			return nil, fmt.Errorf("unknown parameter %q", r)
@@ -298,6 +308,9 @@ func (w *Wiring) ParamNames() []string {
 	add(w.Items)
 	for _, e := range w.Env {
 		add(e.Value)
+	}
+	for _, t := range w.Resources {
+		add(t)
 	}
 	for _, prm := range w.ParamInputs {
 		set[prm] = true

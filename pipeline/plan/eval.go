@@ -189,7 +189,38 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		}
 		inv.Env = append(inv.Env, e.Name+"="+val)
 	}
+	if _, err := w.ResourceValues(v); err != nil {
+		return nil, err
+	}
 	return inv, nil
+}
+
+// ResourceValues are the values of the resources given at run time, by
+// field, each checked (pipeline.CheckRuntimeResource): a value Kubernetes
+// would not take fails the step, on both backends, before its program
+// starts (in a pod, the pod spec patch has left it out).
+func (w *Wiring) ResourceValues(v Values) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range slices.Sorted(maps.Keys(w.Resources)) {
+		t := w.Resources[f]
+		val, err := t.Eval(v)
+		if err != nil {
+			return nil, fmt.Errorf("resources.%s: %v", f, err)
+		}
+		if err := pipeline.CheckRuntimeResource(f, val); err != nil {
+			switch {
+			case len(t) == 1 && t[0].Param != "":
+				err = fmt.Errorf("%v, given by parameter %s", err, t[0].Param)
+			case len(t) == 1 && t[0].Upstream != "":
+				if ref, ok := w.Upstream[t[0].Upstream]; ok {
+					err = fmt.Errorf("%v, given by output %s of step %s", err, ref.Output, ref.Step)
+				}
+			}
+			return nil, err
+		}
+		out[f] = val
+	}
+	return out, nil
 }
 
 // ItemList returns the items of a loop step's iterations (see

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	k8syaml "sigs.k8s.io/yaml"
 
+	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -21,7 +23,7 @@ import (
 // selector, and the tolerations with the GPU resource's NoSchedule
 // toleration added when GPUs are requested and none tolerates it yet.
 func podOf(r *pipeline.Resources, nodeSelector map[string]string, tolerations []pipeline.Toleration) (Pod, error) {
-	res, gpu, err := resources(r)
+	res, gpu, err := resources(written(r))
 	if err != nil {
 		return Pod{}, err
 	}
@@ -50,6 +52,68 @@ func CheckLabels(what string, m map[string]string) error {
 	return errors.Join(errs...)
 }
 
+// written is r without the fields given at run time (Runtime): both GPU
+// fields when either is.
+func written(r *pipeline.Resources) *pipeline.Resources {
+	refs := r.Refs()
+	if len(refs) == 0 {
+		return r
+	}
+	c := *r
+	for f := range refs {
+		switch f {
+		case pipeline.ResourceCPU:
+			c.CPU = ""
+		case pipeline.ResourceMemory:
+			c.Memory = ""
+		case pipeline.ResourceGPU, pipeline.ResourceGPUResource:
+			c.GPU, c.GPUResource = "", ""
+		}
+	}
+	return &c
+}
+
+// runtimeResources are the fields of r given at run time, as texts, by
+// field: a param, or an upstream value (ResourceInputPrefix+FIELD, added to
+// w.Upstream); with one GPU field given at run time, the other as written
+// (a literal) or left out. Nil when there are none.
+func runtimeResources(p *pipeline.Pipeline, r *pipeline.Resources, w *Wiring) (map[string]Text, error) {
+	refs := r.Refs()
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := map[string]Text{}
+	for _, f := range pipeline.RuntimeFields {
+		b, ok := refs[f]
+		switch {
+		case !ok && (f == pipeline.ResourceGPU || f == pipeline.ResourceGPUResource) && r.Field(f) != "":
+			_, gpu := refs[pipeline.ResourceGPU]
+			_, name := refs[pipeline.ResourceGPUResource]
+			if gpu || name {
+				out[f] = Text{{Lit: r.Field(f)}}
+			}
+		case !ok:
+		case b.Param != "":
+			if _, ok := p.Params[b.Param]; !ok {
+				return nil, fmt.Errorf("resources.%s: unknown parameter %q", f, b.Param)
+			}
+			out[f] = Text{{Param: b.Param}}
+		default:
+			o, err := upstreamOutput(p, b.Step, b.Output)
+			if err != nil {
+				return nil, fmt.Errorf("resources.%s: %w", f, err)
+			}
+			if components.IsArtifact(o.Type) || p.Step(b.Step).Loop != nil {
+				return nil, fmt.Errorf("resources.%s: output %q of step %s is not one value", f, b.Output, b.Step)
+			}
+			key := ResourceInputPrefix + f
+			w.Upstream[key] = OutputRef{Step: b.Step, Output: b.Output}
+			out[f] = Text{{Upstream: key}}
+		}
+	}
+	return out, nil
+}
+
 // resources converts a step's resources to requests and equal limits. gpu is
 // the GPU resource name when GPUs are requested.
 func resources(r *pipeline.Resources) (req corev1.ResourceRequirements, gpu string, err error) {
@@ -75,15 +139,14 @@ func resources(r *pipeline.Resources) (req corev1.ResourceRequirements, gpu stri
 	}
 	add("cpu", "cpu", r.CPU)
 	add("memory", "memory", r.Memory)
-	if r.GPU < 0 {
-		errs = append(errs, fmt.Errorf("resources.gpu: expected 0 or more, got %d", r.GPU))
-	}
-	if r.GPU > 0 {
+	if n, err := strconv.Atoi(r.GPU); r.GPU != "" && (err != nil || n < 0) {
+		errs = append(errs, fmt.Errorf("resources.gpu: expected 0 or more, got %q", r.GPU))
+	} else if n > 0 {
 		gpu = r.GPUResource
 		if gpu == "" {
 			gpu = DefaultGPUResource
 		}
-		add("gpu", gpu, fmt.Sprint(r.GPU))
+		add("gpu", gpu, strconv.Itoa(n))
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Extra)) {
 		add("extra."+name, name, r.Extra[name])
@@ -176,8 +239,5 @@ func shmSize(written string, res corev1.ResourceRequirements) (string, error) {
 
 // gpus is the number of GPUs r requests per pod.
 func gpus(r *pipeline.Resources) int {
-	if r == nil {
-		return 0
-	}
-	return max(r.GPU, 0)
+	return r.GPUs()
 }

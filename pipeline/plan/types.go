@@ -59,6 +59,11 @@ type Loop struct {
 // names being identifiers.
 const ItemsInput = "loop-items"
 
+// ResourceInputPrefix starts the name an upstream value of a resource
+// given at run time travels under (--upstream resource-cpu=VALUE): no
+// input has it, input names being identifiers.
+const ResourceInputPrefix = "resource-"
+
 // Wiring is how one step feeds its component (--step): what each input
 // gets and the step's env. Values are Texts made at run time.
 type Wiring struct {
@@ -100,6 +105,12 @@ type Wiring struct {
 	Items Text `json:"items,omitempty"`
 	// Env adds variables to the program's environment.
 	Env []EnvText `json:"env,omitempty"`
+	// Resources are the pod's resources given at run time, by field
+	// (pipeline.ResourceCPU, ...; both GPU fields when either is): each is
+	// checked when the step starts (pipeline.CheckRuntimeResource; Check),
+	// and on Kubernetes sizes the pod (the template's pod spec patch). An
+	// upstream value travels as ResourceInputPrefix+FIELD.
+	Resources map[string]Text `json:"resources,omitempty"`
 	// Upstream names the step output behind each Upstream part, by the
 	// input it feeds. It does not travel: at run time the values come as
 	// --upstream INPUT=VALUE.
@@ -191,6 +202,9 @@ type Pod struct {
 	PriorityClassName string                      `json:"priorityClassName,omitempty"`
 	// Secrets are the program's variables from Secrets (a key each).
 	Secrets []pipeline.Secret `json:"secrets,omitempty"`
+	// Labels and Annotations are the pod's own (the step's podMetadata).
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // SecretEnv is the container env of the pod's Secrets: each a

@@ -92,7 +92,16 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 	var err error
 	if job.Invocation, job.InputSums, err = Invocation(ctx, p.Store, r); err != nil {
 		if p.Gang {
-			err = &gang.ConfigError{Err: err}
+			return Result{}, &gang.ConfigError{Err: err}
+		}
+		if job.Log != nil {
+			// The step fails before its program starts (a value that
+			// cannot be used, an input that cannot be had): its log says
+			// why, as a local run's output does.
+			fmt.Fprintf(stderr, "pipectl exec: step %s failed before its program started: %v\n", r.Name, err)
+			if uerr := job.Log.Upload(context.WithoutCancel(ctx), p.Store, artifacts.LogKey(r.Values.Run, r.Name)); uerr != nil {
+				fmt.Fprintf(p.Stderr, "pipectl exec: warning: cannot store the log of step %s: %v\n", r.Name, uerr)
+			}
 		}
 		return Result{}, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -178,6 +179,36 @@ var conformanceCases = []confCase{
 			"namer":     {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/name", "conf-token"}, Env: stepEnv("namer")},
 			"by-output": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env([]string{"CASE_TOKEN=" + secretValue}, stepEnv("by-output"))},
 		},
+	},
+	{
+		name:   "resources",
+		status: "Succeeded",
+		steps: []confStep{
+			ok("sizer", seen(), param("mem", "string", "96Mi")),
+			ok("sized", seen()).after("sizer"),
+		},
+		probes: map[string]probeRecord{
+			"sizer": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/mem", "96Mi"}, Env: stepEnv("sizer")},
+			"sized": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("sized")},
+		},
+		pods: map[string]confPod{"sized": {
+			resources:   corev1.ResourceList{"cpu": resource.MustParse("250m"), "memory": resource.MustParse("96Mi"), "nvidia.com/gpu": resource.MustParse("1")},
+			tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
+		}},
+	},
+	{
+		name:   "kfppodmeta",
+		status: "Succeeded",
+		steps:  []confStep{ok("labelled", seen()), ok("plain", seen())},
+		probes: map[string]probeRecord{
+			"labelled": {Argv: []string{"@seen", "$WORK/outputs/seen"},
+				Env: env([]string{"CASE_TEAM=ml-a_b.c", "CASE_NOTE=it's $(x) `y` \"z\"", "CASE_ABSENT="}, stepEnv("labelled"))},
+			"plain": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: stepEnv("plain")},
+		},
+		pods: map[string]confPod{"labelled": {
+			labels:      map[string]string{"team": "ml-a_b.c"},
+			annotations: map[string]string{"example.com/note": "it's $(x) `y` \"z\""},
+		}},
 	},
 	{
 		name:   "names",
@@ -527,6 +558,19 @@ type confCase struct {
 	// Kubernetes Secret name (key: value) on Argo, as the variable env of
 	// pipectl's environment locally (and only there).
 	secret *confSecret
+	// pods are what the pod of a step of the Argo run was given, by step
+	// (read from the API server).
+	pods map[string]confPod
+}
+
+// confPod is what a step's pod was given: its main container's resources
+// (requests, and limits equal to them), its tolerations, and labels and
+// annotations (each among the pod's).
+type confPod struct {
+	resources   corev1.ResourceList
+	tolerations []corev1.Toleration
+	labels      map[string]string
+	annotations map[string]string
 }
 
 // confSecret is the secret of a case (see confCase.secret).
@@ -780,6 +824,9 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			confCompare(t, tc, local, argo)
+			if err := la.confPods(ctx, tc, argo.run); err != nil {
+				t.Error(err)
+			}
 			if tc.next != nil && !t.Failed() {
 				var local2, argo2 confResult
 				next := filepath.Join(filepath.Dir(file), tc.next.file)
@@ -950,6 +997,65 @@ func TestConformanceLocal(t *testing.T) {
 			confCompare(t, rerunCase(tc), r)
 		})
 	}
+}
+
+// confPods checks what the pods of the steps of tc.pods were given in Argo
+// run run, read from the API server: the main container's requests and
+// limits, and the pod's tolerations.
+func (a *argoLab) confPods(ctx context.Context, tc confCase, run string) error {
+	if len(tc.pods) == 0 {
+		return nil
+	}
+	list, err := a.c.Client.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{LabelSelector: "pipectl.dev/run=" + run})
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for step, want := range tc.pods {
+		found := false
+		for _, pod := range list.Items {
+			if pod.Annotations["workflows.argoproj.io/node-name"] != run+"."+step {
+				continue
+			}
+			found = true
+			for _, c := range pod.Spec.Containers {
+				if c.Name != "main" {
+					continue
+				}
+				if want.resources == nil {
+					continue
+				}
+				if diff := cmp.Diff(want.resources, c.Resources.Requests); diff != "" {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: requests (-want +got):\n%s", pod.Name, step, diff))
+				}
+				if diff := cmp.Diff(want.resources, c.Resources.Limits); diff != "" {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: limits (-want +got):\n%s", pod.Name, step, diff))
+				}
+			}
+			for k, v := range want.labels {
+				if got, ok := pod.Labels[k]; !ok || got != v {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: label %s = %q, want %q", pod.Name, step, k, got, v))
+				}
+			}
+			for k, v := range want.annotations {
+				if got, ok := pod.Annotations[k]; !ok || got != v {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: annotation %s = %q, want %q", pod.Name, step, k, got, v))
+				}
+			}
+			for _, tol := range want.tolerations {
+				if !slices.Contains(pod.Spec.Tolerations, tol) {
+					errs = append(errs, fmt.Sprintf("pod %s of step %s: no toleration %+v in %+v", pod.Name, step, tol, pod.Spec.Tolerations))
+				}
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("no pod of step %s in run %s", step, run))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
 }
 
 // confDiff checks `runs diff` of a case's runs before and after its edit:

@@ -451,3 +451,28 @@ func writeFile(t *testing.T, path, s string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestExecFailureBeforeProgramIsLogged: a step that fails before its
+// program starts (here a resource given at run time that is no quantity)
+// keeps a log saying why, which `pipectl logs` shows, and exits non-zero.
+func TestExecFailureBeforeProgramIsLogged(t *testing.T) {
+	root := t.TempDir()
+	comp := component(t, nil, nil, `echo ran`)
+	spec := stepSpec(t, plan.Wiring{Step: "s", Resources: map[string]plan.Text{"memory": {{Param: "mem"}}}})
+	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+spec, "--param=mem=lots")
+	want := `resources.memory: "lots" is not a quantity`
+	if err == nil || !strings.Contains(err.Error(), want) || cmdutil.Code(err) == 0 {
+		t.Fatalf("err = %v (exit %d), want a failure holding %q", err, cmdutil.Code(err), want)
+	}
+	store, err := artifacts.Open(context.Background(), "file://"+root, artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := artifacts.Copy(context.Background(), store, artifacts.LogKey("r", "s"), &log, ""); err != nil {
+		t.Fatalf("no log: %v", err)
+	}
+	if !strings.Contains(log.String(), "step s failed before its program started: "+want) || strings.Contains(log.String(), "ran") {
+		t.Errorf("log %q, want the reason and no program output", log.String())
+	}
+}

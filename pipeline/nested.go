@@ -407,10 +407,19 @@ func (v *validator) expand() {
 
 // sameIteration refuses what step t of a looped pipeline (its steps
 // named prefix+NAME) cannot do with the outputs of the pipeline's other
-// steps, which it reads iteration by iteration: name its Secret by them
-// (a step's Secret is the same for all its iterations).
+// steps, which it reads iteration by iteration: name its Secret or give
+// its resources by them (a step's Secret and pod are the same for all its
+// iterations).
 func sameIteration(t *Step, prefix string) error {
 	inner := func(b Binding) bool { return strings.HasPrefix(b.Step, prefix) }
+	if t.Resources != nil {
+		refs := t.Resources.Refs()
+		for _, f := range slices.Sorted(maps.Keys(refs)) {
+			if b := refs[f]; inner(b) {
+				return fmt.Errorf("step %s: resources.%s: a resource given by output %q of step %s of the same looped pipeline is not supported (a step's pod template is the same for all its iterations)", strings.TrimPrefix(t.Name, prefix), f, b.Output, strings.TrimPrefix(b.Step, prefix))
+			}
+		}
+	}
 	for _, sec := range t.Secrets {
 		if b := sec.Ref(); inner(b) {
 			return fmt.Errorf("step %s: secret %s: a Secret named by output %q of step %s of the same looped pipeline is not supported (a step's Secret is the same for all its iterations)", strings.TrimPrefix(t.Name, prefix), sec.Env, b.Output, strings.TrimPrefix(b.Step, prefix))

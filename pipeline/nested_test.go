@@ -466,6 +466,9 @@ steps:
 	if s := p.Step("s.b"); s == nil || s.When != "{{steps.s.a.outputs.o}} == x && {{item}} != 2" {
 		t.Errorf("s.b: %+v, want its when on s.a's output and the item", s)
 	}
+	if _, err := looped("  - name: a\n    component: " + comp + "\n  - name: b\n    component: " + comp + "\n    resources: {cpu: \"{{steps.a.outputs.o}}\"}\n"); err == nil || !strings.Contains(err.Error(), `step b: resources.cpu: a resource given by output "o" of step a of the same looped pipeline is not supported`) {
+		t.Errorf("resources given by another step of a looped pipeline: Load = %v", err)
+	}
 	// A distributed step's launcher starts each iteration's gang: its when
 	// cannot hold iteration by iteration.
 	if _, err := looped("  - name: d\n    component: " + comp + "\n    distributed: {nodes: 2}\n    when: \"{{params.w}} == 1\"\n"); err == nil || !strings.Contains(err.Error(), "whose distributed step d has a when: not supported in a looped pipeline") {

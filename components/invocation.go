@@ -1,6 +1,7 @@
 package components
 
 import (
+	"encoding/json"
 	"os"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -33,6 +34,10 @@ type Invocation struct {
 	// loop step, in order, by input name: the input is a directory holding
 	// iteration i's artifact as <i>.
 	Collected map[string][]string `json:"collected,omitempty"`
+	// Metadata are the metadata of input artifacts that have some (KFP's
+	// importer metadata), JSON objects by input name: the executor input
+	// ({{executor.input}}) gives them; an input not in it has {}.
+	Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
 	// Env adds NAME=value pairs to the program's environment.
 	Env []string `json:"env,omitempty"`
 	// Pod is the value of {{pod.name}}: the pod's name on Kubernetes; when

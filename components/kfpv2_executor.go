@@ -68,8 +68,11 @@ type execArtifact struct {
 	Name     string            `json:"name"`
 	Type     map[string]string `json:"type"`
 	URI      string            `json:"uri"`
-	Metadata map[string]any    `json:"metadata"`
+	Metadata json.RawMessage   `json:"metadata"`
 }
+
+// noMetadata is the metadata of an artifact that has none.
+const noMetadata = "{}"
 
 type execArtifacts struct {
 	Artifacts []execArtifact `json:"artifacts"`
@@ -87,14 +90,18 @@ func (c *Program) executorInput(v Placeholders) (string, error) {
 			}
 			n, list := v.InputLists[in.Name]
 			if !list {
-				arts[in.Name] = execArtifacts{Artifacts: []execArtifact{{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: p, Metadata: map[string]any{}}}}
+				meta := json.RawMessage(noMetadata)
+				if m, ok := v.InputMetadata[in.Name]; ok {
+					meta = m
+				}
+				arts[in.Name] = execArtifacts{Artifacts: []execArtifact{{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: p, Metadata: meta}}}
 				continue
 			}
 			// The artifacts of a loop step's iterations (KFP's
 			// List[Artifact]): one entry each, its <i> in the directory.
 			entries := make([]execArtifact, n)
 			for i := range entries {
-				entries[i] = execArtifact{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: filepath.Join(p, strconv.Itoa(i)), Metadata: map[string]any{}}
+				entries[i] = execArtifact{Name: in.Name, Type: map[string]string{"schemaTitle": schemaTitle(in.Type)}, URI: filepath.Join(p, strconv.Itoa(i)), Metadata: json.RawMessage(noMetadata)}
 			}
 			arts[in.Name] = execArtifacts{Artifacts: entries}
 			continue
@@ -118,7 +125,7 @@ func (c *Program) executorInput(v Placeholders) (string, error) {
 			return "", fmt.Errorf("no path for output %q", out.Name)
 		}
 		if IsArtifact(out.Type) {
-			outArts[out.Name] = execArtifacts{Artifacts: []execArtifact{{Name: out.Name, Type: map[string]string{"schemaTitle": schemaTitle(out.Type)}, URI: p, Metadata: map[string]any{}}}}
+			outArts[out.Name] = execArtifacts{Artifacts: []execArtifact{{Name: out.Name, Type: map[string]string{"schemaTitle": schemaTitle(out.Type)}, URI: p, Metadata: json.RawMessage(noMetadata)}}}
 		} else {
 			outParams[out.Name] = map[string]string{"outputFile": p}
 		}

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -242,6 +243,9 @@ type Placeholders struct {
 	// artifacts of a loop step's iterations (a directory of <i> entries),
 	// by input name: KFP's artifact lists.
 	InputLists map[string]int
+	// InputMetadata are the metadata of input artifacts that have some
+	// (Invocation.Metadata), for the executor input.
+	InputMetadata map[string]json.RawMessage
 	// OutputPaths and OutputURIs locate outputs.
 	OutputPaths, OutputURIs map[string]string
 	// Run, Step and Pod are the values of {{run.id}}, {{step.name}} and {{pod.name}}.

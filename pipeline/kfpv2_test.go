@@ -482,7 +482,7 @@ func TestKFPv2Importer(t *testing.T) {
 	if len(p.Steps) != 1 || p.Steps[0].Name != "read" {
 		t.Fatalf("steps %v, want read only", p.Steps)
 	}
-	if diff := cmp.Diff([]string{"data_uri", "importer-2"}, p.ParamOrder); diff != "" {
+	if diff := cmp.Diff([]string{"data_uri", "name", "importer-2"}, p.ParamOrder); diff != "" {
 		t.Errorf("params (-want +got):\n%s", diff)
 	}
 	if prm := p.Params["data_uri"]; prm.Type != "Dataset" || prm.Default.Value != "s3://bucket/runs/r0/make/data" {
@@ -497,8 +497,17 @@ func TestKFPv2Importer(t *testing.T) {
 	if len(p.Step("read").After) != 0 {
 		t.Errorf("read after %v, want nothing (the importers are no steps)", p.Step("read").After)
 	}
+	// The importers' metadata, their placeholders the pipeline input.
+	for param, want := range map[string]string{
+		"data_uri":   `{"k":2.50,"key":"value","names":["{{params.name}}","alias"]}`,
+		"importer-2": `{"{{params.name}}-x":{"n":1}}`,
+	} {
+		if got, err := p.Params[param].MetadataJSON(); err != nil || got != want {
+			t.Errorf("metadata of %s = %s, %v; want %s", param, got, err, want)
+		}
+	}
 	got, err := p.ResolveParams(map[string]string{"data_uri": "file:///store/r1/make/data"})
-	if want := map[string]string{"data_uri": "file:///store/r1/make/data", "importer-2": "file:///store/r0/train/model"}; err != nil || !cmp.Equal(want, got) {
+	if want := map[string]string{"data_uri": "file:///store/r1/make/data", "name": "n", "importer-2": "file:///store/r0/train/model"}; err != nil || !cmp.Equal(want, got) {
 		t.Errorf("ResolveParams = %v, %v; want %v", got, err, want)
 	}
 	if _, err := p.ResolveParams(map[string]string{"data_uri": "gs://bucket/data"}); err == nil || !strings.Contains(err.Error(), `-p data_uri: expected the URI of an artifact (Dataset) in the artifact store: "gs://bucket/data" is not the URI of an artifact an artifact store can hold`) {
@@ -517,7 +526,7 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 	for _, want := range []string{
 		f + `:120:23: root.inputDefinitions.parameters.data_uri.defaultValue: KFP importer URI "oci://models/model:1" is not supported: pipectl imports an artifact of its artifact store`,
 		f + `:63:21: deploymentSpec.executors.exec-importer-2.importer.artifactUri.constant: KFP importer URI "gs://bucket/data.txt" is not supported`,
-		f + `:65:11: deploymentSpec.executors.exec-importer-2.importer.metadata: importer metadata is not supported yet`,
+		f + `:65:16: deploymentSpec.executors.exec-importer-2.importer.metadata.key: placeholder {{$.pipeline_job_name}} in importer metadata is not supported`,
 		f + `:94:15: root.dag.tasks.from-task.inputs.parameters.uri: an importer's URI given by a task output is not supported yet`,
 		f + `:108:40: root.dag.tasks.read.inputs.parameters.text.componentInputParameter: root input parameter "data_uri" is an importer's URI, an artifact param: pipectl cannot also give it as a value`,
 		f + `:54:7: deploymentSpec.executors.exec-importer.importer: KFP importer is not supported yet inside a sub-DAG`,

@@ -160,6 +160,59 @@ func (v *validator) atValue(path []any, format string, args ...any) {
 
 func p(path ...any) []any { return path }
 
+// checkMetadata checks the metadata of artifact param name (Param.Metadata):
+// a mapping of the pipeline run itself, JSON, whose strings embed only
+// {{params.NAME}} of parameters that are values.
+func (v *validator) checkMetadata(name string, prm Param) {
+	path := p("params", name, "metadata")
+	field := components.FieldPath(path...)
+	switch {
+	case len(v.chain) > 1:
+		v.at(path, "artifact parameter %q of a pipeline used as a step's component cannot have metadata: the step that uses this pipeline gives it an artifact", name)
+		return
+	case prm.Metadata.Kind != yaml.MappingNode:
+		got := "a " + components.KindName(&prm.Metadata)
+		if prm.Metadata.Kind == yaml.ScalarNode {
+			got = describeNode(&prm.Metadata)
+		}
+		v.atValue(path, "expected a mapping (the artifact's metadata), got %s", got)
+		return
+	}
+	if _, err := components.NodeValue(components.TypeJSON, &prm.Metadata); err != nil {
+		v.errs = append(v.errs, v.f.Errorf(&prm.Metadata, field, "expected the artifact's metadata as JSON: %v", err))
+		return
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind != yaml.ScalarNode {
+			for _, c := range n.Content {
+				walk(c)
+			}
+			return
+		}
+		if n.ShortTag() != "!!str" {
+			return
+		}
+		_, refs, err := LiteralParts(n.Value)
+		if err != nil {
+			v.errs = append(v.errs, v.f.Errorf(n, field, "%v", err))
+			return
+		}
+		for _, r := range refs {
+			prm, known := v.p.Params[r.Param]
+			switch {
+			case r.Param == "":
+				v.errs = append(v.errs, v.f.Errorf(n, field, "%q: metadata may embed {{params.NAME}} only", n.Value))
+			case !known:
+				v.errs = append(v.errs, v.f.Errorf(n, field, "unknown parameter %q in {{params.%s}}", r.Param, r.Param))
+			case components.IsArtifact(prm.Type):
+				v.errs = append(v.errs, v.f.Errorf(n, field, "parameter %q is an artifact (%s): metadata may embed parameters that are values", r.Param, prm.Type))
+			}
+		}
+	}
+	walk(&prm.Metadata)
+}
+
 func (v *validator) validate() {
 	pl := v.p
 	if pl.APIVersion != components.APIVersion {
@@ -191,7 +244,13 @@ func (v *validator) validate() {
 					v.atValue(p("params", name, "default"), "invalid default of artifact parameter %q (%s): %v", name, prm.Type, err)
 				}
 			}
+			if prm.Metadata.Kind != 0 {
+				v.checkMetadata(name, prm)
+			}
 			continue
+		}
+		if prm.Metadata.Kind != 0 {
+			v.at(p("params", name, "metadata"), "parameter %q (%s) is a value: only an artifact parameter has metadata", name, prm.Type)
 		}
 		if !components.IsParam(prm.Type) {
 			v.atValue(p("params", name, "type"), "unknown parameter type %q (expected one of: %s; or, in a pipeline used as a step's component, %s)", prm.Type, strings.Join(components.ParamTypes, ", "), strings.Join(components.ArtifactTypes, ", "))

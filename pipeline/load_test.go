@@ -125,6 +125,14 @@ func TestLoadInvalid(t *testing.T) {
 			`6:34 params.data.default: invalid default of artifact parameter "data" (Dataset): "gs://bucket/data.csv" is not the URI of an artifact an artifact store can hold: expected file:///… or s3://…`,
 			`7:35 params.other.default: invalid default of artifact parameter "other" (Dataset): expected the URI of an artifact in the artifact store`,
 		}},
+		{"artifact-metadata", []string{
+			`6:30 params.n.metadata: parameter "n" (int) is a value: only an artifact parameter has metadata`,
+			`7:35 params.data.metadata: expected a mapping (the artifact's metadata), got a list`,
+			`10:19 params.other.metadata: unknown parameter "nope" in {{params.nope}}`,
+			`10:42 params.other.metadata: parameter "data" is an artifact (Dataset): metadata may embed parameters that are values`,
+			`10:62 params.other.metadata: "{{steps.x.outputs.y}}": metadata may embed {{params.NAME}} only`,
+			`10:93 params.other.metadata: unclosed reference`,
+		}},
 		{"oneof", []string{
 			`12:16 outputs.one.oneOf: expected two or more step outputs`,
 			`13:51 outputs.twice.oneOf[1]: step "data" is a candidate twice`,

@@ -55,10 +55,26 @@ type Param struct {
 	Default yaml.Node `yaml:"default,omitempty"`
 	// Description is free text.
 	Description string `yaml:"description,omitempty"`
+	// Metadata, for an artifact param of the pipeline run (KFP's importer
+	// metadata), is the artifact's metadata: a mapping that every step
+	// reading the param gets in the executor input ({{executor.input}},
+	// inputs.artifacts[NAME].artifacts[0].metadata) as JSON, as written;
+	// a string in it (a key or a value) may embed "{{params.NAME}}" of
+	// a parameter that is a value, replaced by that value's text.
+	Metadata yaml.Node `yaml:"metadata,omitempty"`
 
 	// kfp is the input of a KFP v1 graph component the parameter is: what
 	// may feed it follows KFP's type rules (components.Compatible).
 	kfp *components.IO
+}
+
+// MetadataJSON is the JSON text of an artifact param's metadata as
+// written ("" when it has none); its strings still hold {{params.NAME}}.
+func (prm Param) MetadataJSON() (string, error) {
+	if prm.Metadata.Kind == 0 {
+		return "", nil
+	}
+	return components.NodeValue(components.TypeJSON, &prm.Metadata)
 }
 
 // Step is one node of the DAG.

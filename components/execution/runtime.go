@@ -105,6 +105,7 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 	}
 	v.Params = params
 	v.Run, v.Step, v.Pod = inv.Run, inv.Step, inv.Pod
+	v.InputMetadata = inv.Metadata
 	if v.Pod == "" {
 		v.Pod = inv.Run + "-" + inv.Step
 	}

@@ -167,6 +167,9 @@ type conv struct {
 	// each an artifact param (importer.go).
 	rootTasks *yaml.Node
 	imports   map[string]rootImport
+	// metaInputs are the inputs of the importer whose metadata is being
+	// converted, by name (importer.go).
+	metaInputs map[string]metaInput
 }
 
 func (c *conv) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -361,12 +364,16 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 			c.omitted[in.name] = true
 			continue
 		}
-		if ri, ok := c.importParam(in.name); root && ok {
+		ri, imported := c.importParam(in.name)
+		if root && imported {
 			in.typ = ri.typ
 		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
 		if in.def != nil {
 			prm.Content = append(prm.Content, c.str("default", in.def, in.field+".defaultValue"), in.def)
+		}
+		if root && imported && ri.meta != nil {
+			c.add(prm, "metadata", ri.meta, in.field, ri.meta)
 		}
 		if in.desc != "" {
 			c.add(prm, "description", in.key, in.field, c.str(in.desc, in.key, in.field))

@@ -1,6 +1,7 @@
 package kfpv2
 
 import (
+	"fmt"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -39,6 +40,11 @@ type rootImport struct {
 	// root input parameter.
 	def *yaml.Node
 	at  *yaml.Node
+	// meta is the param's metadata (the importer's, its placeholders
+	// made {{params.NAME}} or the constants they name); nil for none.
+	meta *yaml.Node
+	// metaJSON is meta's JSON text, to compare importers of one param.
+	metaJSON string
 }
 
 // importerOf returns the importer node of KFP component name's executor,
@@ -80,6 +86,10 @@ func (c *conv) rootImports(tasks *yaml.Node) map[string]rootImport {
 				c.errorf(k, field, "importers of types %s and %s import root input parameter %q: pipectl's artifact param has one type", o.typ, ri.typ, ri.param)
 				ok = false
 			}
+			if o.param == ri.param && o.metaJSON != ri.metaJSON {
+				c.errorf(k, field, "importers with different metadata import root input parameter %q: pipectl's artifact param has one metadata", ri.param)
+				ok = false
+			}
 		}
 		if ok {
 			out[k.Value] = ri
@@ -97,11 +107,141 @@ func (c *conv) rootImport(key, t *yaml.Node, field, comp string, imp *yaml.Node)
 		"downloadToWorkspace": " (into a workspace: pipectl has no volumes; the steps reading the artifact fetch it from the artifact store)",
 	})
 	ri, ok := c.importURI(key, t, tf, field, imp, e, ef)
-	if m := e["metadata"]; m != nil && len(m.Content) > 0 {
-		c.errorf(m, ef+".metadata", "importer metadata is not supported yet: pipectl gives the tasks reading the artifact its metadata as {} in the executor input ({{$}})")
-		ok = false
+	if m := e["metadata"]; m != nil && !components.IsNull(m) {
+		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata")
+		if mok && len(meta.Content) > 0 {
+			js, err := components.NodeValue(components.TypeJSON, meta)
+			if err != nil {
+				c.errorf(m, ef+".metadata", "expected the artifact's metadata as JSON: %v", err)
+				mok = false
+			}
+			ri.meta, ri.metaJSON = meta, js
+		}
+		ok = ok && mok
 	}
 	return ri, ok
+}
+
+// importMetadata converts the metadata m (field mf) of an importer whose
+// task's inputs are inputs (field inf) into the artifact param's
+// metadata: a copy whose strings have each KFP placeholder
+// {{$.inputs.parameters['NAME']}} replaced by what the task gives NAME,
+// {{params.P}} for a pipeline input P, the text of a constant (a list or
+// struct as JSON), as KFP's local runner fills them in.
+func (c *conv) importMetadata(m, inputs *yaml.Node, inf, mf string) (*yaml.Node, bool) {
+	if m.Kind != yaml.MappingNode {
+		c.errorf(m, mf, "expected a struct (the artifact's metadata)")
+		return nil, false
+	}
+	ok := true
+	c.metaInputs = map[string]metaInput{}
+	defer func() { c.metaInputs = nil }()
+	var conv func(n *yaml.Node, field string) *yaml.Node
+	conv = func(n *yaml.Node, field string) *yaml.Node {
+		n = yamlfile.Deref(n)
+		c.at(n, field)
+		cp := *n
+		cp.Content = nil
+		cp.Anchor = ""
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{") {
+			v, vok := c.metadataText(n, inputs, inf, field)
+			cp.Value, cp.Style = v, 0
+			ok = ok && vok
+		}
+		for i, e := range n.Content {
+			f := field
+			if n.Kind == yaml.MappingNode && i%2 == 1 {
+				f = join(field, n.Content[i-1].Value)
+			} else if n.Kind == yaml.SequenceNode {
+				f = fmt.Sprintf("%s[%d]", field, i)
+			}
+			cp.Content = append(cp.Content, conv(e, f))
+		}
+		return &cp
+	}
+	out := conv(m, mf)
+	return out, ok
+}
+
+// metaInput is what an importer task's input gives its metadata's
+// placeholders (metadataInput), kept so that an error is reported once.
+type metaInput struct {
+	text string
+	ok   bool
+}
+
+// metadataText is the text of n, a string of an importer's metadata
+// (field), with its KFP placeholders replaced (importMetadata).
+func (c *conv) metadataText(n, inputs *yaml.Node, inf, field string) (string, bool) {
+	var b strings.Builder
+	rest := n.Value
+	for {
+		loc := placeholderRE.FindStringSubmatchIndex(rest)
+		if loc == nil {
+			break
+		}
+		b.WriteString(rest[:loc[0]])
+		body := rest[loc[2]:loc[3]]
+		rest = rest[loc[1]:]
+		m := inParamRE.FindStringSubmatch(body)
+		if m == nil {
+			c.errorf(n, field, "placeholder {{$%s}} in importer metadata is not supported (supported: {{$.inputs.parameters['NAME']}} of an input of the importer task)", body)
+			return "", false
+		}
+		in, _, found := yamlfile.Lookup(inputs, "parameters", m[1])
+		inField := inf + ".parameters." + m[1]
+		if !found {
+			c.errorf(n, field, "placeholder {{$%s}}: the importer task has no input parameter %q (%s)", body, m[1], inf+".parameters")
+			return "", false
+		}
+		mi, seen := c.metaInputs[m[1]]
+		if !seen {
+			mi.text, mi.ok = c.metadataInput(in, inField)
+			c.metaInputs[m[1]] = mi
+		}
+		text, ok := mi.text, mi.ok
+		if !ok {
+			return "", false
+		}
+		b.WriteString(text)
+	}
+	if strings.Contains(rest, "{{") {
+		c.errorf(n, field, "importer metadata holding {{ outside a KFP placeholder is not supported (pipectl would read it as a reference)")
+		return "", false
+	}
+	b.WriteString(rest)
+	return b.String(), true
+}
+
+// metadataInput is the text an importer task's input parameter in (field)
+// gives a placeholder of its metadata: {{params.P}} for a pipeline input,
+// a constant's text.
+func (c *conv) metadataInput(in *yaml.Node, field string) (string, bool) {
+	if v, _, ok := yamlfile.Lookup(in, "runtimeValue", "constant"); ok {
+		switch {
+		case v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "{{"):
+			c.errorf(v, field+".runtimeValue.constant", "a constant holding {{ given to importer metadata is not supported")
+			return "", false
+		case v.Kind == yaml.ScalarNode:
+			return v.Value, true
+		}
+		js, err := components.NodeValue(components.TypeJSON, v)
+		if err != nil {
+			c.errorf(v, field+".runtimeValue.constant", "expected a JSON value: %v", err)
+			return "", false
+		}
+		return js, true
+	}
+	p, _, ok := yamlfile.Lookup(in, "componentInputParameter")
+	if !ok || p.Kind != yaml.ScalarNode {
+		c.errorf(in, field, "importer metadata given by a task output is not supported yet: pipectl's importer is an artifact param, whose metadata holds pipeline inputs and constants")
+		return "", false
+	}
+	if _, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", p.Value); !ok {
+		c.errorf(p, field+".componentInputParameter", "unknown root input parameter %q", p.Value)
+		return "", false
+	}
+	return "{{params." + p.Value + "}}", true
 }
 
 // importURI reads the type and URI of importer task (key, t) whose
@@ -213,6 +353,9 @@ func (c *conv) importParams(params *yaml.Node) {
 		field := "root.dag.tasks." + k.Value
 		prm := c.mapping(ri.at, field, c.str("type", ri.at, field), c.str(ri.typ, ri.at, field),
 			c.str("default", ri.def, field), ri.def)
+		if ri.meta != nil {
+			c.add(prm, "metadata", ri.meta, field, ri.meta)
+		}
 		c.add(params, ri.param, ri.at, field, prm)
 	}
 }

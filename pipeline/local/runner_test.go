@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -500,6 +501,75 @@ steps:
 	run, err = f.run(ctx, third, nil, nil)
 	if s := run.Step("read"); err != nil || len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != "rows: 3" {
 		t.Errorf("the default URI: %v; read gave %+v; want %q", err, s.Outputs, "rows: 3")
+	}
+}
+
+// TestRunArtifactParamMetadata: an artifact param's metadata reaches the
+// program reading it in its executor input, numbers as written and
+// {{params.NAME}} in its strings (keys too) replaced by the value; a run
+// with another value of that param does not reuse the step.
+func TestRunArtifactParamMetadata(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	first := f.load(header + `steps:
+  - name: make
+` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
+`)
+	run1, err := f.run(ctx, first, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	uri := run1.Step("make").Outputs[0].URI
+	second := f.load(header + `params:
+  name: {type: string, default: "a \"b\""}
+  n: {type: int, default: "007"}
+  data:
+    type: Dataset
+    metadata:
+      key: value
+      ratio: 1.50
+      names: ["{{params.name}}", alias, 2]
+      "{{params.name}}": "n={{params.n}}"
+      nested: {ok: true, none: null}
+steps:
+  - name: read
+    inputs: {data: "{{params.data}}"}
+` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `printf '%s' "$1" > "$2"`, "{{executor.input}}", "{{outputs.text.path}}") + `
+`)
+	meta := func(run *artifacts.Run) string {
+		t.Helper()
+		s := run.Step("read")
+		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {
+			t.Fatalf("read gave %+v", s.Outputs)
+		}
+		var in struct {
+			Inputs struct {
+				Artifacts map[string]struct {
+					Artifacts []struct {
+						Metadata json.RawMessage `json:"metadata"`
+					} `json:"artifacts"`
+				} `json:"artifacts"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal([]byte(*s.Outputs[0].Value), &in); err != nil {
+			t.Fatalf("executor input %q: %v", *s.Outputs[0].Value, err)
+		}
+		return string(in.Inputs.Artifacts["data"].Artifacts[0].Metadata)
+	}
+	run, err := f.run(ctx, second, map[string]string{"data": uri}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	const want = `{"a \"b\"":"n=007","key":"value","names":["a \"b\"","alias",2],"nested":{"none":null,"ok":true},"ratio":1.50}`
+	if got := meta(run); got != want {
+		t.Errorf("metadata in the executor input:\n got %s\nwant %s", got, want)
+	}
+	run, err = f.run(ctx, second, map[string]string{"data": uri, "name": "x"}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if got, want := meta(run), `{"key":"value","names":["x","alias",2],"nested":{"none":null,"ok":true},"ratio":1.50,"x":"n=007"}`; got != want || run.Step("read").Cached {
+		t.Errorf("name=x: metadata %s (cached %v), want %s, not cached", got, run.Step("read").Cached, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -126,6 +127,16 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				w.ParamInputs = map[string]string{}
 			}
 			w.ParamInputs[name] = b.Param
+			meta, err := p.Params[b.Param].MetadataJSON()
+			if err != nil {
+				return nil, fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
+			}
+			if meta != "" {
+				if w.Metadata == nil {
+					w.Metadata = map[string]json.RawMessage{}
+				}
+				w.Metadata[name] = json.RawMessage(meta)
+			}
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
 		default:
@@ -314,6 +325,11 @@ func (w *Wiring) ParamNames() []string {
 	}
 	for _, prm := range w.ParamInputs {
 		set[prm] = true
+	}
+	for _, meta := range w.Metadata {
+		for _, prm := range metadataParams(meta) {
+			set[prm] = true
+		}
 	}
 	return slices.Sorted(maps.Keys(set))
 }

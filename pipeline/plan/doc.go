@@ -47,7 +47,11 @@
 // Wiring.ParamInputs gives an input artifact a pipeline parameter of an
 // artifact type (a pipeline with artifact params run by itself): the
 // parameter's value is the URI of an artifact in the store, whose sha256
-// (stepcache.AddParamInputs) joins the fingerprint.
+// (stepcache.AddParamInputs) joins the fingerprint. Wiring.Metadata gives
+// such an input the parameter's metadata (pipeline.Param.Metadata, KFP's
+// importer metadata), a JSON object whose strings may embed
+// {{params.NAME}}: Invocation fills them in (metadata.go) and the program
+// gets it in its executor input; it joins the fingerprint too.
 //
 // Wiring.Invocation is the one evaluation of a plan: with the run-time
 // Values (run id, parameter values, upstream output parameter values and,
@@ -68,7 +72,7 @@
 //	             "outputs":[{"name","type"}], "command":[...], "args"?:[...],
 //	             "env"?:[{"name","value"}], "workingDir"?}
 //	--step       Wiring, v3: {"v":3, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
-//	             "paramInputs"?:{INPUT: PARAM}, "collected"?:{INPUT: {"step","output"}},
+//	             "paramInputs"?:{INPUT: PARAM}, "metadata"?:{INPUT: JSON}, "collected"?:{INPUT: {"step","output"}},
 //	             "oneOf"?:{INPUT: [{"step","output"}...]}, "same"?:{INPUT: {"step","output"}},
 //	             "when"?: CONDITION, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
@@ -90,10 +94,10 @@
 // value encoding of components.EncodeValue.
 //
 // Wiring v3 differs from v2: "same" (the inputs a step of a looped
-// pipeline reads from the same iteration of another of its steps) and
+// pipeline reads from the same iteration of another of its steps),
 // "when" (a loop step's condition on its item or on such an output,
-// evaluated where each iteration runs: Wiring.SkipReason) are new; a
-// CONDITION is Condition's JSON.
+// evaluated where each iteration runs: Wiring.SkipReason) and "metadata"
+// (an artifact param's metadata) are new; a CONDITION is Condition's JSON.
 //
 // Wiring v2 differs from v1: "paramInputs" (artifact params given at run
 // time) and the part {"run": "id"} in any step's text are new, which a v1

@@ -160,6 +160,16 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		}
 		inv.Inputs[name] = uri
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.Metadata)) {
+		meta, err := resolveMetadata(w.Metadata[name], v.Params)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %v", name, err)
+		}
+		if inv.Metadata == nil {
+			inv.Metadata = map[string]json.RawMessage{}
+		}
+		inv.Metadata[name] = meta
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		recs, ok := v.Collected[name]
 		if !ok {

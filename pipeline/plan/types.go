@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,6 +81,11 @@ type Wiring struct {
 	// type, by input name: the parameter's value is the URI of an artifact
 	// in the run's store (an output of an earlier run), given at run time.
 	ParamInputs map[string]string `json:"paramInputs,omitempty"`
+	// Metadata give the inputs of ParamInputs whose parameter has
+	// metadata (pipeline.Param.Metadata, KFP's importer metadata) that
+	// metadata, a JSON object as written whose strings may embed
+	// {{params.NAME}}, by input name.
+	Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
 	// Collected give inputs the outputs of every iteration of a loop step,
 	// by input name: an input parameter gets a JSON list of the values, an
 	// input artifact a directory holding each iteration's output as <i>.

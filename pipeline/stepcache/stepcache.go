@@ -111,7 +111,10 @@ func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 		Env       []string          `json:"env"`
 		Nodes     int               `json:"nodes,omitempty"`
 		Procs     int               `json:"procs,omitempty"`
-	}{fingerprintForm(inv.Component, inv.Image), files, params, inputSums, inv.Env, shape.Nodes, shape.Procs}
+		// Metadata (an imported artifact's, KFP's importer metadata)
+		// reaches the program in its executor input.
+		Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
+	}{fingerprintForm(inv.Component, inv.Image), files, params, inputSums, inv.Env, shape.Nodes, shape.Procs, inv.Metadata}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return "", err

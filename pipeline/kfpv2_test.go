@@ -529,7 +529,7 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 		f + `:65:16: deploymentSpec.executors.exec-importer-2.importer.metadata.key: placeholder {{$.pipeline_job_name}} in importer metadata is not supported`,
 		f + `:94:15: root.dag.tasks.from-task.inputs.parameters.uri: an importer's URI given by a task output is not supported yet`,
 		f + `:108:40: root.dag.tasks.read.inputs.parameters.text.componentInputParameter: root input parameter "data_uri" is an importer's URI, an artifact param: pipectl cannot also give it as a value`,
-		f + `:54:7: deploymentSpec.executors.exec-importer.importer: KFP importer is not supported yet inside a sub-DAG`,
+		f + `:46:42: components.comp-condition-1.dag.tasks.importer.inputs.parameters.uri.componentInputParameter: input "pipelinechannel--data_uri" of comp-condition-1 is given by task condition-1 (root.dag.tasks.condition-1.inputs.parameters.pipelinechannel--data_uri) as a constant or a task output: an importer inside a sub-DAG is supported when its URI is a root input parameter passed down`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

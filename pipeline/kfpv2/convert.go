@@ -167,6 +167,14 @@ type conv struct {
 	// each an artifact param (importer.go).
 	rootTasks *yaml.Node
 	imports   map[string]rootImport
+	// subImports are the importer tasks of sub-DAGs, by DAG component
+	// and task ("COMP/TASK"), each an artifact param of its sub-DAG (nil
+	// for one in error); importedIn the sub-DAG inputs that are artifact
+	// params for them, their types by component and input; dagComp is the
+	// component whose dag is being converted ("" for the root).
+	subImports map[*yaml.Node]map[string]*rootImport
+	importedIn map[string]map[string]string
+	dagComp    string
 	// metaInputs are the inputs of the importer whose metadata is being
 	// converted, by name (importer.go).
 	metaInputs map[string]metaInput
@@ -348,6 +356,11 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	if root {
 		c.rootTasks, _, _ = yamlfile.Lookup(comp, "dag", "tasks")
 		c.imports = c.rootImports(c.rootTasks)
+		c.scanSubImports()
+	}
+	dagComp := strings.TrimPrefix(field, "components.")
+	if root {
+		dagComp = ""
 	}
 	c.atRootDefs = root
 	ins := c.inputDefs(fs["inputDefinitions"], join(field, "inputDefinitions"), true)
@@ -367,6 +380,9 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		ri, imported := c.importParam(in.name)
 		if root && imported {
 			in.typ = ri.typ
+		}
+		if typ, ok := c.importedIn[dagComp][in.name]; !root && ok {
+			in.typ = typ // an importer's URI in the sub-DAG (importer.go)
 		}
 		prm := c.mapping(in.key, in.field, c.str("type", in.key, in.field), c.str(in.typ, in.key, in.field))
 		if in.def != nil {
@@ -392,13 +408,15 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 	steps := c.seq(fs["dag"], join(field, "dag.tasks"))
 	finally := c.seq(fs["dag"], join(field, "dag.tasks"))
 	tk, tv := yamlfile.Pairs(dag["tasks"])
-	saved, savedNames := c.dagTasks, c.names
-	c.dagTasks, c.names = dag["tasks"], c.loopNames(dag["tasks"], "")
-	defer func() { c.dagTasks, c.names = saved, savedNames }()
+	saved, savedNames, savedComp := c.dagTasks, c.names, c.dagComp
+	c.dagTasks, c.names, c.dagComp = dag["tasks"], c.loopNames(dag["tasks"], ""), dagComp
+	defer func() { c.dagTasks, c.names, c.dagComp = saved, savedNames, savedComp }()
+	noStep := map[string]bool{}
 	for i, k := range tk {
-		if root && c.isImporter(tv[i]) {
+		if _, mapped := c.importOf(k.Value, tv[i]); mapped {
 			// No step: its output is an artifact param (importer.go).
 			c.names[k.Value] = []string{}
+			noStep[k.Value] = true
 		}
 	}
 	for i, k := range tk {
@@ -406,7 +424,7 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		tf := join(field, "dag.tasks."+k.Value)
 		var s *yaml.Node
 		switch {
-		case root && c.isImporter(tv[i]):
+		case noStep[k.Value]:
 			continue
 		case isLoop(tv[i]):
 			steps.Content = append(steps.Content, c.loopTask(k, tv[i], tf, "")...)
@@ -1029,7 +1047,7 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputParameter"] != nil:
 			if v, ok := c.scalarOf(s["componentInputParameter"], f+".componentInputParameter", "an input name"); ok {
-				if _, imported := c.importParam(v); imported && len(c.loops) == 0 && c.dagTasks == c.rootTasks {
+				if _, imported := c.importParam(v); imported && len(c.loops) == 0 && c.dagTasks == c.rootTasks && c.importedIn[comp][k.Value] == "" {
 					c.errorf(s["componentInputParameter"], f+".componentInputParameter", "root input parameter %q is an importer's URI, an artifact param: pipectl cannot also give it as a value", v)
 					continue
 				}

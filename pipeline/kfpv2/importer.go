@@ -2,6 +2,7 @@ package kfpv2
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -45,6 +46,11 @@ type rootImport struct {
 	meta *yaml.Node
 	// metaJSON is meta's JSON text, to compare importers of one param.
 	metaJSON string
+	// For an importer of a sub-DAG (param its input): roots are the root
+	// input parameters the URI comes from, chain the sub-DAG inputs,
+	// [component, input], that pass it down (each an artifact param).
+	roots []string
+	chain [][2]string
 }
 
 // importerOf returns the importer node of KFP component name's executor,
@@ -108,7 +114,7 @@ func (c *conv) rootImport(key, t *yaml.Node, field, comp string, imp *yaml.Node)
 	})
 	ri, ok := c.importURI(key, t, tf, field, imp, e, ef)
 	if m := e["metadata"]; m != nil && !components.IsNull(m) {
-		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata")
+		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata", "")
 		if mok && len(meta.Content) > 0 {
 			js, err := components.NodeValue(components.TypeJSON, meta)
 			if err != nil {
@@ -128,7 +134,7 @@ func (c *conv) rootImport(key, t *yaml.Node, field, comp string, imp *yaml.Node)
 // {{$.inputs.parameters['NAME']}} replaced by what the task gives NAME,
 // {{params.P}} for a pipeline input P, the text of a constant (a list or
 // struct as JSON), as KFP's local runner fills them in.
-func (c *conv) importMetadata(m, inputs *yaml.Node, inf, mf string) (*yaml.Node, bool) {
+func (c *conv) importMetadata(m, inputs *yaml.Node, inf, mf, dag string) (*yaml.Node, bool) {
 	if m.Kind != yaml.MappingNode {
 		c.errorf(m, mf, "expected a struct (the artifact's metadata)")
 		return nil, false
@@ -144,7 +150,7 @@ func (c *conv) importMetadata(m, inputs *yaml.Node, inf, mf string) (*yaml.Node,
 		cp.Content = nil
 		cp.Anchor = ""
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{") {
-			v, vok := c.metadataText(n, inputs, inf, field)
+			v, vok := c.metadataText(n, inputs, inf, field, dag)
 			cp.Value, cp.Style = v, 0
 			ok = ok && vok
 		}
@@ -172,7 +178,7 @@ type metaInput struct {
 
 // metadataText is the text of n, a string of an importer's metadata
 // (field), with its KFP placeholders replaced (importMetadata).
-func (c *conv) metadataText(n, inputs *yaml.Node, inf, field string) (string, bool) {
+func (c *conv) metadataText(n, inputs *yaml.Node, inf, field, dag string) (string, bool) {
 	var b strings.Builder
 	rest := n.Value
 	for {
@@ -196,7 +202,7 @@ func (c *conv) metadataText(n, inputs *yaml.Node, inf, field string) (string, bo
 		}
 		mi, seen := c.metaInputs[m[1]]
 		if !seen {
-			mi.text, mi.ok = c.metadataInput(in, inField)
+			mi.text, mi.ok = c.metadataInput(in, inField, dag)
 			c.metaInputs[m[1]] = mi
 		}
 		text, ok := mi.text, mi.ok
@@ -216,7 +222,7 @@ func (c *conv) metadataText(n, inputs *yaml.Node, inf, field string) (string, bo
 // metadataInput is the text an importer task's input parameter in (field)
 // gives a placeholder of its metadata: {{params.P}} for a pipeline input,
 // a constant's text.
-func (c *conv) metadataInput(in *yaml.Node, field string) (string, bool) {
+func (c *conv) metadataInput(in *yaml.Node, field, dag string) (string, bool) {
 	if v, _, ok := yamlfile.Lookup(in, "runtimeValue", "constant"); ok {
 		switch {
 		case v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "{{"):
@@ -237,11 +243,236 @@ func (c *conv) metadataInput(in *yaml.Node, field string) (string, bool) {
 		c.errorf(in, field, "importer metadata given by a task output is not supported yet: pipectl's importer is an artifact param, whose metadata holds pipeline inputs and constants")
 		return "", false
 	}
+	if dag != "" {
+		// An input of the sub-DAG: the root input parameter it comes from.
+		roots, ok := c.rootInputs(dag, p.Value, p, field+".componentInputParameter", nil, 0)
+		if !ok {
+			return "", false
+		}
+		if len(roots) != 1 {
+			c.errorf(p, field+".componentInputParameter", "input %q of %s, given to importer metadata, comes from root input parameters %s: pipectl's artifact param has one metadata", p.Value, dag, strings.Join(roots, ", "))
+			return "", false
+		}
+		return "{{params." + roots[0] + "}}", true
+	}
 	if _, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", p.Value); !ok {
 		c.errorf(p, field+".componentInputParameter", "unknown root input parameter %q", p.Value)
 		return "", false
 	}
 	return "{{params." + p.Value + "}}", true
+}
+
+// importOf returns the import importer task (name, t) of the DAG being
+// converted is, when it is mapped as one: nil for one in error (reported).
+// An importer not mapped (one in a ParallelFor body) is refused where its
+// task is converted.
+func (c *conv) importOf(name string, t *yaml.Node) (*rootImport, bool) {
+	if t == nil || !c.isImporter(t) {
+		return nil, false
+	}
+	if c.dagTasks == c.rootTasks {
+		ri, ok := c.imports[name]
+		if !ok {
+			return nil, true
+		}
+		return &ri, true
+	}
+	ri, ok := c.subImports[c.dagTasks][name]
+	return ri, ok
+}
+
+// importRef is the reference to output key of importer task ri.
+func (c *conv) importRef(ri *rootImport, task, key string, artifact bool, at *yaml.Node, field string) (string, bool) {
+	if ri == nil {
+		return "", false // its error is reported
+	}
+	if !artifact {
+		c.errorf(at, field, "importer task %q has output artifact %q only", task, key)
+		return "", false
+	}
+	return "{{params." + ri.param + "}}", true
+}
+
+// taskUse is a task running a component: the component whose dag holds
+// it ("" for the root), its name and node.
+type taskUse struct {
+	dag  string
+	key  *yaml.Node
+	task *yaml.Node
+}
+
+// uses are the tasks of the file running KFP component comp.
+func (c *conv) uses(comp string) []taskUse {
+	var out []taskUse
+	add := func(dag string, tasks *yaml.Node) {
+		keys, values := yamlfile.Pairs(tasks)
+		for i, k := range keys {
+			if bodyOf(values[i]) == comp {
+				out = append(out, taskUse{dag, k, values[i]})
+			}
+		}
+	}
+	add("", c.rootTasks)
+	ck, cv := yamlfile.Pairs(c.comps)
+	for i, k := range ck {
+		if tasks, _, ok := yamlfile.Lookup(cv[i], "dag", "tasks"); ok {
+			add(k.Value, tasks)
+		}
+	}
+	return out
+}
+
+// maxDAGDepth bounds the sub-DAGs followed up to the root.
+const maxDAGDepth = 100
+
+// inLoop reports whether sub-DAG comp is (or is inside) a ParallelFor body.
+func (c *conv) inLoop(comp string, depth int) bool {
+	if depth > maxDAGDepth {
+		return true
+	}
+	for _, u := range c.uses(comp) {
+		_, _, art := yamlfile.Lookup(u.task, "artifactIterator")
+		if isLoop(u.task) || art || u.dag != "" && c.inLoop(u.dag, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootInputs traces input parameter name of sub-DAG comp up to the root
+// input parameters the tasks running comp give it from (at, field: where
+// the importer reads it), adding each sub-DAG input on the way to chain
+// when it is not nil.
+func (c *conv) rootInputs(comp, name string, at *yaml.Node, field string, chain *[][2]string, depth int) ([]string, bool) {
+	if depth > maxDAGDepth {
+		c.errorf(at, field, "input %q of %s: sub-DAGs nested deeper than %d", name, comp, maxDAGDepth)
+		return nil, false
+	}
+	if chain != nil {
+		*chain = append(*chain, [2]string{comp, name})
+	}
+	var roots []string
+	for _, u := range c.uses(comp) {
+		tf := "root.dag.tasks." + u.key.Value
+		if u.dag != "" {
+			tf = "components." + u.dag + ".dag.tasks." + u.key.Value
+		}
+		in, _, _ := yamlfile.Lookup(u.task, "inputs", "parameters", name)
+		p, _, ok := yamlfile.Lookup(in, "componentInputParameter")
+		if !ok || p.Kind != yaml.ScalarNode {
+			c.errorf(at, field, "input %q of %s is given by task %s (%s.inputs.parameters.%s) as a constant or a task output: an importer inside a sub-DAG is supported when its URI is a root input parameter passed down", name, comp, u.key.Value, tf, name)
+			return nil, false
+		}
+		if u.dag != "" {
+			up, ok := c.rootInputs(u.dag, p.Value, at, field, chain, depth+1)
+			if !ok {
+				return nil, false
+			}
+			roots = append(roots, up...)
+			continue
+		}
+		if _, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", p.Value); !ok {
+			c.errorf(p, tf+".inputs.parameters."+name+".componentInputParameter", "unknown root input parameter %q", p.Value)
+			return nil, false
+		}
+		roots = append(roots, p.Value)
+	}
+	slices.Sort(roots)
+	return slices.Compact(roots), true
+}
+
+// scanSubImports maps the importer tasks of sub-DAGs (a dsl.importer in a
+// dsl.Condition, dsl.ExitHandler or pipeline, not in a ParallelFor body)
+// whose URI is an input of their sub-DAG passed down from root input
+// parameters: that input is an artifact param of the sub-DAG (and of each
+// sub-DAG passing it down), each root input parameter an artifact param
+// of the root, with the importer's type and metadata.
+func (c *conv) scanSubImports() {
+	c.subImports = map[*yaml.Node]map[string]*rootImport{}
+	c.importedIn = map[string]map[string]string{}
+	ck, cv := yamlfile.Pairs(c.comps)
+	for j, ckey := range ck {
+		tasks, _, ok := yamlfile.Lookup(cv[j], "dag", "tasks")
+		if !ok {
+			continue
+		}
+		keys, values := yamlfile.Pairs(tasks)
+		for i, k := range keys {
+			comp := bodyOf(values[i])
+			imp := c.importerOf(comp)
+			if imp == nil || c.inLoop(ckey.Value, 0) {
+				continue
+			}
+			if c.subImports[tasks] == nil {
+				c.subImports[tasks] = map[string]*rootImport{}
+			}
+			field := "components." + ckey.Value + ".dag.tasks." + k.Value
+			ri, ok := c.subImport(ckey.Value, k, values[i], field, comp, imp)
+			for _, r := range ri.roots {
+				for _, o := range c.imports {
+					if o.param == r && o.typ != ri.typ {
+						c.errorf(k, field, "importers of types %s and %s import root input parameter %q: pipectl's artifact param has one type", o.typ, ri.typ, r)
+						ok = false
+					}
+					if o.param == r && o.metaJSON != ri.metaJSON {
+						c.errorf(k, field, "importers with different metadata import root input parameter %q: pipectl's artifact param has one metadata", r)
+						ok = false
+					}
+				}
+			}
+			for _, in := range ri.chain {
+				if t := c.importedIn[in[0]][in[1]]; t != "" && t != ri.typ {
+					c.errorf(k, field, "importers of types %s and %s import input %q of %s: pipectl's artifact param has one type", t, ri.typ, in[1], in[0])
+					ok = false
+				}
+			}
+			if !ok {
+				c.subImports[tasks][k.Value] = nil
+				continue
+			}
+			c.subImports[tasks][k.Value] = &ri
+			for _, r := range ri.roots {
+				c.imports[field+"@"+r] = rootImport{param: r, typ: ri.typ, at: k, meta: ri.meta, metaJSON: ri.metaJSON}
+			}
+			for _, in := range ri.chain {
+				if c.importedIn[in[0]] == nil {
+					c.importedIn[in[0]] = map[string]string{}
+				}
+				c.importedIn[in[0]][in[1]] = ri.typ
+			}
+		}
+	}
+}
+
+// subImport reads importer task (key, t) of sub-DAG dag, whose component
+// comp's executor's importer is imp.
+func (c *conv) subImport(dag string, key, t *yaml.Node, field, comp string, imp *yaml.Node) (rootImport, bool) {
+	tf := c.fieldsOf(t, field, "an importer task", []string{"componentRef", "inputs", "cachingOptions", "taskInfo", "dependentTasks"}, nil)
+	ef := "deploymentSpec.executors." + c.executorOf(comp) + ".importer"
+	e := c.fieldsOf(imp, ef, "an importer", []string{"artifactUri", "typeSchema", "metadata", "reimport"}, map[string]string{
+		"downloadToWorkspace": " (into a workspace: pipectl has no volumes; the steps reading the artifact fetch it from the artifact store)",
+	})
+	ri, ok := c.importURI(key, t, tf, field, imp, e, ef)
+	if !ok {
+		return ri, false
+	}
+	if ri.def != nil {
+		c.errorf(ri.def, ef+".artifactUri", "an importer with a constant URI inside a sub-DAG is not supported yet: pipectl imports it as an artifact param of the root; give the URI as a pipeline input passed down")
+		return ri, false
+	}
+	if m := e["metadata"]; m != nil && !components.IsNull(m) {
+		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata", dag)
+		if mok && len(meta.Content) > 0 {
+			js, err := components.NodeValue(components.TypeJSON, meta)
+			if err != nil {
+				c.errorf(m, ef+".metadata", "expected the artifact's metadata as JSON: %v", err)
+				mok = false
+			}
+			ri.meta, ri.metaJSON = meta, js
+		}
+		ok = ok && mok
+	}
+	return ri, ok
 }
 
 // importURI reads the type and URI of importer task (key, t) whose
@@ -282,14 +513,25 @@ func (c *conv) importURI(key, t *yaml.Node, tf map[string]*yaml.Node, field stri
 			c.errorf(in, inField, "an importer's URI given by a task output is not supported yet: pipectl imports a pipeline input (a root input parameter or a constant), the URI of an artifact in the artifact store")
 			return rootImport{}, false
 		}
-		if typ, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", p.Value, "parameterType"); !ok || typ.Value != "STRING" {
-			c.errorf(p, inField+".componentInputParameter", "expected a root input parameter of type STRING, the importer's URI")
-			return rootImport{}, false
+		roots := []string{p.Value}
+		if dag := strings.TrimPrefix(field, "components."); dag != field {
+			// In a sub-DAG: the root input parameters passed down.
+			dag = strings.TrimSuffix(dag, ".dag.tasks."+key.Value)
+			if roots, ok = c.rootInputs(dag, p.Value, p, inField+".componentInputParameter", &ri.chain, 0); !ok {
+				return rootImport{}, false
+			}
+			ri.roots = roots
+		}
+		for _, r := range roots {
+			if typ, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", r, "parameterType"); !ok || typ.Value != "STRING" {
+				c.errorf(p, inField+".componentInputParameter", "expected a root input parameter of type STRING, the importer's URI (%s)", r)
+				return rootImport{}, false
+			}
+			if d, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", r, "defaultValue"); ok && !components.IsNull(d) {
+				c.checkImportURI(d, "root.inputDefinitions.parameters."+r+".defaultValue")
+			}
 		}
 		ri.param = p.Value
-		if d, _, ok := yamlfile.Lookup(c.f.Root, "root", "inputDefinitions", "parameters", p.Value, "defaultValue"); ok && !components.IsNull(d) {
-			c.checkImportURI(d, "root.inputDefinitions.parameters."+p.Value+".defaultValue")
-		}
 		return ri, true
 	default:
 		c.errorf(imp, ef, "missing: artifactUri (constant or runtimeParameter)")
@@ -297,6 +539,10 @@ func (c *conv) importURI(key, t *yaml.Node, tf map[string]*yaml.Node, field stri
 	}
 	if !c.checkImportURI(uri, uriField) {
 		return rootImport{}, false
+	}
+	if strings.HasPrefix(field, "components.") {
+		ri.def = uri // in a sub-DAG: refused by subImport
+		return ri, true
 	}
 	if want := components.ValidIdent(key.Value); want != "" {
 		c.errorf(key, field, "importer task %q with a constant URI is an artifact param named after it: expected %s", key.Value, want)

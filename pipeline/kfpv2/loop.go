@@ -231,16 +231,8 @@ func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string)
 		return "", false
 	}
 	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
-	if ok && c.dagTasks == c.rootTasks && c.isImporter(t) {
-		ri, known := c.imports[task]
-		if !known {
-			return "", false // its error is reported
-		}
-		if !artifact {
-			c.errorf(at, field, "importer task %q has output artifact %q only", task, key)
-			return "", false
-		}
-		return "{{params." + ri.param + "}}", true
+	if ri, mapped := c.importOf(task, t); ok && mapped {
+		return c.importRef(ri, task, key, artifact, at, field)
 	}
 	if !ok || !isLoop(t) {
 		return "{{steps." + task + ".outputs." + key + "}}", true

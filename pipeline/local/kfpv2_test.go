@@ -188,3 +188,35 @@ func TestRunKFPv2Conditions(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKFPv2ImporterSubDAG: a dsl.importer inside a dsl.If whose URI is
+// a pipeline input passed down: read, inside the condition, gets the
+// artifact that input names, with the importer's metadata (a pipeline
+// input and a constant) in its executor input.
+func TestRunKFPv2ImporterSubDAG(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	first := f.load(header + `steps:
+  - name: make
+` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
+`)
+	run1, err := f.run(ctx, first, nil, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	p, err := pipeline.Load("../testdata/kfpv2/importer_subdag.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prm := p.Params["data_uri"]; prm.Type != "Dataset" {
+		t.Errorf("data_uri is %s, want the importer's type, Dataset", prm.Type)
+	}
+	run, err := f.run(ctx, p, map[string]string{"data_uri": run1.Step("make").Outputs[0].URI, "name": `a "b"`}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+	}
+	out := run.Step("condition-1.read").Outputs
+	if want := `rows: 3 {"name": "a \"b\"", "ratio": 0.5}`; len(out) != 1 || out[0].Value == nil || *out[0].Value != want {
+		t.Errorf("read gave %+v, want %q", out, want)
+	}
+}

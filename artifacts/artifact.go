@@ -48,6 +48,9 @@ type Metadata struct {
 	Created time.Time `json:"created"`
 	// Files lists a directory output's files.
 	Files []FileEntry `json:"files,omitempty"`
+	// Source, for an imported artifact (ImportKey), is the URI it was
+	// imported from.
+	Source string `json:"source,omitempty"`
 }
 
 // Producer names the step that produced an output.

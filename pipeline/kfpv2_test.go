@@ -510,8 +510,11 @@ func TestKFPv2Importer(t *testing.T) {
 	if want := map[string]string{"data_uri": "file:///store/r1/make/data", "name": "n", "importer-2": "file:///store/r0/train/model"}; err != nil || !cmp.Equal(want, got) {
 		t.Errorf("ResolveParams = %v, %v; want %v", got, err, want)
 	}
-	if _, err := p.ResolveParams(map[string]string{"data_uri": "gs://bucket/data"}); err == nil || !strings.Contains(err.Error(), `-p data_uri: expected the URI of an artifact (Dataset) in the artifact store: "gs://bucket/data" is not the URI of an artifact an artifact store can hold`) {
-		t.Errorf("ResolveParams of a gs:// URI: %v", err)
+	if got, err := p.ResolveParams(map[string]string{"data_uri": "gs://bucket/data"}); err != nil || got["data_uri"] != "gs://bucket/data" {
+		t.Errorf("ResolveParams of a gs:// URI (imported when the run starts) = %v, %v", got, err)
+	}
+	if _, err := p.ResolveParams(map[string]string{"data_uri": "https://host/data"}); err == nil || !strings.Contains(err.Error(), `-p data_uri: expected the URI of an artifact (Dataset) in the artifact store or of an object to import: "https://host/data" is neither the URI of an artifact an artifact store can hold`) {
+		t.Errorf("ResolveParams of an https:// URI: %v", err)
 	}
 }
 
@@ -525,7 +528,7 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 	}
 	for _, want := range []string{
 		f + `:120:23: root.inputDefinitions.parameters.data_uri.defaultValue: KFP importer URI "oci://models/model:1" is not supported: pipectl imports an artifact of its artifact store`,
-		f + `:63:21: deploymentSpec.executors.exec-importer-2.importer.artifactUri.constant: KFP importer URI "gs://bucket/data.txt" is not supported`,
+		f + `:63:21: deploymentSpec.executors.exec-importer-2.importer.artifactUri.constant: KFP importer URI "https://host/data.txt" is not supported`,
 		f + `:65:16: deploymentSpec.executors.exec-importer-2.importer.metadata.key: placeholder {{$.pipeline_job_name}} in importer metadata is not supported`,
 		f + `:94:15: root.dag.tasks.from-task.inputs.parameters.uri: an importer's URI given by a task output is not supported yet`,
 		f + `:108:40: root.dag.tasks.read.inputs.parameters.text.componentInputParameter: root input parameter "data_uri" is an importer's URI, an artifact param: pipectl cannot also give it as a value`,

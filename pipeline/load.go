@@ -1117,9 +1117,9 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		}
 		if components.IsArtifact(prm.Type) {
 			// The URI of an artifact in the store, checked when a step
-			// fetches it.
-			if err := artifacts.CheckURI(raw); err != nil {
-				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store: %v", name, prm.Type, err))
+			// fetches it, or of an object the run imports first.
+			if err := artifacts.CheckArtifactOrImportURI(raw); err != nil {
+				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store or of an object to import: %v", name, prm.Type, err))
 				continue
 			}
 		} else if err := components.CheckValue(prm.Type, raw); err != nil {

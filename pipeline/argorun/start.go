@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
+	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/origin"
 )
 
@@ -38,6 +40,10 @@ type Start struct {
 	Pin func(ctx context.Context, refs []string) (images.Result, error)
 	// Status gets what Start did (code shipped, the run cached).
 	Status io.Writer
+	// Import reads the objects outside the store that artifact params
+	// name (gs://, s3://), imported into Store before the workflow is
+	// submitted (pipeline/imports): the pods read the copies.
+	Import artifacts.ImportOptions
 }
 
 // Run starts the run and returns its record and workflow (nil when every
@@ -54,6 +60,23 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 	if err != nil {
 		return nil, nil, err
 	}
+	// The pods read what the artifact params name outside the store from
+	// its copy in the store.
+	params, err := imports.Resolve(ctx, s.Store, p, s.Params, s.Import, func(format string, args ...any) { fmt.Fprintf(s.Status, format, args...) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", s.Source, err)
+	}
+	for name, v := range params {
+		if v != s.Params[name] {
+			// The workflow's argument: it holds the overrides only.
+			s.Options.Params = maps.Clone(s.Options.Params)
+			if s.Options.Params == nil {
+				s.Options.Params = map[string]string{}
+			}
+			s.Options.Params[name] = v
+		}
+	}
+	s.Params = params
 	ao := s.Options
 	ao.Namespace, ao.Images = kc.Namespace, pinned.Pinned
 	if err := ao.Check(); err != nil {

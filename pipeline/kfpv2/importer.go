@@ -557,14 +557,15 @@ func (c *conv) importURI(key, t *yaml.Node, tf map[string]*yaml.Node, field stri
 }
 
 // checkImportURI checks that n, an importer's URI, names an artifact
-// pipectl can read: one of its artifact store.
+// pipectl can read: one of its artifact store, or an object the run
+// imports into it (gs://, s3://).
 func (c *conv) checkImportURI(n *yaml.Node, field string) bool {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		c.errorf(n, field, "expected an importer's URI (a string)")
 		return false
 	}
-	if artifacts.CheckURI(n.Value) != nil {
-		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store, which each task reading it fetches and checks by its sha256 (expected %s…, such as an output of an earlier run: pipectl artifacts ls RUN)", n.Value, strings.Join(artifacts.URISchemes, "… or "))
+	if artifacts.CheckArtifactOrImportURI(n.Value) != nil {
+		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store (%s…, such as an output of an earlier run: pipectl artifacts ls RUN), or an object of Cloud Storage or S3 (gs://BUCKET/KEY, s3://BUCKET/KEY) that the run copies into its store first; each task reading it fetches it and checks its sha256", n.Value, strings.Join(artifacts.URISchemes, "… or "))
 		return false
 	}
 	return true

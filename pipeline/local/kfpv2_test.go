@@ -3,9 +3,15 @@ package local
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"testing"
 
+	"github.com/minio/minio-go/v7"
+
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -218,5 +224,53 @@ func TestRunKFPv2ImporterSubDAG(t *testing.T) {
 	out := run.Step("condition-1.read").Outputs
 	if want := `rows: 3 {"name": "a \"b\"", "ratio": 0.5}`; len(out) != 1 || out[0].Value == nil || *out[0].Value != want {
 		t.Errorf("read gave %+v, want %q", out, want)
+	}
+}
+
+// TestRunKFPv2ImportGS: a dsl.importer of a gs:// object (read through a
+// real S3 server acting as Cloud Storage's XML API) runs: the object is
+// copied into the store before any step runs, and read reads that copy,
+// with the importer's metadata; a second run reuses read (the copy's
+// sha256 is the same). Without the configuration the run fails before any
+// step runs, naming the URI and the variables.
+func TestRunKFPv2ImportGS(t *testing.T) {
+	ctx := context.Background()
+	srv := miniotest.Start(t)
+	if err := srv.MakeBucket(ctx, "gcs-bucket"); err != nil {
+		t.Fatal(err)
+	}
+	const text = "to be $(x) `y`"
+	if _, err := srv.Client().PutObject(ctx, "gcs-bucket", "data/shakespeare1.txt", strings.NewReader(text), int64(len(text)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.Load("../testdata/kfpv2/importer_subdag.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{artifacts.EnvGSEndpoint: srv.Endpoint, artifacts.EnvGSAccessKey: srv.AccessKey, artifacts.EnvGSSecretKey: srv.SecretKey}
+	withEnv := func(r *Runner) { r.Import.Getenv = func(k string) string { return env[k] } }
+	f := newFixture(t)
+	params := map[string]string{"data_uri": "gs://gcs-bucket/data/shakespeare1.txt"}
+	for i, cached := range []bool{false, true} {
+		run, err := f.run(ctx, p, params, withEnv)
+		if err != nil {
+			t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+		}
+		s := run.Step("condition-1.read")
+		if want := text + ` {"name": "n", "ratio": 0.5}`; len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != want || s.Cached != cached {
+			t.Errorf("run %d: read gave %+v (cached %v), want %q (cached %v)", i, s.Outputs, s.Cached, want, cached)
+		}
+		sum := sha256.Sum256([]byte(text))
+		if uri := f.store.URI(artifacts.ImportKey(hex.EncodeToString(sum[:]))); run.Params["data_uri"] != uri {
+			t.Errorf("run %d: param data_uri = %s, want the copy %s", i, run.Params["data_uri"], uri)
+		}
+	}
+	if !strings.Contains(f.status.String(), "Imported gs://gcs-bucket/data/shakespeare1.txt (param data_uri, 14 bytes, sha256 ") {
+		t.Errorf("status does not say what was imported:\n%s", f.status)
+	}
+	delete(env, artifacts.EnvGSEndpoint)
+	run, err := f.run(ctx, p, params, withEnv)
+	if run != nil || err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/shakespeare1.txt: set PIPECTL_GS_ENDPOINT, PIPECTL_GS_ACCESS_KEY_ID, PIPECTL_GS_SECRET_ACCESS_KEY") {
+		t.Errorf("without %s: run %v, %v; want an error before the run", artifacts.EnvGSEndpoint, run, err)
 	}
 }

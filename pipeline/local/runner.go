@@ -24,6 +24,7 @@ import (
 	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/origin"
 )
 
@@ -62,6 +63,10 @@ type Runner struct {
 	RunID string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Import reads the objects outside the store that artifact params
+	// name (gs://, s3://), imported into Store before any step runs
+	// (pipeline/imports); its TempDir defaults to WorkDir.
+	Import artifacts.ImportOptions
 }
 
 // DefaultFinallyGrace is Runner.FinallyGrace unless set.
@@ -96,6 +101,12 @@ func NewRunID(name string, t time.Time) string {
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
 func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
+	imp := r.Import
+	imp.TempDir = cmp.Or(imp.TempDir, r.WorkDir)
+	params, err := imports.Resolve(ctx, r.Store, p, params, imp, r.statusf)
+	if err != nil {
+		return nil, err
+	}
 	secrets, err := secretNames(p, params)
 	if err != nil {
 		return nil, err

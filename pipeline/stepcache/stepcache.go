@@ -290,6 +290,10 @@ func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, para
 			continue
 		}
 		key, err := artifacts.SplitURI(s, uri)
+		if err != nil && artifacts.CheckImportURI(uri) == nil {
+			errs = append(errs, fmt.Errorf("input %q: parameter %q: %s is an object to import, which `pipectl run` (locally or --on argo) copies into the store before the run starts; a run started otherwise (a compiled workflow) must be given the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, uri))
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("input %q: parameter %q: %w: expected the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, err))
 			continue

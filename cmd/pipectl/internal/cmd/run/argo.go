@@ -66,7 +66,7 @@ func argoRun(opts *Options) error {
 		defer l.Cleanup()
 		start := &argorun.Start{
 			Store: store, Pipeline: l.Pipeline, Params: l.Values, Source: l.Source, NoCache: opts.NoCache, Options: a.Pods,
-			Origin: l.Origin(ctx, f), Status: ios.ErrOut,
+			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: artifacts.ImportOptions{S3: f.StoreOptions.S3},
 			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 		}
 		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides

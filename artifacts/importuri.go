@@ -1,0 +1,228 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Importing an object from outside the store (KFP's dsl.importer of a
+// cloud object): a run whose artifact param names gs://BUCKET/KEY, or
+// s3://BUCKET/KEY outside its store, copies that object (or the objects
+// below KEY/, a directory) into its store before any step runs, content
+// addressed: ImportKey(sha256), with its metadata (type, size, sha256,
+// Source). The steps then read that artifact as any other, checked by its
+// sha256.
+//
+// gs:// is read through Cloud Storage's S3-compatible XML API with HMAC
+// keys: the endpoint and the keys come from EnvGSEndpoint, EnvGSAccessKey
+// and EnvGSSecretKey (any S3-compatible server will do). s3:// is read with
+// the S3 settings of an s3:// store (PIPECTL_S3_ENDPOINT, AWS_*: see
+// S3Options).
+const (
+	// EnvGSEndpoint is the S3-compatible endpoint gs:// URIs are read
+	// through, e.g. https://storage.googleapis.com.
+	EnvGSEndpoint = "PIPECTL_GS_ENDPOINT"
+	// EnvGSAccessKey and EnvGSSecretKey are its HMAC access key and secret.
+	EnvGSAccessKey = "PIPECTL_GS_ACCESS_KEY_ID"
+	EnvGSSecretKey = "PIPECTL_GS_SECRET_ACCESS_KEY"
+)
+
+// importPrefix holds the imported artifacts of a store.
+const importPrefix = ".import/"
+
+// ImportKey is the key of the imported artifact whose sha256 is sum.
+func ImportKey(sum string) string { return importPrefix + sum }
+
+// CheckImportURI checks that uri names an object pipectl can import:
+// gs://BUCKET/KEY or s3://BUCKET/KEY, one line without surrounding spaces.
+func CheckImportURI(uri string) error {
+	_, _, _, err := splitImportURI(uri)
+	return err
+}
+
+func splitImportURI(uri string) (scheme, bucket, key string, err error) {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || (scheme != "gs" && scheme != "s3") || strings.TrimSpace(uri) != uri || strings.ContainsAny(uri, "\n\r\t") {
+		return "", "", "", fmt.Errorf("%q is not the URI of an object to import: expected gs://BUCKET/KEY or s3://BUCKET/KEY", uri)
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	key = strings.TrimSuffix(key, "/")
+	if bucket == "" || key == "" {
+		return "", "", "", fmt.Errorf("%q is not the URI of an object to import: expected %s://BUCKET/KEY", uri, scheme)
+	}
+	return scheme, bucket, key, nil
+}
+
+// CheckArtifactOrImportURI checks that uri names an artifact of an
+// artifact store (CheckURI) or an object to import (CheckImportURI): the
+// value of an artifact param.
+func CheckArtifactOrImportURI(uri string) error {
+	if CheckURI(uri) == nil || CheckImportURI(uri) == nil {
+		return nil
+	}
+	return fmt.Errorf("%q is neither the URI of an artifact an artifact store can hold (%s…, such as an output of an earlier run: pipectl artifacts ls RUN) nor that of an object to import (gs://BUCKET/KEY, s3://BUCKET/KEY)", uri, strings.Join(URISchemes, "… or "))
+}
+
+// ImportOptions configure the reading of import URIs.
+type ImportOptions struct {
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// S3 are the settings s3:// URIs are read with (those of an s3://
+	// store; empty fields from the environment).
+	S3 S3Options
+	// TempDir is where objects are downloaded before they are stored
+	// (the system's when empty).
+	TempDir string
+}
+
+func (o ImportOptions) getenv(name string) string {
+	if o.Getenv == nil {
+		return os.Getenv(name)
+	}
+	return o.Getenv(name)
+}
+
+// CheckImportConfig checks, without a request, that uri can be read: a
+// gs:// URI needs EnvGSEndpoint, EnvGSAccessKey and EnvGSSecretKey.
+func CheckImportConfig(uri string, o ImportOptions) error {
+	_, err := o.sourceOptions(uri)
+	return err
+}
+
+// sourceOptions are the S3 options uri is read with.
+func (o ImportOptions) sourceOptions(uri string) (S3Options, error) {
+	scheme, _, _, err := splitImportURI(uri)
+	if err != nil {
+		return S3Options{}, err
+	}
+	if scheme == "s3" {
+		return o.S3, nil
+	}
+	var missing []string
+	for _, name := range []string{EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey} {
+		if o.getenv(name) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return S3Options{}, fmt.Errorf("import %s: set %s (pipectl reads gs:// through Cloud Storage's S3-compatible XML API: %s its endpoint, such as https://storage.googleapis.com, %s and %s an HMAC key); %s not set",
+			uri, strings.Join([]string{EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey}, ", "), EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey, strings.Join(missing, ", "))
+	}
+	if _, err := ParseS3Endpoint(o.getenv(EnvGSEndpoint)); err != nil {
+		return S3Options{}, fmt.Errorf("import %s: %s: %w", uri, EnvGSEndpoint, err)
+	}
+	return S3Options{Endpoint: o.getenv(EnvGSEndpoint), AccessKey: o.getenv(EnvGSAccessKey), SecretKey: o.getenv(EnvGSSecretKey)}, nil
+}
+
+// Import copies the object at uri (gs:// or s3://), or the objects below
+// it as a directory when there is no object of that name, into store s as
+// an artifact of type typ, and returns the artifact's URI in s and its
+// metadata. An artifact already imported with the same content is kept.
+func Import(ctx context.Context, s Store, uri, typ string, o ImportOptions) (string, Metadata, error) {
+	opts, err := o.sourceOptions(uri)
+	if err != nil {
+		return "", Metadata{}, err
+	}
+	_, bucket, key, _ := splitImportURI(uri)
+	fail := func(err error) (string, Metadata, error) {
+		return "", Metadata{}, fmt.Errorf("import %s: %w", uri, err)
+	}
+	src, err := NewS3(ctx, bucket, "", opts)
+	if err != nil {
+		return fail(err)
+	}
+	if o.TempDir != "" {
+		if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "pipectl-import-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	local := filepath.Join(tmp, "artifact")
+	sum, err := download(ctx, src, key, local)
+	if err != nil {
+		return fail(err)
+	}
+	dest := ImportKey(sum)
+	if meta, err := ReadMetadata(ctx, s, dest); err == nil && meta.SHA256 == sum && meta.Type == typ {
+		return s.URI(dest), meta, nil
+	}
+	meta, err := Publish(ctx, s, dest, local, Metadata{Type: typ, Source: uri})
+	if err != nil {
+		return fail(err)
+	}
+	return s.URI(dest), meta, nil
+}
+
+// download copies object key of src, or the objects below key/, to local
+// and returns the sha256 Publish will give it.
+func download(ctx context.Context, src Store, key, local string) (string, error) {
+	if _, err := src.Stat(ctx, key); err == nil {
+		if err := getFile(ctx, src, key, local); err != nil {
+			return "", err
+		}
+		return FileSum(ctx, local)
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	objs, err := src.List(ctx, key+"/", true)
+	if err != nil {
+		return "", err
+	}
+	var entries []FileEntry
+	for _, obj := range objs {
+		rel := strings.TrimPrefix(obj.Key, key+"/")
+		if obj.Dir || rel == "" || strings.HasSuffix(rel, "/") {
+			continue // a folder marker
+		}
+		clean := path.Clean(rel)
+		if clean != rel || strings.HasPrefix(clean, "../") || path.IsAbs(clean) {
+			return "", fmt.Errorf("object %s: not a path below %s/", obj.Key, key)
+		}
+		dest := filepath.Join(local, filepath.FromSlash(rel))
+		if err := getFile(ctx, src, obj.Key, dest); err != nil {
+			return "", err
+		}
+		sum, err := FileSum(ctx, dest)
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, FileEntry{Path: rel, Size: obj.Size, SHA256: sum})
+	}
+	if len(entries) == 0 {
+		return "", fmt.Errorf("no object %s, and none below %s/", key, key)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	return manifestSum(entries), nil
+}
+
+// getFile copies object key of src to the file dest.
+func getFile(ctx context.Context, src Store, key, dest string) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	r, err := src.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.Create(dest)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("object %s: %w", key, err)
+	}
+	return f.Close()
+}

@@ -34,6 +34,13 @@ const (
 	EnvGSSecretKey = "PIPECTL_GS_SECRET_ACCESS_KEY"
 )
 
+// IsImportEnv reports whether the variable name configures imports
+// (EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey): the run's, which the
+// local runner keeps from the steps' programs, as pods never have it.
+func IsImportEnv(name string) bool {
+	return name == EnvGSEndpoint || name == EnvGSAccessKey || name == EnvGSSecretKey
+}
+
 // importPrefix holds the imported artifacts of a store.
 const importPrefix = ".import/"
 

@@ -315,7 +315,8 @@ func secretNames(p *pipeline.Pipeline, params map[string]string) (map[string]boo
 
 // environ is the environment of a step's program: pipectl's own, less the
 // variables other steps take as secrets and this one does not, so that a
-// secret reaches only the steps that name it, as on a cluster.
+// secret reaches only the steps that name it, as on a cluster, and less
+// the configuration of imports (the run's, read before any step runs).
 func (e *execution) environ(sp *plan.Step) []string {
 	mine := map[string]bool{}
 	for _, s := range sp.Secrets() {
@@ -323,7 +324,7 @@ func (e *execution) environ(sp *plan.Step) []string {
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); e.secrets[name] && !mine[name] {
+		if name, _, _ := strings.Cut(kv, "="); e.secrets[name] && !mine[name] || artifacts.IsImportEnv(name) {
 			continue
 		}
 		env = append(env, kv)

@@ -21,9 +21,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/test/e2e/testbed"
 )
 
 // The conformance suite: one table of pipelines, each run on both backends —
@@ -334,6 +339,27 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		// KFP dsl.importers of gs:// objects (a directory at the root, a
+		// file in a dsl.If, its URI a pipeline input passed down): the run
+		// imports them into its store first; read gets the importer's
+		// metadata in {{$}}; the re-run reuses both readers.
+		name:   "kfpimportgs",
+		status: "Succeeded",
+		rerun:  true,
+		gs: &confGS{bucket: "conf-gcs", objects: map[string]string{
+			"kfpimportgs/data.txt": "to be $(x) `y`\n", "kfpimportgs/model/a.txt": "a\n", "kfpimportgs/model/sub/b.txt": "b\n",
+		}},
+		steps: []confStep{ok("condition-1.read", seen()), ok("read-model", seen())},
+		probes: map[string]probeRecord{
+			"condition-1.read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data",
+				`{"inputs":{"artifacts":{"data":{"artifacts":[{"name":"data","type":{"schemaTitle":"system.Dataset"},"uri":"$WORK/inputs/data","metadata":{"name":"n=1 \"q\"","ratio":0.50}}]}},"parameterValues":{}},` +
+					`"outputs":{"artifacts":{"seen":{"artifacts":[{"name":"seen","type":{"schemaTitle":"system.Artifact"},"uri":"$WORK/outputs/seen","metadata":{}}]}},"outputFile":"$WORK/outputs/.executor_output.json","parameters":{}}}`},
+				Env: stepEnv("condition-1.read"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("to be $(x) `y`\n")}},
+			"read-model": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/model"}, Env: stepEnv("read-model"),
+				Read: []string{`$WORK/inputs/model: a.txt = "a\n"`, `$WORK/inputs/model: sub/b.txt = "b\n"`}},
+		},
+	},
+	{
 		name:   "kfponeof",
 		status: "Succeeded",
 		rerun:  true,
@@ -561,6 +587,10 @@ type confCase struct {
 	// pods are what the pod of a step of the Argo run was given, by step
 	// (read from the API server).
 	pods map[string]confPod
+	// gs, when set, are objects (text by key) of a bucket of a real S3
+	// server that pipectl reads gs://BUCKET/KEY URIs through (PIPECTL_GS_*
+	// in its environment on both backends: `pipectl run` imports them).
+	gs *confGS
 }
 
 // confPod is what a step's pod was given: its main container's resources
@@ -575,6 +605,34 @@ type confPod struct {
 
 // confSecret is the secret of a case (see confCase.secret).
 type confSecret struct{ env, name, key, value string }
+
+// confGS are the objects of a case's gs:// bucket (see confCase.gs).
+type confGS struct {
+	bucket  string
+	objects map[string]string
+}
+
+// putGS stores g's objects in the S3 server at endpoint (a URL) and
+// returns the environment that makes pipectl read gs:// through it.
+func putGS(ctx context.Context, endpoint, accessKey, secretKey string, g *confGS) ([]string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	c, err := minio.New(u.Host, &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, "")})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.MakeBucket(ctx, g.bucket, minio.MakeBucketOptions{}); err != nil && minio.ToErrorResponse(err).Code != "BucketAlreadyOwnedByYou" {
+		return nil, fmt.Errorf("make bucket %s: %w", g.bucket, err)
+	}
+	for key, text := range g.objects {
+		if _, err := c.PutObject(ctx, g.bucket, key, strings.NewReader(text), int64(len(text)), minio.PutObjectOptions{}); err != nil {
+			return nil, fmt.Errorf("put %s/%s: %w", g.bucket, key, err)
+		}
+	}
+	return []string{"PIPECTL_GS_ENDPOINT=" + endpoint, "PIPECTL_GS_ACCESS_KEY_ID=" + accessKey, "PIPECTL_GS_SECRET_ACCESS_KEY=" + secretKey}, nil
+}
 
 // nextParams are the -p of tc.next for the backend whose environment is
 // env (its store in PIPECTL_ARTIFACTS) after the first run first.
@@ -812,6 +870,13 @@ func TestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.gs != nil {
+				genv, err := putGS(ctx, "http://"+a.c.MinIOEndpoint, testbed.MinIOAccessKey, testbed.MinIOSecretKey, tc.gs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ll.env, la.env = append(ll.env, genv...), append(la.env, genv...)
+			}
 			file := caseFile(t, tc)
 			var local, argo confResult
 			var wg sync.WaitGroup
@@ -947,6 +1012,14 @@ func TestConformanceLocal(t *testing.T) {
 			l.env = append(slices.Clone(a.env), "PIPECTL_ARTIFACTS=file://"+t.TempDir())
 			if s := tc.secret; s != nil {
 				l.env = append(l.env, s.env+"="+s.value)
+			}
+			if tc.gs != nil {
+				srv := miniotest.Start(t)
+				genv, err := putGS(ctx, srv.Endpoint, srv.AccessKey, srv.SecretKey, tc.gs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.env = append(l.env, genv...)
 			}
 			file := caseFile(t, tc)
 			r := l.confRun(ctx, "local", file, tc.params, "")
@@ -1308,7 +1381,7 @@ func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error
 	return nil
 }
 
-var workPath = regexp.MustCompile(`(^|\s)/\S*?/((?:inputs|outputs|ranks/[0-9]+)/)`)
+var workPath = regexp.MustCompile(`(^|\s|")/[^\s"]*?/((?:inputs|outputs|ranks/[0-9]+)/)`)
 
 // normProbe decodes a probe record and normalises what differs by backend by
 // design: the store root ($ROOT), the run id ($RUN), the step's work folder

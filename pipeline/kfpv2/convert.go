@@ -373,7 +373,7 @@ func (c *conv) dagPipeline(meta, comp *yaml.Node, field string, root bool) *yaml
 		// the URI of an artifact in the store (-p NAME=URI).
 		// A sub-DAG's optional input without a default that no task
 		// gives is None to KFP: the tasks reading it get no value.
-		if !root && !in.artifact && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name) {
+		if !root && in.optional && in.def == nil && !c.given(strings.TrimPrefix(field, "components."), in.name, in.artifact) {
 			c.omitted[in.name] = true
 			continue
 		}
@@ -1096,6 +1096,11 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 		switch {
 		case s["componentInputArtifact"] != nil:
 			if v, ok := c.scalarOf(s["componentInputArtifact"], f+".componentInputArtifact", "an input name"); ok {
+				if len(c.loops) == 0 && c.omitted[v] {
+					// Given by no task: the input has no value.
+					c.at(s["componentInputArtifact"], f+".componentInputArtifact")
+					continue
+				}
 				val, err := c.scoped(v, nil)
 				if err != nil {
 					c.errorf(s["componentInputArtifact"], f, "%v", err)
@@ -1123,9 +1128,14 @@ func hasBraces(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.Contains(n.Value, "{{")
 }
 
-// given reports whether a task of the file gives input parameter name of
-// KFP component comp.
-func (c *conv) given(comp, name string) bool {
+// given reports whether a task of the file gives input name of KFP
+// component comp (an input artifact when artifact is set, else an input
+// parameter).
+func (c *conv) given(comp, name string, artifact bool) bool {
+	kind := "parameters"
+	if artifact {
+		kind = "artifacts"
+	}
 	dags := []*yaml.Node{}
 	if r, _, ok := yamlfile.Lookup(c.f.Root, "root", "dag", "tasks"); ok {
 		dags = append(dags, r)
@@ -1142,7 +1152,7 @@ func (c *conv) given(comp, name string) bool {
 			if bodyOf(t) != comp {
 				continue
 			}
-			if _, _, ok := yamlfile.Lookup(t, "inputs", "parameters", name); ok {
+			if _, _, ok := yamlfile.Lookup(t, "inputs", kind, name); ok {
 				return true
 			}
 		}

@@ -75,7 +75,7 @@ func TestRunKFPv2(t *testing.T) {
 	}, {
 		// An optional sub-DAG input no task gives has no value inside.
 		file: "../testdata/kfpv2/optional.yaml",
-		want: map[string]string{"inner.show/Output": "--no-flag x"},
+		want: map[string]string{"inner.show/Output": "--no-flag x --no-data"},
 	}, {
 		// A ParallelFor's artifacts collected into a List[Dataset]
 		// input, read through {{$}}: one artifact per iteration.

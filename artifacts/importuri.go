@@ -47,9 +47,21 @@ const importPrefix = ".import/"
 // ImportKey is the key of the imported artifact whose sha256 is sum.
 func ImportKey(sum string) string { return importPrefix + sum }
 
+// OCIScheme begins the URI of a ModelCar (KFP: a model shipped as an OCI
+// image, oci://REGISTRY/REPOSITORY:TAG), whose model folder a run imports
+// as a directory (pipeline/imports; ImportDir stores it).
+const OCIScheme = "oci://"
+
 // CheckImportURI checks that uri names an object pipectl can import:
-// gs://BUCKET/KEY or s3://BUCKET/KEY, one line without surrounding spaces.
+// gs://BUCKET/KEY, s3://BUCKET/KEY or oci://IMAGE, one line without
+// surrounding spaces.
 func CheckImportURI(uri string) error {
+	if ref, ok := strings.CutPrefix(uri, OCIScheme); ok {
+		if ref == "" || strings.ContainsAny(uri, " \n\r\t") {
+			return fmt.Errorf("%q is not the URI of an image to import: expected oci://REGISTRY/REPOSITORY:TAG", uri)
+		}
+		return nil
+	}
 	_, _, _, err := splitImportURI(uri)
 	return err
 }
@@ -74,7 +86,7 @@ func CheckArtifactOrImportURI(uri string) error {
 	if CheckURI(uri) == nil || CheckImportURI(uri) == nil {
 		return nil
 	}
-	return fmt.Errorf("%q is neither the URI of an artifact an artifact store can hold (%s…, such as an output of an earlier run: pipectl artifacts ls RUN) nor that of an object to import (gs://BUCKET/KEY, s3://BUCKET/KEY)", uri, strings.Join(URISchemes, "… or "))
+	return fmt.Errorf("%q is neither the URI of an artifact an artifact store can hold (%s…, such as an output of an earlier run: pipectl artifacts ls RUN) nor that of an object to import (gs://BUCKET/KEY, s3://BUCKET/KEY, oci://IMAGE)", uri, strings.Join(URISchemes, "… or "))
 }
 
 // ImportOptions configure the reading of import URIs.
@@ -105,6 +117,9 @@ func CheckImportConfig(uri string, o ImportOptions) error {
 
 // sourceOptions are the S3 options uri is read with.
 func (o ImportOptions) sourceOptions(uri string) (S3Options, error) {
+	if strings.HasPrefix(uri, OCIScheme) {
+		return S3Options{}, nil // the registry's credentials: the docker config
+	}
 	scheme, _, _, err := splitImportURI(uri)
 	if err != nil {
 		return S3Options{}, err
@@ -133,6 +148,9 @@ func (o ImportOptions) sourceOptions(uri string) (S3Options, error) {
 // an artifact of type typ, and returns the artifact's URI in s and its
 // metadata. An artifact already imported with the same content is kept.
 func Import(ctx context.Context, s Store, uri, typ string, o ImportOptions) (string, Metadata, error) {
+	if strings.HasPrefix(uri, OCIScheme) {
+		return "", Metadata{}, fmt.Errorf("import %s: an image's files are extracted first (pipeline/imports), then stored with ImportDir", uri)
+	}
 	opts, err := o.sourceOptions(uri)
 	if err != nil {
 		return "", Metadata{}, err
@@ -160,13 +178,57 @@ func Import(ctx context.Context, s Store, uri, typ string, o ImportOptions) (str
 	if err != nil {
 		return fail(err)
 	}
+	u, meta, err := store(ctx, s, local, sum, typ, uri)
+	if err != nil {
+		return fail(err)
+	}
+	return u, meta, nil
+}
+
+// ImportDir stores the folder local, the files imported from source (an
+// image's model folder), in s as an artifact of type typ, content
+// addressed (ImportKey), and returns its URI in s and its metadata.
+func ImportDir(ctx context.Context, s Store, local, typ, source string) (string, Metadata, error) {
+	var entries []FileEntry
+	err := filepath.WalkDir(local, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		sum, err := FileSum(ctx, p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(local, p)
+		entries = append(entries, FileEntry{Path: filepath.ToSlash(rel), SHA256: sum})
+		return nil
+	})
+	if err == nil && len(entries) == 0 {
+		err = fmt.Errorf("no file to import")
+	}
+	if err != nil {
+		return "", Metadata{}, fmt.Errorf("import %s: %w", source, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	u, meta, err := store(ctx, s, local, manifestSum(entries), typ, source)
+	if err != nil {
+		return "", Metadata{}, fmt.Errorf("import %s: %w", source, err)
+	}
+	return u, meta, nil
+}
+
+// store publishes local, whose sha256 is sum, at ImportKey(sum), unless an
+// artifact of that content and type is there.
+func store(ctx context.Context, s Store, local, sum, typ, source string) (string, Metadata, error) {
 	dest := ImportKey(sum)
 	if meta, err := ReadMetadata(ctx, s, dest); err == nil && meta.SHA256 == sum && meta.Type == typ {
 		return s.URI(dest), meta, nil
 	}
-	meta, err := Publish(ctx, s, dest, local, Metadata{Type: typ, Source: uri})
+	meta, err := Publish(ctx, s, dest, local, Metadata{Type: typ, Source: source})
 	if err != nil {
-		return fail(err)
+		return "", Metadata{}, err
 	}
 	return s.URI(dest), meta, nil
 }

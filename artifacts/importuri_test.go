@@ -74,9 +74,14 @@ func TestImport(t *testing.T) {
 	if _, _, err := Import(ctx, s, "gs://gcs-bucket/data/shakespeare1.txt", "Dataset", o); err == nil || !strings.Contains(err.Error(), "PIPECTL_GS_SECRET_ACCESS_KEY not set") {
 		t.Errorf("Import without configuration: %v", err)
 	}
-	for _, bad := range []string{"gs://bucket", "gs:///key", "http://x/y", " gs://b/k", "oci://r/m:1"} {
+	for _, bad := range []string{"gs://bucket", "gs:///key", "http://x/y", " gs://b/k", "oci://", "oci://r/m:1 x"} {
 		if CheckImportURI(bad) == nil {
 			t.Errorf("CheckImportURI(%q) = nil, want an error", bad)
+		}
+	}
+	for _, good := range []string{"gs://b/k", "s3://b/k/", "oci://r/m:1"} {
+		if err := CheckImportURI(good); err != nil {
+			t.Errorf("CheckImportURI(%q) = %v", good, err)
 		}
 	}
 }

@@ -527,7 +527,7 @@ func TestKFPv2ImporterUnsupported(t *testing.T) {
 		t.Fatal("loaded")
 	}
 	for _, want := range []string{
-		f + `:120:23: root.inputDefinitions.parameters.data_uri.defaultValue: KFP importer URI "oci://models/model:1" is not supported: pipectl imports an artifact of its artifact store`,
+		f + `:120:23: root.inputDefinitions.parameters.data_uri.defaultValue: KFP importer URI "http://models/model:1" is not supported: pipectl imports an artifact of its artifact store`,
 		f + `:63:21: deploymentSpec.executors.exec-importer-2.importer.artifactUri.constant: KFP importer URI "https://host/data.txt" is not supported`,
 		f + `:65:16: deploymentSpec.executors.exec-importer-2.importer.metadata.key: placeholder {{$.pipeline_job_name}} in importer metadata is not supported`,
 		f + `:94:15: root.dag.tasks.from-task.inputs.parameters.uri: an importer's URI given by a task output is not supported yet`,

@@ -122,7 +122,7 @@ func TestLoadInvalid(t *testing.T) {
 			`22:83 steps[2].tolerations[1].effect: expected NoSchedule, PreferNoSchedule or NoExecute, got "Never"`,
 		}},
 		{"artifact-default", []string{
-			`6:34 params.data.default: invalid default of artifact parameter "data" (Dataset): "http://bucket/data.csv" is neither the URI of an artifact an artifact store can hold (file:///… or s3://…, such as an output of an earlier run: pipectl artifacts ls RUN) nor that of an object to import (gs://BUCKET/KEY, s3://BUCKET/KEY)`,
+			`6:34 params.data.default: invalid default of artifact parameter "data" (Dataset): "http://bucket/data.csv" is neither the URI of an artifact an artifact store can hold (file:///… or s3://…, such as an output of an earlier run: pipectl artifacts ls RUN) nor that of an object to import (gs://BUCKET/KEY, s3://BUCKET/KEY, oci://IMAGE)`,
 			`7:35 params.other.default: invalid default of artifact parameter "other" (Dataset): expected the URI of an artifact in the artifact store`,
 		}},
 		{"artifact-metadata", []string{

@@ -41,9 +41,9 @@ type Start struct {
 	// Status gets what Start did (code shipped, the run cached).
 	Status io.Writer
 	// Import reads the objects outside the store that artifact params
-	// name (gs://, s3://), imported into Store before the workflow is
+	// name (gs://, s3://, oci://), imported into Store before the workflow is
 	// submitted (pipeline/imports): the pods read the copies.
-	Import artifacts.ImportOptions
+	Import imports.Options
 }
 
 // Run starts the run and returns its record and workflow (nil when every

@@ -1,20 +1,37 @@
 // Package imports brings into a run's artifact store the objects its
 // artifact params name outside it (KFP's dsl.importer of a Cloud Storage
-// or S3 object): before any step runs, each is copied into the store
-// (artifacts.Import) and the param's value becomes the URI of that copy,
-// which the steps fetch and check by its sha256 as any artifact. The local
-// runner and `pipectl run --on argo` (before it submits the workflow) call
-// Resolve; validate and compile read nothing.
+// or S3 object, or of a ModelCar: a model shipped as an OCI image): before
+// any step runs, each is copied into the store (artifacts.Import; an
+// image's model folder, images.Extract then artifacts.ImportDir) and the
+// param's value becomes the URI of that copy, which the steps fetch and
+// check by its sha256 as any artifact. The local runner and `pipectl run
+// --on argo` (before it submits the workflow) call Resolve; validate and
+// compile read nothing.
 package imports
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/images"
 )
+
+// Options are how Resolve reads what it imports.
+type Options struct {
+	// ImportOptions read gs:// and s3:// (its Getenv reads the
+	// environment: os.Getenv when nil).
+	artifacts.ImportOptions
+	// Images pull oci:// images; registries named by
+	// images.EnvInsecure are added to its Insecure.
+	Images images.Options
+}
 
 // Resolve returns params (every parameter's value: Pipeline.ResolveParams)
 // with the value of each artifact param of p that names an object outside
@@ -22,7 +39,7 @@ import (
 // URI of its copy in s. The configuration of every such object is checked
 // before any is read: a missing one fails the run before it starts. status
 // gets a line per object imported. params itself is left as it is.
-func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, params map[string]string, o artifacts.ImportOptions, status func(format string, args ...any)) (map[string]string, error) {
+func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, params map[string]string, o Options, status func(format string, args ...any)) (map[string]string, error) {
 	var names []string
 	var errs []error
 	for _, name := range p.ParamOrder {
@@ -33,7 +50,7 @@ func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, param
 		if _, err := artifacts.SplitURI(s, uri); err == nil || artifacts.CheckImportURI(uri) != nil {
 			continue // in the store, or not an import (the step reading it says why)
 		}
-		if err := artifacts.CheckImportConfig(uri, o); err != nil {
+		if err := artifacts.CheckImportConfig(uri, o.ImportOptions); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -47,7 +64,7 @@ func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, param
 		out[k] = v
 	}
 	for _, name := range names {
-		uri, meta, err := artifacts.Import(ctx, s, params[name], p.Params[name].Type, o)
+		uri, meta, err := importOne(ctx, s, params[name], p.Params[name].Type, o)
 		if err != nil {
 			return nil, err
 		}
@@ -55,4 +72,38 @@ func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, param
 		out[name] = uri
 	}
 	return out, nil
+}
+
+// importOne imports uri into s as an artifact of type typ.
+func importOne(ctx context.Context, s artifacts.Store, uri, typ string, o Options) (string, artifacts.Metadata, error) {
+	ref, oci := strings.CutPrefix(uri, artifacts.OCIScheme)
+	if !oci {
+		return artifacts.Import(ctx, s, uri, typ, o.ImportOptions)
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	iopts := o.Images
+	insecure, err := images.ParseInsecure(getenv(images.EnvInsecure))
+	if err != nil {
+		return "", artifacts.Metadata{}, err
+	}
+	iopts.Insecure = append(append([]string{}, iopts.Insecure...), insecure...)
+	if o.TempDir != "" {
+		if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
+			return "", artifacts.Metadata{}, err
+		}
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "pipectl-import-")
+	if err != nil {
+		return "", artifacts.Metadata{}, err
+	}
+	defer os.RemoveAll(tmp)
+	local := filepath.Join(tmp, images.ModelDir)
+	pinned, err := images.Extract(ctx, ref, images.ModelDir, local, iopts)
+	if err != nil {
+		return "", artifacts.Metadata{}, fmt.Errorf("import %s: %w", uri, err)
+	}
+	return artifacts.ImportDir(ctx, s, local, typ, artifacts.OCIScheme+pinned)
 }

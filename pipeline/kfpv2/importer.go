@@ -575,7 +575,7 @@ func (c *conv) checkImportURI(n *yaml.Node, field string) bool {
 		return false
 	}
 	if artifacts.CheckArtifactOrImportURI(n.Value) != nil {
-		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store (%s…, such as an output of an earlier run: pipectl artifacts ls RUN), or an object of Cloud Storage or S3 (gs://BUCKET/KEY, s3://BUCKET/KEY) that the run copies into its store first; each task reading it fetches it and checks its sha256", n.Value, strings.Join(artifacts.URISchemes, "… or "))
+		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store (%s…, such as an output of an earlier run: pipectl artifacts ls RUN), or an object of Cloud Storage or S3 (gs://BUCKET/KEY, s3://BUCKET/KEY) or a ModelCar's model (oci://IMAGE) that the run copies into its store first; each task reading it fetches it and checks its sha256", n.Value, strings.Join(artifacts.URISchemes, "… or "))
 		return false
 	}
 	return true

@@ -5,14 +5,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"log"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/minio/minio-go/v7"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/images/modelcartest"
 )
 
 // TestRunKFPv2 runs KFP v2 pipeline files with real programs: a shell
@@ -272,5 +277,37 @@ func TestRunKFPv2ImportGS(t *testing.T) {
 	run, err := f.run(ctx, p, params, withEnv)
 	if run != nil || err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/shakespeare1.txt: set PIPECTL_GS_ENDPOINT, PIPECTL_GS_ACCESS_KEY_ID, PIPECTL_GS_SECRET_ACCESS_KEY") {
 		t.Errorf("without %s: run %v, %v; want an error before the run", artifacts.EnvGSEndpoint, run, err)
+	}
+}
+
+// TestRunKFPv2ImportOCI: a dsl.importer of a ModelCar (oci://, a model
+// shipped as an image, pulled from a real registry): the run copies the
+// image's /models folder into the store before any step runs, and files
+// reads it as its input_model; a second run reuses files.
+func TestRunKFPv2ImportOCI(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/modelcar:test"
+	if _, err := modelcartest.Push(ref, []map[string]string{{"models/config.json": `{"a": 1}`, "models/sub/w.bin": "w", "etc/x": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.Load("../testdata/kfpv2/importer_oci.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	for i, cached := range []bool{false, true} {
+		run, err := f.run(ctx, p, map[string]string{"model_uri": "oci://" + ref}, nil)
+		if err != nil {
+			t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
+		}
+		s := run.Step("files")
+		if want := `./config.json ./sub/w.bin {"a": 1}`; len(s.Outputs) != 1 || s.Outputs[0].Value == nil || *s.Outputs[0].Value != want || s.Cached != cached {
+			t.Errorf("run %d: files gave %+v (cached %v), want %q (cached %v)", i, s.Outputs, s.Cached, want, cached)
+		}
+	}
+	if !strings.Contains(f.status.String(), "Imported oci://"+ref+" (param model_uri, ") {
+		t.Errorf("status does not say what was imported:\n%s", f.status)
 	}
 }

@@ -64,9 +64,9 @@ type Runner struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Import reads the objects outside the store that artifact params
-	// name (gs://, s3://), imported into Store before any step runs
+	// name (gs://, s3://, oci://), imported into Store before any step runs
 	// (pipeline/imports); its TempDir defaults to WorkDir.
-	Import artifacts.ImportOptions
+	Import imports.Options
 }
 
 // DefaultFinallyGrace is Runner.FinallyGrace unless set.

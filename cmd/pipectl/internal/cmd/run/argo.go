@@ -17,6 +17,7 @@ import (
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/images"
+	"pipectl.dev/pipectl/pipeline/imports"
 )
 
 // ArgoOptions are the flags of `pipectl run --on argo`.
@@ -66,7 +67,7 @@ func argoRun(opts *Options) error {
 		defer l.Cleanup()
 		start := &argorun.Start{
 			Store: store, Pipeline: l.Pipeline, Params: l.Values, Source: l.Source, NoCache: opts.NoCache, Options: a.Pods,
-			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: artifacts.ImportOptions{S3: f.StoreOptions.S3},
+			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: imports.Options{ImportOptions: artifacts.ImportOptions{S3: f.StoreOptions.S3}, Images: images.Options{Insecure: a.Images.Insecure}},
 			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 		}
 		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"maps"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/pipeline/images/modelcartest"
 	"pipectl.dev/pipectl/test/e2e/testbed"
 )
 
@@ -360,6 +365,21 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		// A KFP dsl.importer of a ModelCar (oci://, a model shipped as an
+		// image): the run imports the image's /models into its store
+		// first; files reads it; the re-run reuses files.
+		name:     "kfpimportoci",
+		status:   "Succeeded",
+		rerun:    true,
+		params:   []string{"model_uri=oci://$REGISTRY/modelcar:test"},
+		modelCar: map[string]string{"models/config.json": `{"a": 1}`, "models/sub/w.bin": "w $(x)\n", "etc/other": "not the model"},
+		steps:    []confStep{ok("files", seen())},
+		probes: map[string]probeRecord{
+			"files": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/input_model"}, Env: stepEnv("files"),
+				Read: []string{`$WORK/inputs/input_model: config.json = "{\"a\": 1}"`, `$WORK/inputs/input_model: sub/w.bin = "w $(x)\n"`}},
+		},
+	},
+	{
 		name:   "kfponeof",
 		status: "Succeeded",
 		rerun:  true,
@@ -591,6 +611,28 @@ type confCase struct {
 	// server that pipectl reads gs://BUCKET/KEY URIs through (PIPECTL_GS_*
 	// in its environment on both backends: `pipectl run` imports them).
 	gs *confGS
+	// modelCar, when set, is the files (text by path) of a ModelCar image
+	// pushed as modelcar:test to a registry (go-containerregistry's, on
+	// loopback) whose HOST:PORT replaces $REGISTRY in params: `pipectl
+	// run` imports its /models on both backends.
+	modelCar map[string]string
+}
+
+// pushModelCar starts a registry for t, pushes files as modelcar:test to
+// it and returns params with $REGISTRY replaced by its HOST:PORT.
+func pushModelCar(t *testing.T, files map[string]string, params []string) []string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if _, err := modelcartest.Push(host+"/modelcar:test", []map[string]string{files}); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = strings.ReplaceAll(p, "$REGISTRY", host)
+	}
+	return out
 }
 
 // confPod is what a step's pod was given: its main container's resources
@@ -877,6 +919,9 @@ func TestConformance(t *testing.T) {
 				}
 				ll.env, la.env = append(ll.env, genv...), append(la.env, genv...)
 			}
+			if tc.modelCar != nil {
+				tc.params = pushModelCar(t, tc.modelCar, tc.params)
+			}
 			file := caseFile(t, tc)
 			var local, argo confResult
 			var wg sync.WaitGroup
@@ -1020,6 +1065,9 @@ func TestConformanceLocal(t *testing.T) {
 					t.Fatal(err)
 				}
 				l.env = append(l.env, genv...)
+			}
+			if tc.modelCar != nil {
+				tc.params = pushModelCar(t, tc.modelCar, tc.params)
 			}
 			file := caseFile(t, tc)
 			r := l.confRun(ctx, "local", file, tc.params, "")

@@ -52,8 +52,8 @@
 //
 // A dsl.importer is an artifact param (importer.go): of the root, or of a
 // sub-DAG whose input passes a root input parameter down; its URI may name
-// an object of Cloud Storage or S3, which the run imports into the store
-// first (pipeline/imports), and its metadata is the param's, given to the
+// an object of Cloud Storage or S3, or a ModelCar (oci://), which the run
+// imports into the store first (pipeline/imports), and its metadata is the param's, given to the
 // tasks reading it in their executor input; a dsl.OneOf
 // (valueFromOneof, several artifactSelectors) a oneOf output of the
 // nested pipeline the condition group is. What pipectl does not run yet

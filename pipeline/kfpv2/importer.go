@@ -28,8 +28,8 @@ import (
 //     constant its default.
 //
 // A URI may also name an object of Cloud Storage or S3 (gs://, s3://
-// outside the store): `pipectl run` copies it into the store before any
-// step runs (pipeline/imports). The importer's metadata is the param's
+// outside the store) or a ModelCar (oci://, its /models folder): `pipectl
+// run` copies it into the store before any step runs (pipeline/imports). The importer's metadata is the param's
 // (pipeline.Param.Metadata), its placeholders {{$.inputs.parameters['X']}}
 // made {{params.P}} or the constant the task gives X. An importer inside a
 // sub-DAG (not a ParallelFor body) whose URI is an input of the sub-DAG
@@ -37,7 +37,7 @@ import (
 // param of the sub-DAG, and of each sub-DAG on the way, and the root
 // parameters artifact params (scanSubImports).
 //
-// A URI neither a store nor an import can hold (oci://, http://, ...) is
+// A URI neither a store nor an import can hold (http://, ...) is
 // an error at its line, as are one given by a task output, a constant URI
 // in a sub-DAG, metadata given by a task output and downloadToWorkspace.
 // reimport is the same either way: the artifact is the store's, read where

@@ -518,6 +518,17 @@ func TestKFPv2Importer(t *testing.T) {
 	}
 }
 
+// TestKFPv2ImporterInLoop: an importer in a ParallelFor body is refused
+// at its executor, once.
+func TestKFPv2ImporterInLoop(t *testing.T) {
+	const f = "testdata/kfpv2/importer_loop.yaml"
+	_, err := Load(f)
+	want := f + `:43:7: deploymentSpec.executors.exec-importer.importer: KFP importer is not supported yet in a ParallelFor body, or in a sub-DAG run in one`
+	if err == nil || !strings.Contains(err.Error(), want) || len(yamlfile.Split(err)) != 1 {
+		t.Errorf("Load: %v\nwant one error: %s", err, want)
+	}
+}
+
 // TestKFPv2ImporterUnsupported: what pipectl cannot import is refused at
 // its line, in KFP's terms.
 func TestKFPv2ImporterUnsupported(t *testing.T) {

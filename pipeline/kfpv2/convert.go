@@ -728,7 +728,7 @@ func (c *conv) container(name string, key, comp *yaml.Node, field string) *yaml.
 	ef := "deploymentSpec.executors." + label
 	c.at(exKey, ef)
 	e := c.fieldsOf(ex, ef, "an executor", []string{"container"}, map[string]string{
-		"importer": " inside a sub-DAG (dsl.importer in a dsl.Condition, ParallelFor or pipeline): pipectl maps an importer of the root DAG, an artifact param",
+		"importer": " in a ParallelFor body, or in a sub-DAG run in one: pipectl maps an importer of the root DAG or of a sub-DAG outside ParallelFors, an artifact param",
 		"resolver": "",
 	})
 	cont := e["container"]

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -40,15 +39,7 @@ func Extract(ctx context.Context, ref, dir, dest string, opts Options) (string, 
 			return "", fmt.Errorf("image %q: %v", ref, err)
 		}
 	}
-	kc := opts.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc)}
-	if opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(opts.Transport))
-	}
-	img, err := remote.Image(parsed, ropts...)
+	img, err := remote.Image(parsed, opts.remote(ctx)...)
 	if err != nil {
 		return "", resolveError(ref, reg, insecure, err, ctx.Err())
 	}

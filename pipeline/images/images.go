@@ -149,14 +149,7 @@ func Pin(ctx context.Context, ref string, opts Options) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	kc := opts.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc)}
-	if opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(opts.Transport))
-	}
+	ropts := opts.remote(ctx)
 	// HEAD is enough where the registry answers it with the digest; a
 	// GET of the manifest otherwise.
 	desc, herr := remote.Head(parsed, ropts...)
@@ -225,4 +218,18 @@ func sorted(refs []string) []string {
 	out := slices.Clone(refs)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// remote are the registry client's options: ctx, the keychain (the docker
+// config's by default) and the transport, when set.
+func (opts Options) remote(ctx context.Context) []remote.Option {
+	kc := opts.Keychain
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(kc)}
+	if opts.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(opts.Transport))
+	}
+	return ropts
 }

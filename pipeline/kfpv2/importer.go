@@ -123,19 +123,7 @@ func (c *conv) rootImport(key, t *yaml.Node, field, comp string, imp *yaml.Node)
 		"downloadToWorkspace": " (into a workspace: pipectl has no volumes; the steps reading the artifact fetch it from the artifact store)",
 	})
 	ri, ok := c.importURI(key, t, tf, field, imp, e, ef)
-	if m := e["metadata"]; m != nil && !components.IsNull(m) {
-		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata", "")
-		if mok && len(meta.Content) > 0 {
-			js, err := components.NodeValue(components.TypeJSON, meta)
-			if err != nil {
-				c.errorf(m, ef+".metadata", "expected the artifact's metadata as JSON: %v", err)
-				mok = false
-			}
-			ri.meta, ri.metaJSON = meta, js
-		}
-		ok = ok && mok
-	}
-	return ri, ok
+	return ri, c.importerMetadata(&ri, e["metadata"], tf["inputs"], field, ef, "") && ok
 }
 
 // importMetadata converts the metadata m (field mf) of an importer whose
@@ -470,19 +458,26 @@ func (c *conv) subImport(dag string, key, t *yaml.Node, field, comp string, imp 
 		c.errorf(ri.def, ef+".artifactUri", "an importer with a constant URI inside a sub-DAG is not supported yet: pipectl imports it as an artifact param of the root; give the URI as a pipeline input passed down")
 		return ri, false
 	}
-	if m := e["metadata"]; m != nil && !components.IsNull(m) {
-		meta, mok := c.importMetadata(m, tf["inputs"], field+".inputs", ef+".metadata", dag)
-		if mok && len(meta.Content) > 0 {
-			js, err := components.NodeValue(components.TypeJSON, meta)
-			if err != nil {
-				c.errorf(m, ef+".metadata", "expected the artifact's metadata as JSON: %v", err)
-				mok = false
-			}
-			ri.meta, ri.metaJSON = meta, js
-		}
-		ok = ok && mok
+	return ri, c.importerMetadata(&ri, e["metadata"], tf["inputs"], field, ef, dag) && ok
+}
+
+// importerMetadata sets ri's metadata from the importer's metadata node m
+// (nil: none), whose placeholders read the task's inputs (field.inputs)
+// in dag ("" the root); it reports whether m converts.
+func (c *conv) importerMetadata(ri *rootImport, m, inputs *yaml.Node, field, ef, dag string) bool {
+	if m == nil || components.IsNull(m) {
+		return true
 	}
-	return ri, ok
+	meta, ok := c.importMetadata(m, inputs, field+".inputs", ef+".metadata", dag)
+	if ok && len(meta.Content) > 0 {
+		js, err := components.NodeValue(components.TypeJSON, meta)
+		if err != nil {
+			c.errorf(m, ef+".metadata", "expected the artifact's metadata as JSON: %v", err)
+			return false
+		}
+		ri.meta, ri.metaJSON = meta, js
+	}
+	return ok
 }
 
 // importURI reads the type and URI of importer task (key, t) whose

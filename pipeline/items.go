@@ -104,3 +104,42 @@ func SplitIteration(name string) (step string, i int, ok bool) {
 	}
 	return name[:open], i, true
 }
+
+// Product returns the items of a loop over every combination of lists
+// (each from Items), the first list outermost: objects of names to the
+// lists' items, as written ({"lr":0.1,"seed":1}). At most MaxItems.
+func Product(names []string, lists [][]string) ([]string, error) {
+	n := 1
+	for _, l := range lists {
+		n *= len(l)
+		if n > MaxItems {
+			return nil, fmt.Errorf("a loop has at most %d items: the product of the lists has more", MaxItems)
+		}
+	}
+	items := make([]string, 0, n)
+	var b strings.Builder
+	var walk func(k int, parts []string)
+	walk = func(k int, parts []string) {
+		if k == len(lists) {
+			b.Reset()
+			b.WriteByte('{')
+			for i, name := range names {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				key, _ := json.Marshal(name)
+				b.Write(key)
+				b.WriteByte(':')
+				b.WriteString(parts[i])
+			}
+			b.WriteByte('}')
+			items = append(items, b.String())
+			return
+		}
+		for _, it := range lists[k] {
+			walk(k+1, append(parts, it))
+		}
+	}
+	walk(0, make([]string, 0, len(lists)))
+	return items, nil
+}

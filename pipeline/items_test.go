@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +117,48 @@ func TestLoadLoops(t *testing.T) {
 	b, err := p.Step("literal").ItemsBinding()
 	if err != nil || b.Literal != `[{"lr":0.10,"tag":"x"},{"lr":1e-3,"tag":"y z"}]` {
 		t.Errorf("literal items = %+v, %v", b, err)
+	}
+}
+
+// TestProduct: a product's items are objects of every combination, the
+// first list outermost, values as written; past MaxItems it is refused.
+func TestProduct(t *testing.T) {
+	got, err := Product([]string{"lr", "seed"}, [][]string{{"0.1", "1e-3"}, {"1", `"a b"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"lr":0.1,"seed":1}`, `{"lr":0.1,"seed":"a b"}`, `{"lr":1e-3,"seed":1}`, `{"lr":1e-3,"seed":"a b"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("Product = %v, want %v", got, want)
+	}
+	if got, err := Product([]string{"a"}, [][]string{{}}); err != nil || len(got) != 0 {
+		t.Errorf("an empty list: %v, %v", got, err)
+	}
+	big := make([]string, 1000)
+	for i := range big {
+		big[i] = "1"
+	}
+	if _, err := Product([]string{"a", "b", "c"}, [][]string{big, big, big}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("a product past MaxItems: %v", err)
+	}
+}
+
+// TestLoopProductInvalid: a product with items too, a list that is not
+// one, a param that is no json, and an item field no combination has are
+// refused at their place; a nested pipeline's param given a list loops
+// over it.
+func TestLoopProductInvalid(t *testing.T) {
+	const head = "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: g}\nparams:\n  n: {type: int, default: 1}\nsteps:\n  - name: s\n    component: {metadata: {name: c}, inputs: [{name: x, type: string}], command: [c, \"{{inputs.x}}\"]}\n"
+	for _, tc := range []struct{ loop, input, want string }{
+		{"{product: {a: [1]}, items: [1]}", "{{item.a}}", "9:5: steps[0].loop: loop has both items and product"},
+		{"{product: {a: 3}}", "x", `steps[0].loop.product: loop.product.a: cannot loop over "3": expected a list`},
+		{"{product: {a: \"{{params.n}}\"}}", "x", `steps[0].loop.product.a: cannot loop over parameter "n": it is int, expected json`},
+		{"{product: {a: [1], b: [2]}}", "{{item.c}}", `item 0 of the loop has no field "c" (item 0: "{\"a\":1,\"b\":2}")`},
+		{"{product: []}", "x", "loop.product: expected a mapping of names to lists"},
+	} {
+		_, err := Parse(filepath.Join(t.TempDir(), "p.yaml"), []byte(head+"    loop: "+tc.loop+"\n    inputs: {x: \""+tc.input+"\"}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("loop %s: %v, want %q", tc.loop, err, tc.want)
+		}
 	}
 }

@@ -232,6 +232,31 @@ func TestKFPv2LoopPipeline(t *testing.T) {
 	}
 }
 
+// TestKFPv2LoopProduct: a ParallelFor over a pipeline input holding one
+// over a list in the file is a loop over their product (loop.product,
+// evaluated at run time), the outer item {{item.l0}}, the inner {{item.l1}}.
+func TestKFPv2LoopProduct(t *testing.T) {
+	p, err := Load("testdata/kfpv2/loops_product.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("for-loop-1-for-loop-2-echo")
+	if s == nil || s.Loop == nil {
+		t.Fatalf("no loop step for-loop-1-for-loop-2-echo: %v", p.Steps)
+	}
+	lists, err := s.ProductLists()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ProductList{{Name: "l0", Binding: Binding{Param: "xs"}}, {Name: "l1", Binding: Binding{Literal: "[1,2]"}}}
+	if diff := cmp.Diff(want, lists); diff != "" {
+		t.Errorf("product (-want +got):\n%s", diff)
+	}
+	if b := s.Bindings(); b["msg"].Literal != "{{item.l0}}" || b["n"].Literal != "{{item.l1}}" {
+		t.Errorf("inputs %+v, want the outer item l0 and the inner l1", b)
+	}
+}
+
 // TestKFPv2LoopsUnsupported: a ParallelFor in a ParallelFor over a list
 // not written in the file, and an output a ParallelFor does not have, are
 // refused at their line and column in KFP's terms.
@@ -242,8 +267,8 @@ func TestKFPv2LoopsUnsupported(t *testing.T) {
 	}
 	const f = "testdata/kfpv2/loops_unsupported.yaml"
 	for _, want := range []string{
-		f + `:59:31: components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter: a ParallelFor inside a ParallelFor is supported when both loop over lists written in the file (raw): pipectl loops over their product; ParallelFor "for-loop-3" loops over components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter`,
-		f + `:146:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
+		f + `:59:31: components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter: a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw) or a pipeline input: pipectl loops over their product; ParallelFor "for-loop-3" loops over components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter`,
+		f + `:148:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -838,6 +838,9 @@ func (v *validator) loop(i int, index map[string]int) []string {
 	if s.Loop.Parallelism < 0 || s.Loop.Parallelism > MaxParallelism {
 		v.atValue(v.sp(i, "loop", "parallelism"), "expected 0 (no bound) to %d, got %d", MaxParallelism, s.Loop.Parallelism)
 	}
+	if s.Loop.Product.Kind != 0 {
+		return v.product(i, index)
+	}
 	path := v.sp(i, "loop", "items")
 	b, err := s.ItemsBinding()
 	if err != nil {
@@ -884,6 +887,64 @@ func (v *validator) loop(i int, index map[string]int) []string {
 	items, err := Items(list)
 	if err != nil {
 		v.atValue(path, "%v", err)
+		return nil
+	}
+	return items
+}
+
+// product checks steps[i].loop.product and returns its items when the
+// file gives every list (written, or the default of the param), else nil.
+func (v *validator) product(i int, index map[string]int) []string {
+	s := &v.p.Steps[i]
+	if s.Loop.Items.Kind != 0 {
+		v.at(v.sp(i, "loop"), "loop has both items and product: expected one of them")
+		return nil
+	}
+	lists, err := s.ProductLists()
+	if err != nil {
+		v.atValue(v.sp(i, "loop", "product"), "%v", err)
+		return nil
+	}
+	var names []string
+	var all [][]string
+	known := true
+	for _, l := range lists {
+		path := v.sp(i, "loop", "product", l.Name)
+		list := l.Literal
+		if l.Param != "" {
+			v.checkRefs(path, []ref{{param: l.Param}}, index, i)
+			prm, ok := v.p.Params[l.Param]
+			switch {
+			case !ok:
+				known = false
+				continue
+			case prm.Type != components.TypeJSON:
+				v.atValue(path, "cannot loop over parameter %q: it is %s, expected json (a JSON list)", l.Param, prm.Type)
+				known = false
+				continue
+			case prm.Default.Kind == 0:
+				known = false
+				continue
+			}
+			if list, err = components.NodeValue(prm.Type, &prm.Default); err != nil {
+				known = false
+				continue
+			}
+		}
+		items, err := Items(list)
+		if err != nil {
+			v.atValue(path, "%v", err)
+			known = false
+			continue
+		}
+		names, all = append(names, l.Name), append(all, items)
+	}
+	if !known {
+		return nil
+	}
+	items, err := Product(names, all)
+	if err != nil {
+		v.atValue(v.sp(i, "loop", "product"), "%v", err)
 		return nil
 	}
 	return items

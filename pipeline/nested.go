@@ -325,13 +325,11 @@ func (v *validator) expand() {
 		}
 		var loop *Loop
 		if s.Loop != nil {
-			l := *s.Loop
-			items, err := outer.node(&l.Items)
+			l, err := outer.loop(*s.Loop)
 			if err != nil {
-				v.atValue(v.sp(i, "loop", "items"), "%v", err)
+				v.at(v.sp(i, "loop"), "%v", err)
 				continue
 			}
-			l.Items = *items
 			loop = &l
 		}
 		when := ""
@@ -584,23 +582,55 @@ func (r *rewriter) step(s *Step) error {
 				return fmt.Errorf("step %s: %w", s.Name, err)
 			}
 		}
-		items, err := r.node(&l.Items)
+		l, err := r.loop(l)
 		if err != nil {
-			return fmt.Errorf("step %s: loop.items: %v", s.Name, err)
+			return fmt.Errorf("step %s: %v", s.Name, err)
 		}
-		if items.Kind == yaml.ScalarNode && items.Tag == "!!str" {
-			if b, _, err := parseBinding(items.Value); err == nil && !b.IsRef() {
-				// A JSON list given as text: the list itself (JSON is YAML).
-				var doc yaml.Node
-				if err := yaml.Unmarshal([]byte(items.Value), &doc); err == nil && len(doc.Content) == 1 {
-					items = doc.Content[0]
-				}
-			}
-		}
-		l.Items = *items
 		s.Loop = &l
 	}
 	return nil
+}
+
+// loop rewrites a loop's items, or each list of its product.
+func (r *rewriter) loop(l Loop) (Loop, error) {
+	if l.Items.Kind != 0 {
+		items, err := r.list(&l.Items)
+		if err != nil {
+			return l, fmt.Errorf("loop.items: %v", err)
+		}
+		l.Items = *items
+	}
+	if p := yamlfile.Deref(&l.Product); p.Kind == yaml.MappingNode {
+		prod := *p
+		prod.Content = slices.Clone(p.Content)
+		for i := 1; i < len(prod.Content); i += 2 {
+			list, err := r.list(prod.Content[i])
+			if err != nil {
+				return l, fmt.Errorf("loop.product.%s: %v", prod.Content[i-1].Value, err)
+			}
+			prod.Content[i] = list
+		}
+		l.Product = prod
+	}
+	return l, nil
+}
+
+// list rewrites a loop's list: as node does, a JSON list given as text
+// (the value of a param) becoming the list itself (JSON is YAML).
+func (r *rewriter) list(n *yaml.Node) (*yaml.Node, error) {
+	items, err := r.node(n)
+	if err != nil {
+		return nil, err
+	}
+	if items.Kind == yaml.ScalarNode && items.Tag == "!!str" {
+		if b, _, err := parseBinding(items.Value); err == nil && !b.IsRef() {
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(items.Value), &doc); err == nil && len(doc.Content) == 1 {
+				items = doc.Content[0]
+			}
+		}
+	}
+	return items, nil
 }
 
 // node rewrites an input value: a whole {{params.P}} of the nested

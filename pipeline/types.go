@@ -179,10 +179,61 @@ type Loop struct {
 	// Items is the list: a YAML list, or a whole reference to a json
 	// parameter or a json output parameter of an upstream step holding a
 	// JSON list, "{{params.NAME}}" or "{{steps.STEP.outputs.OUTPUT}}".
-	Items yaml.Node `yaml:"items"`
+	Items yaml.Node `yaml:"items,omitempty"`
+	// Product, instead of Items, loops over every combination of several
+	// lists (a grid): a mapping of names to lists, each a YAML list or a
+	// whole "{{params.NAME}}" of a json param; the first list is the
+	// outermost, and each item is an object of the names
+	// ({"lr": 0.1, "seed": 1}: {{item.lr}}, {{item.seed}}).
+	Product yaml.Node `yaml:"product,omitempty"`
 	// Parallelism bounds the iterations running at once (0: no bound but
 	// the run's).
 	Parallelism int `yaml:"parallelism,omitempty"`
+}
+
+// ProductList is one list of a loop's product: its name and where its
+// items come from (a Literal JSON list or a Param).
+type ProductList struct {
+	Name string
+	Binding
+}
+
+// ProductLists returns the lists of a loop step's product, in order, or
+// nil when it loops over items.
+func (s *Step) ProductLists() ([]ProductList, error) {
+	if s.Loop == nil {
+		return nil, fmt.Errorf("step %s has no loop", s.Name)
+	}
+	n := yamlfile.Deref(&s.Loop.Product)
+	if n.Kind == 0 {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return nil, fmt.Errorf("loop.product: expected a mapping of names to lists ({lr: [0.1, 0.01], seed: \"{{params.seeds}}\"})")
+	}
+	var out []ProductList
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, list := n.Content[i].Value, yamlfile.Deref(n.Content[i+1])
+		if want := components.ValidIdent(name); want != "" {
+			return nil, fmt.Errorf("loop.product: invalid name %q: expected %s", name, want)
+		}
+		switch {
+		case list.Kind == yaml.SequenceNode:
+			text, err := components.NodeValue(components.TypeJSON, list)
+			if err != nil {
+				return nil, fmt.Errorf("loop.product.%s: %v", name, err)
+			}
+			out = append(out, ProductList{Name: name, Binding: Binding{Literal: text}})
+			continue
+		case list.Kind == yaml.ScalarNode && list.ShortTag() == "!!str":
+			if b, _, err := parseBinding(list.Value); err == nil && b.Param != "" {
+				out = append(out, ProductList{Name: name, Binding: b})
+				continue
+			}
+		}
+		return nil, fmt.Errorf("loop.product.%s: cannot loop over %s: expected a list, or a whole \"{{params.NAME}}\" of a json param holding one", name, describeNode(list))
+	}
+	return out, nil
 }
 
 // MaxParallelism bounds loop.parallelism.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -377,6 +378,29 @@ func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step, wrapped bool) error {
 	}
 	var list string
 	switch part := items[0]; {
+	case part.Product != nil:
+		// The product's count: its lists' lengths multiplied.
+		count, lens := 1, []string{}
+		for _, l := range part.Product {
+			if len(l.List) != 1 {
+				return fmt.Errorf("loop product list %s: expected one part, got %d", l.Name, len(l.List))
+			}
+			switch lp := l.List[0]; {
+			case lp.Param != "":
+				lens = append(lens, "len(sprig.fromJson("+decoded("workflow.parameters['"+lp.Param+"']")+"))")
+			default:
+				all, err := pipeline.Items(lp.Lit)
+				if err != nil {
+					return fmt.Errorf("loop product list %s: %v", l.Name, err)
+				}
+				count *= len(all)
+			}
+		}
+		if len(lens) == 0 {
+			task.WithSequence = &wfv1.Sequence{Count: ptr(intstr.FromInt(count))}
+			break
+		}
+		task.WithParam = "{{=toJson(sprig.until(" + strconv.Itoa(count) + " * " + strings.Join(lens, " * ") + "))}}"
 	case part.Param != "":
 		list = decoded("workflow.parameters['" + part.Param + "']")
 	case part.Upstream != "" && wrapped:

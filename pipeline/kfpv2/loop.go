@@ -3,6 +3,7 @@ package kfpv2
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,6 +77,9 @@ type loopLevel struct {
 	limit      *yaml.Node
 	limitField string
 }
+
+// paramRE matches a whole reference to a pipeline param.
+var paramRE = regexp.MustCompile(`^\{\{params\.[^{}]+\}\}$`)
 
 // itemMarker starts the reference to the item of loop level k while the
 // body is converted; finishStep writes it as {{item}} or {{item.lK}}.
@@ -370,8 +374,8 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	}
 	if len(c.loops) > 0 {
 		for _, l := range append(c.loops, lv) {
-			if l.items == nil {
-				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when both loop over lists written in the file (raw): pipectl loops over their product; ParallelFor %q loops over %s", l.task, l.field)
+			if l.items == nil && !paramRE.MatchString(l.ref) {
+				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw) or a pipeline input: pipectl loops over their product; ParallelFor %q loops over %s", l.task, l.field)
 				return nil
 			}
 		}
@@ -478,6 +482,21 @@ func (c *conv) loopOf() *yaml.Node {
 		}
 		return loop
 	}
+	if slices.ContainsFunc(c.loops, func(l *loopLevel) bool { return l.items == nil }) {
+		// A list given at run time: pipectl's loop.product, {"l0": OUTER,
+		// "l1": INNER, ...} as below.
+		prod := c.mapping(inner.at, inner.field)
+		for k, l := range c.loops {
+			list := l.items
+			if list == nil {
+				list = c.str(l.ref, l.at, l.field)
+			}
+			c.add(prod, "l"+strconv.Itoa(k), l.at, l.field, list)
+		}
+		c.add(loop, "product", inner.at, inner.field, prod)
+		c.addLimit(loop, inner)
+		return loop
+	}
 	// The product, outermost first: {"l0": OUTER, "l1": INNER, ...}.
 	size := 1
 	for _, l := range c.loops {
@@ -501,21 +520,23 @@ func (c *conv) loopOf() *yaml.Node {
 	}
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: prod, Line: inner.at.Line, Column: inner.at.Column}
 	c.add(loop, "items", inner.at, inner.field, seq)
-	// At most the product of the limits run at once; no bound if one
-	// level has none.
+	c.addLimit(loop, inner)
+	return loop
+}
+
+// addLimit sets the parallelism of loop, a product's (inner the innermost
+// ParallelFor's): at most the product of the limits run at once; no bound
+// if one level has none.
+func (c *conv) addLimit(loop *yaml.Node, inner *loopLevel) {
 	limit := 1
 	for _, l := range c.loops {
 		n, err := strconv.Atoi(valueOf(l.limit))
 		if err != nil || n <= 0 {
-			limit = 0
-			break
+			return
 		}
 		limit *= n
 	}
-	if limit > 0 {
-		c.add(loop, "parallelism", inner.at, inner.field, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(limit), Line: inner.at.Line, Column: inner.at.Column})
-	}
-	return loop
+	c.add(loop, "parallelism", inner.at, inner.field, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(limit), Line: inner.at.Line, Column: inner.at.Column})
 }
 
 func valueOf(n *yaml.Node) string {

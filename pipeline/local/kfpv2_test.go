@@ -78,6 +78,16 @@ func TestRunKFPv2(t *testing.T) {
 			"gather/Output":                   `["a!","b c!"]`,
 		},
 	}, {
+		// A ParallelFor over a pipeline input holding one over a list in
+		// the file: their product, at run time.
+		file: "../testdata/kfpv2/loops_product.yaml",
+		want: map[string]string{
+			"for-loop-1-for-loop-2-echo[0]/Output": "a-1",
+			"for-loop-1-for-loop-2-echo[1]/Output": "a-2",
+			"for-loop-1-for-loop-2-echo[2]/Output": "b c-1",
+			"for-loop-1-for-loop-2-echo[3]/Output": "b c-2",
+		},
+	}, {
 		// An optional sub-DAG input no task gives has no value inside.
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x --no-data"},

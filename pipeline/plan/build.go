@@ -174,7 +174,11 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 			w.Params[name] = t
 		}
 	}
-	if s.Loop != nil {
+	if lists, err := productLists(s); err != nil {
+		return nil, err
+	} else if lists != nil {
+		w.Items = Text{{Product: lists}}
+	} else if s.Loop != nil {
 		b, err := s.ItemsBinding()
 		if err != nil {
 			return nil, fmt.Errorf("loop: %v", err)
@@ -215,6 +219,26 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 	}
 	return w, nil
+}
+
+// productLists are the lists of a loop step's product, nil when it has
+// none: each a literal JSON list or a param.
+func productLists(s *pipeline.Step) ([]ProductList, error) {
+	if s.Loop == nil {
+		return nil, nil
+	}
+	lists, err := s.ProductLists()
+	if err != nil || lists == nil {
+		return nil, err
+	}
+	out := make([]ProductList, len(lists))
+	for i, l := range lists {
+		out[i] = ProductList{Name: l.Name, List: Text{{Lit: l.Literal}}}
+		if l.Param != "" {
+			out[i].List = Text{{Param: l.Param}}
+		}
+	}
+	return out, nil
 }
 
 // oneOf wires input in (name) the output of the first of the steps alts
@@ -306,10 +330,14 @@ func (w *Wiring) ParamNames() []string {
 			}
 		}
 	}
-	add := func(t Text) {
+	var add func(t Text)
+	add = func(t Text) {
 		for _, p := range t {
 			if p.Param != "" {
 				set[p.Param] = true
+			}
+			for _, l := range p.Product {
+				add(l.List)
 			}
 		}
 	}

@@ -71,6 +71,12 @@ func (t Text) Eval(v Values) (string, error) {
 				return "", fmt.Errorf("no value for {{run.id}} (want --run RUN)")
 			}
 			b.WriteString(v.Run)
+		case p.Product != nil:
+			s, err := product(p.Product, v)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
 		case p.Run != "":
 			s, ok := v.RunFields[p.Run]
 			if !ok {
@@ -513,4 +519,26 @@ func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.Outp
 		return fmt.Sprintf("condition %q is false", w.When.Source), nil
 	}
 	return "", nil
+}
+
+// product is the JSON list of a loop's product: every combination of the
+// items of its lists, evaluated with v.
+func product(lists []ProductList, v Values) (string, error) {
+	names := make([]string, len(lists))
+	all := make([][]string, len(lists))
+	for i, l := range lists {
+		text, err := l.List.Eval(v)
+		if err != nil {
+			return "", fmt.Errorf("list %s: %v", l.Name, err)
+		}
+		if all[i], err = pipeline.Items(text); err != nil {
+			return "", fmt.Errorf("list %s: %v", l.Name, err)
+		}
+		names[i] = l.Name
+	}
+	items, err := pipeline.Product(names, all)
+	if err != nil {
+		return "", err
+	}
+	return "[" + strings.Join(items, ",") + "]", nil
 }

@@ -134,15 +134,24 @@ type Text []Part
 
 // Part is one piece of a Text: literal text, the value of a pipeline
 // parameter, the value of the upstream output parameter that feeds an
-// input, the iteration's item (or a field of it), or a field of the run (a
-// finally step's {{run.status}}, {{run.failedSteps}}). Exactly one field is
-// set; none means the empty string.
+// input, the iteration's item (or a field of it), a field of the run (a
+// finally step's {{run.status}}, {{run.failedSteps}}), or a loop's product.
+// Exactly one field is set; none means the empty string.
 type Part struct {
 	Lit      string   `json:"lit,omitempty"`
 	Param    string   `json:"param,omitempty"`
 	Upstream string   `json:"upstream,omitempty"`
 	Item     *ItemRef `json:"item,omitempty"`
 	Run      string   `json:"run,omitempty"`
+	// Product, in a loop's Items only, is the JSON list of every
+	// combination of its lists' items (pipeline.Product).
+	Product []ProductList `json:"product,omitempty"`
+}
+
+// ProductList is one list of a loop's product: its name and the JSON list.
+type ProductList struct {
+	Name string `json:"name"`
+	List Text   `json:"list"`
 }
 
 // ItemRef is {{item}} (Field "") or {{item.FIELD}}: see pipeline.ItemValue.

@@ -252,8 +252,20 @@ func BuildTool(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The test bed's module (test/e2e) has a go.mod of its own: the
+	// repository is the nearest folder above holding the build script.
+	script := filepath.Join("test", "e2e", "tools", "build.sh")
+	for dir := root; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, script)); err == nil {
+			root = dir
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no %s in %s or a folder above it", script, root)
+		}
+	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command("bash", filepath.Join(root, "test", "e2e", "tools", "build.sh"), name)
+	cmd := exec.Command("bash", filepath.Join(root, script), name)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

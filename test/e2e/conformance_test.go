@@ -546,11 +546,6 @@ var conformanceCases = []confCase{
 			ok("train[0]", seen(), file("model", "Model", "rank 0 of 2\n")).item(`{"lr":0.5,"tag":"a b"}`),
 			ok("train[1]", seen(), file("model", "Model", "rank 0 of 2\n")).item(`{"lr":1e-3,"tag":"$(c) ` + "`d`" + `"}`),
 			ok("join", seen()).after("train"),
-			loopStep("grid"),
-			ok("grid[0]", seen()).item(`{"size":"s","seed":1}`),
-			ok("grid[1]", seen()).item(`{"size":"s","seed":2.50}`),
-			ok("grid[2]", seen()).item(`{"size":"m $(l)","seed":1}`),
-			ok("grid[3]", seen()).item(`{"size":"m $(l)","seed":2.50}`),
 			ok("report", seen()),
 		},
 		probes: map[string]probeRecord{

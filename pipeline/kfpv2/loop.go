@@ -27,7 +27,8 @@ import (
 //     the values the ParallelFor task gives them;
 //   - a ParallelFor in a body, both over lists written in the file, loops
 //     over their product: each item is {"l0": OUTER, "l1": INNER} and the
-//     outer item is {{item.l0}}, the inner {{item.l1}};
+//     outer item is {{item.l0}}, the inner {{item.l1}}; when a list is a
+//     pipeline input, over their product at run time (loop.product);
 //   - a body task's dependentTasks on another task of the body wait for all
 //     of that task's iterations (KFP waits for the same iteration's only);
 //   - a task after the ParallelFor waits for all its steps; an output of
@@ -47,9 +48,10 @@ import (
 // is a when pipectl evaluates iteration by iteration.
 //
 // Not supported, each at its line and column: such a body inside another
-// ParallelFor, a ParallelFor in a body whose items are not both written in
-// the file, and the collected outputs of a ParallelFor in a body (KFP
-// gives a list of lists).
+// ParallelFor, a ParallelFor in a body whose items are neither written in
+// the file nor a pipeline input (the outer item's field, a task's output),
+// and the collected outputs of a ParallelFor in a body (KFP gives a list
+// of lists).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a
@@ -401,7 +403,10 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		}
 	}
 	if nested {
-		return []*yaml.Node{c.loopPipeline(key, t, field, body, lv, outer, after, afterField)}
+		if s := c.loopPipeline(key, t, field, body, lv, outer, after, afterField); s != nil {
+			return []*yaml.Node{s}
+		}
+		return nil
 	}
 	names, _ := c.bodyNames(key.Value, n, prefix)
 	savedTasks, savedNames := c.dagTasks, c.names

@@ -151,10 +151,10 @@ func TestLoopProductInvalid(t *testing.T) {
 	const head = "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: g}\nparams:\n  n: {type: int, default: 1}\nsteps:\n  - name: s\n    component: {metadata: {name: c}, inputs: [{name: x, type: string}], command: [c, \"{{inputs.x}}\"]}\n"
 	for _, tc := range []struct{ loop, input, want string }{
 		{"{product: {a: [1]}, items: [1]}", "{{item.a}}", "9:5: steps[0].loop: loop has both items and product"},
-		{"{product: {a: 3}}", "x", `steps[0].loop.product: loop.product.a: cannot loop over "3": expected a list`},
+		{"{product: {a: 3}}", "x", `steps[0].loop.product: list a: cannot loop over "3": expected a list`},
 		{"{product: {a: \"{{params.n}}\"}}", "x", `steps[0].loop.product.a: cannot loop over parameter "n": it is int, expected json`},
 		{"{product: {a: [1], b: [2]}}", "{{item.c}}", `item 0 of the loop has no field "c" (item 0: "{\"a\":1,\"b\":2}")`},
-		{"{product: []}", "x", "loop.product: expected a mapping of names to lists"},
+		{"{product: []}", "x", "steps[0].loop.product: expected a mapping of names to lists"},
 	} {
 		_, err := Parse(filepath.Join(t.TempDir(), "p.yaml"), []byte(head+"    loop: "+tc.loop+"\n    inputs: {x: \""+tc.input+"\"}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -209,19 +209,19 @@ func (s *Step) ProductLists() ([]ProductList, error) {
 		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
-		return nil, fmt.Errorf("loop.product: expected a mapping of names to lists ({lr: [0.1, 0.01], seed: \"{{params.seeds}}\"})")
+		return nil, fmt.Errorf("expected a mapping of names to lists ({lr: [0.1, 0.01], seed: \"{{params.seeds}}\"})")
 	}
 	var out []ProductList
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		name, list := n.Content[i].Value, yamlfile.Deref(n.Content[i+1])
 		if want := components.ValidIdent(name); want != "" {
-			return nil, fmt.Errorf("loop.product: invalid name %q: expected %s", name, want)
+			return nil, fmt.Errorf("invalid name %q: expected %s", name, want)
 		}
 		switch {
 		case list.Kind == yaml.SequenceNode:
 			text, err := components.NodeValue(components.TypeJSON, list)
 			if err != nil {
-				return nil, fmt.Errorf("loop.product.%s: %v", name, err)
+				return nil, fmt.Errorf("list %s: %v", name, err)
 			}
 			out = append(out, ProductList{Name: name, Binding: Binding{Literal: text}})
 			continue
@@ -231,7 +231,7 @@ func (s *Step) ProductLists() ([]ProductList, error) {
 				continue
 			}
 		}
-		return nil, fmt.Errorf("loop.product.%s: cannot loop over %s: expected a list, or a whole \"{{params.NAME}}\" of a json param holding one", name, describeNode(list))
+		return nil, fmt.Errorf("list %s: cannot loop over %s: expected a list, or a whole \"{{params.NAME}}\" of a json param holding one", name, describeNode(list))
 	}
 	return out, nil
 }

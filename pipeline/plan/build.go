@@ -229,6 +229,9 @@ func productLists(s *pipeline.Step) ([]ProductList, error) {
 	}
 	lists, err := s.ProductLists()
 	if err != nil || lists == nil {
+		if err != nil {
+			err = fmt.Errorf("loop.product: %v", err)
+		}
 		return nil, err
 	}
 	out := make([]ProductList, len(lists))

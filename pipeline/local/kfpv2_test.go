@@ -217,14 +217,7 @@ func TestRunKFPv2Conditions(t *testing.T) {
 func TestRunKFPv2ImporterSubDAG(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	first := f.load(header + `steps:
-  - name: make
-` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
-`)
-	run1, err := f.run(ctx, first, nil, nil)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, f.status)
-	}
+	uri := f.madeArtifact(ctx)
 	p, err := pipeline.Load("../testdata/kfpv2/importer_subdag.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +225,7 @@ func TestRunKFPv2ImporterSubDAG(t *testing.T) {
 	if prm := p.Params["data_uri"]; prm.Type != "Dataset" {
 		t.Errorf("data_uri is %s, want the importer's type, Dataset", prm.Type)
 	}
-	run, err := f.run(ctx, p, map[string]string{"data_uri": run1.Step("make").Outputs[0].URI, "name": `a "b"`}, nil)
+	run, err := f.run(ctx, p, map[string]string{"data_uri": uri, "name": `a "b"`}, nil)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
 	}

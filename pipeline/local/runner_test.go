@@ -83,6 +83,21 @@ func (f *fixture) run(ctx context.Context, p *pipeline.Pipeline, overrides map[s
 	return r.Run(ctx, p, params)
 }
 
+// madeArtifact runs a pipeline whose step makes a Dataset holding
+// "rows: 3" and returns that artifact's URI in the store.
+func (f *fixture) madeArtifact(ctx context.Context) string {
+	f.t.Helper()
+	p := f.load(header + `steps:
+  - name: make
+` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
+`)
+	run, err := f.run(ctx, p, nil, nil)
+	if err != nil {
+		f.t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	return run.Step("make").Outputs[0].URI
+}
+
 const header = `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: test}
@@ -457,15 +472,7 @@ steps:
 func TestRunArtifactParam(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	first := f.load(header + `steps:
-  - name: make
-` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
-`)
-	run1, err := f.run(ctx, first, nil, nil)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, f.status)
-	}
-	uri := run1.Step("make").Outputs[0].URI
+	uri := f.madeArtifact(ctx)
 	second := f.load(header + `params:
   data: {type: Dataset}
 steps:
@@ -511,15 +518,7 @@ steps:
 func TestRunArtifactParamMetadata(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	first := f.load(header + `steps:
-  - name: make
-` + shComponent("make", "", "{name: data, type: Dataset}", `printf 'rows: 3' > "$1"`, "{{outputs.data.path}}") + `
-`)
-	run1, err := f.run(ctx, first, nil, nil)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, f.status)
-	}
-	uri := run1.Step("make").Outputs[0].URI
+	uri := f.madeArtifact(ctx)
 	second := f.load(header + `params:
   name: {type: string, default: "a \"b\""}
   n: {type: int, default: "007"}

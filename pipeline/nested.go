@@ -755,8 +755,8 @@ func (r *rewriter) comparison(c Condition) (string, error) {
 				if nb, _, err := parseBinding(n.Value); err == nil && nb.IsRef() {
 					return nb.String(), nil // the outer pipeline's, rewritten already
 				}
-				if c, _, err := ParseCondition(n.Value + " == x"); err == nil && c.Left.Item {
-					return c.Left.String(), nil // the item of the loop step using the pipeline
+				if it, ok := wholeItem(n.Value); ok {
+					return it.String(), nil // the item of the loop step using the pipeline
 				}
 			}
 			val, err := r.paramText(b.Param)

@@ -115,6 +115,16 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 	}
 }
 
+// wholeItem returns the reference s is when s is exactly one {{item}} or
+// {{item.FIELD}}.
+func wholeItem(s string) (ref, bool) {
+	texts, refs, err := parseRefs(s)
+	if err != nil || len(refs) != 1 || !refs[0].item || texts[0] != "" || texts[1] != "" {
+		return ref{}, false
+	}
+	return refs[0], true
+}
+
 // parseBinding reads one step input value: a whole reference, or a
 // literal whose text may embed references (a step output's value inside a
 // longer text: "n={{steps.a.outputs.n}}").
@@ -199,8 +209,8 @@ func ParseCondition(s string) (Condition, []ref, error) {
 		if err != nil {
 			return c, nil, fmt.Errorf("invalid condition %q: %v", s, err)
 		}
-		if len(r) == 1 && r[0].item && strings.HasPrefix(side, "{{") && strings.HasSuffix(side, "}}") && strings.Count(side, "{{") == 1 {
-			b = Binding{Item: true, Field: r[0].field}
+		if it, ok := wholeItem(side); ok {
+			b = Binding{Item: true, Field: it.field}
 		}
 		if !b.IsRef() && !b.Item && len(r) > 0 {
 			return c, nil, fmt.Errorf("invalid condition %q: each side must be a whole reference or a literal", s)

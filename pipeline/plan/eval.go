@@ -297,7 +297,7 @@ func (c *Condition) Eval(v Values, output func(OutputRef) (string, error)) (bool
 			if v.Iteration == nil {
 				return "", fmt.Errorf("output %q of step %s of the same iteration: no iteration", o.Output.Output, o.Output.Step)
 			}
-			return output(OutputRef{Step: pipeline.IterationName(o.Output.Step, *v.Iteration), Output: o.Output.Output})
+			return output(o.Output.Iteration(*v.Iteration))
 		case o.Output != nil:
 			return output(*o.Output)
 		case o.Item != nil:
@@ -430,7 +430,7 @@ func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(Outp
 		v.Artifacts = map[string]string{}
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
-		ref := OutputRef{Step: pipeline.IterationName(w.Same[name].Step, *v.Iteration), Output: w.Same[name].Output}
+		ref := w.Same[name].Iteration(*v.Iteration)
 		rec, ok, err := output(ref)
 		if err != nil {
 			return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
@@ -483,7 +483,7 @@ func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.Outp
 		return "", nil
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
-		ref := OutputRef{Step: pipeline.IterationName(w.Same[name].Step, *v.Iteration), Output: w.Same[name].Output}
+		ref := w.Same[name].Iteration(*v.Iteration)
 		if _, ok, err := output(ref); err != nil {
 			return "", fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
 		} else if !ok {
@@ -541,4 +541,9 @@ func product(lists []ProductList, v Values) (string, error) {
 		return "", err
 	}
 	return "[" + strings.Join(items, ",") + "]", nil
+}
+
+// Iteration is the same output of iteration i of the step (STEP[i]).
+func (r OutputRef) Iteration(i int) OutputRef {
+	return OutputRef{Step: pipeline.IterationName(r.Step, i), Output: r.Output}
 }

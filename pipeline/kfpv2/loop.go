@@ -162,9 +162,9 @@ func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[stri
 	defer delete(in, body)
 	tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks")
 	keys, values := yamlfile.Pairs(tasks)
-	if prefix == "" && c.pipelineBody(tasks) {
+	if c.pipelineBody(tasks) {
 		*budget--
-		return map[string][]string{}, []string{loop}
+		return map[string][]string{}, []string{prefix + loop}
 	}
 	p := prefix + loop + "-"
 	single := prefix == "" && len(keys) == 1 && !isLoop(values[0])
@@ -243,16 +243,65 @@ func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string)
 	if !ok || !isLoop(t) {
 		return "{{steps." + task + ".outputs." + key + "}}", true
 	}
-	// The body task and its output the body's dag.outputs name (selField).
-	body := bodyOf(t)
-	what, selField, subKey, outKey := "outputs", "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "producerSubtask", "outputParameterKey"
+	// The body task and its output the body's dag.outputs name; a
+	// ParallelFor in the body names one of its own body's tasks in turn.
+	// KFP's driver collects the iterations of nested ParallelFors into one
+	// list, outer iteration first (CollectInputs), as pipectl collects the
+	// iterations of the loop over their product.
+	body, path := bodyOf(t), []string{}
+	for {
+		sub, out, selField, ok := c.collectedSelector(task, body, key, artifact, at, field)
+		if !ok {
+			return "", false
+		}
+		if tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks"); (len(path) > 0 || len(c.loops) == 0) && c.pipelineBody(tasks) {
+			// The loop step's pipeline declares the output (its
+			// dag.outputs); pipectl collects it from the iterations.
+			return "{{steps." + strings.Join(append([]string{task}, path...), "-") + ".outputs." + key + "}}", true
+		}
+		st, _, found := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
+		switch {
+		case !found:
+			c.errorf(sub, selField+".producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
+			return "", false
+		case isLoop(st):
+			path, body, key = append(path, sub.Value), bodyOf(st), out.Value
+			continue
+		case c.isDAG(bodyOf(st)):
+			what := "outputs"
+			if artifact {
+				what = "artifacts"
+			}
+			c.errorf(at, field, "the collected %s of sub-DAG task %q of ParallelFor %q are not supported yet", what, sub.Value, task)
+			return "", false
+		}
+		if len(path) == 0 {
+			names, _ := c.bodyNames(task, t, "")
+			return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
+		}
+		// The steps of a nested ParallelFor's body: LOOP-INNER-TASK.
+		name := task + "-" + strings.Join(path, "-") + "-" + sub.Value
+		if names, _ := c.bodyNames(task, t, ""); !slices.Contains(names[path[0]], name) {
+			c.errorf(at, field, "the collected output of ParallelFor %q: no step %q", task, name)
+			return "", false
+		}
+		return "{{steps." + name + ".outputs." + out.Value + "}}", true
+	}
+}
+
+// collectedSelector returns the producer task (sub) and its output key
+// (out) that the dag.outputs of ParallelFor body body give for output key
+// of ParallelFor task, and the selector's field; it reports at at what is
+// missing.
+func (c *conv) collectedSelector(task, body, key string, artifact bool, at *yaml.Node, field string) (sub, out *yaml.Node, selField string, ok bool) {
+	selField, outKey := "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "outputParameterKey"
 	missing := fmt.Sprintf("the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
 	sel, _, found := yamlfile.Lookup(c.comps, body, "dag", "outputs", "parameters", key, "valueFromParameter")
 	if !found {
 		sel = nil
 	}
 	if artifact {
-		what, selField, outKey = "artifacts", "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "outputArtifactKey"
+		selField, outKey = "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "outputArtifactKey"
 		missing = fmt.Sprintf("the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
 		sels, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts", key, "artifactSelectors")
 		sel = nil
@@ -260,31 +309,13 @@ func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string)
 			sel = sels.Content[0]
 		}
 	}
-	if tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks"); sel != nil && len(c.loops) == 0 && c.pipelineBody(tasks) {
-		// The loop step's pipeline declares the output (its
-		// dag.outputs); pipectl collects it from the iterations.
-		return "{{steps." + task + ".outputs." + key + "}}", true
-	}
-	sub, _, _ := yamlfile.Lookup(sel, subKey)
-	out, _, _ := yamlfile.Lookup(sel, outKey)
+	sub, _, _ = yamlfile.Lookup(sel, "producerSubtask")
+	out, _, _ = yamlfile.Lookup(sel, outKey)
 	if sel == nil || sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
 		c.errorf(at, field, "%s", missing)
-		return "", false
+		return nil, nil, "", false
 	}
-	st, _, ok := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
-	switch {
-	case !ok:
-		c.errorf(sub, selField+".producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
-		return "", false
-	case isLoop(st):
-		c.errorf(at, field, "the collected %s of a ParallelFor inside ParallelFor %q are not supported yet (KFP gives a list of lists)", what, task)
-		return "", false
-	case c.isDAG(bodyOf(st)):
-		c.errorf(at, field, "the collected %s of sub-DAG task %q of ParallelFor %q are not supported yet", what, sub.Value, task)
-		return "", false
-	}
-	names, _ := c.bodyNames(task, t, "")
-	return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
+	return sub, out, selField, true
 }
 
 // loopTask converts ParallelFor task key (node n, at field) into its loop
@@ -340,7 +371,7 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 			return nil
 		}
 	}
-	nested := len(c.loops) == 0 && c.pipelineBody(tasks)
+	nested := c.pipelineBody(tasks)
 	ks, vs := yamlfile.Pairs(outer)
 	for i, k := range ks {
 		// (A body converted as a pipeline takes constants as its inputs.)
@@ -403,7 +434,7 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		}
 	}
 	if nested {
-		if s := c.loopPipeline(key, t, field, body, lv, outer, after, afterField); s != nil {
+		if s := c.loopPipeline(key, t, field, prefix, body, lv, outer, after, afterField); s != nil {
 			return []*yaml.Node{s}
 		}
 		return nil
@@ -615,11 +646,15 @@ func (c *conv) pipelineBody(tasks *yaml.Node) bool {
 // body is a pipeline (pipelineBody), into one loop step named after the
 // task: its component the body's pipeline, its inputs the task's (outer)
 // and the item, its loop the iterator's.
-func (c *conv) loopPipeline(key *yaml.Node, t map[string]*yaml.Node, field, body string, lv *loopLevel, outer *yaml.Node, after []*yaml.Node, afterField string) *yaml.Node {
+func (c *conv) loopPipeline(key *yaml.Node, t map[string]*yaml.Node, field, prefix, body string, lv *loopLevel, outer *yaml.Node, after []*yaml.Node, afterField string) *yaml.Node {
 	ref := t["componentRef"]
-	s := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
+	s := c.mapping(key, field, c.str("name", key, field), c.str(prefix+key.Value, key, field))
 	delete(c.active, body) // loopTask's mark: component marks it again
+	// The body is a pipeline of its own, converted outside the loops.
+	savedLoops := c.loops
+	c.loops = nil
 	comp := c.component(body, ref, field+".componentRef.name")
+	c.loops = savedLoops
 	c.active[body] = true
 	if comp == nil {
 		return nil
@@ -629,11 +664,17 @@ func (c *conv) loopPipeline(key *yaml.Node, t map[string]*yaml.Node, field, body
 	if outer == nil {
 		outer = c.mapping(key, field+".inputs")
 	}
-	c.add(outer, lv.item, t["parameterIterator"], field+".parameterIterator.itemInput", c.str("{{item}}", t["parameterIterator"], field+".parameterIterator.itemInput"))
+	// The item; inside other ParallelFors, this one's item of their product.
+	item := "{{item}}"
+	if len(c.loops) > 0 {
+		item = itemMarker + strconv.Itoa(len(c.loops)) + "}}"
+	}
+	c.add(outer, lv.item, t["parameterIterator"], field+".parameterIterator.itemInput", c.str(item, t["parameterIterator"], field+".parameterIterator.itemInput"))
 	c.add(s, "inputs", key, field+".inputs", outer)
 	c.addAfter(s, after, afterField)
 	c.loops = append(c.loops, lv)
 	c.add(s, "loop", t["parameterIterator"], field+".parameterIterator", c.loopOf())
+	c.finishStep(s)
 	c.loops = c.loops[:len(c.loops)-1]
 	return s
 }

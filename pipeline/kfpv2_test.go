@@ -255,6 +255,11 @@ func TestKFPv2LoopProduct(t *testing.T) {
 	if b := s.Bindings(); b["msg"].Literal != "{{item.l0}}" || b["n"].Literal != "{{item.l1}}" {
 		t.Errorf("inputs %+v, want the outer item l0 and the inner l1", b)
 	}
+	// The inner task's outputs, collected through both bodies: the loop
+	// step's, one list over the product (KFP's driver collects them so).
+	if b := p.Step("join").Bindings()["msg"]; b.Step != "for-loop-1-for-loop-2-echo" || b.Output != "Output" {
+		t.Errorf("join's msg %+v, want output Output of for-loop-1-for-loop-2-echo", b)
+	}
 }
 
 // TestKFPv2LoopsUnsupported: a ParallelFor in a ParallelFor over a list
@@ -446,18 +451,19 @@ schemaVersion: 2.1.0
 }
 
 // TestKFPv2RunPlaceholders: the run's placeholders in a task's constant
-// are the run id ({{run.id}}) and the task's name; the task's uuid, which
-// pipectl has no counterpart of, is refused at its line.
+// are the run id ({{run.id}}) and the task's name; the task's uuid (KFP:
+// the id of the DAG execution the task runs in) is the run id at the root
+// and refused at its line inside a sub-DAG.
 func TestKFPv2RunPlaceholders(t *testing.T) {
-	file := func(constant string) []byte {
-		return []byte(`components:
+	const comps = `components:
   comp-say:
     executorLabel: exec-say
     inputDefinitions:
       parameters:
         msg:
           parameterType: STRING
-deploymentSpec:
+`
+	const rest = `deploymentSpec:
   executors:
     exec-say:
       container:
@@ -465,31 +471,44 @@ deploymentSpec:
         image: busybox
 pipelineInfo:
   name: placeholders
-root:
-  dag:
-    tasks:
-      say:
-        componentRef:
-          name: comp-say
-        inputs:
-          parameters:
-            msg:
-              runtimeValue:
-                constant: '` + constant + `'
-        taskInfo:
-          name: say-it
 schemaVersion: 2.1.0
-`)
+`
+	say := func(indent, constant string) string {
+		return strings.ReplaceAll(`say:
+  componentRef:
+    name: comp-say
+  inputs:
+    parameters:
+      msg:
+        runtimeValue:
+          constant: '`+constant+`'
+  taskInfo:
+    name: say-it`, "\n", "\n"+indent) + "\n"
 	}
-	p, err := Parse("ph.yaml", file("{{$.pipeline_job_name}} {{$.pipeline_job_uuid}} {{$.pipeline_job_resource_name}} {{$.pipeline_task_name}}"))
+	file := func(constant string) []byte {
+		return []byte(comps + rest + "root:\n  dag:\n    tasks:\n      " + say("      ", constant))
+	}
+	p, err := Parse("ph.yaml", file("{{$.pipeline_job_name}} {{$.pipeline_job_uuid}} {{$.pipeline_job_resource_name}} {{$.pipeline_task_name}} {{$.pipeline_task_uuid}}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]Binding{"msg": {Literal: "{{run.id}} {{run.id}} {{run.id}} say-it"}}, p.Step("say").Bindings()); diff != "" {
+	if diff := cmp.Diff(map[string]Binding{"msg": {Literal: "{{run.id}} {{run.id}} {{run.id}} say-it {{run.id}}"}}, p.Step("say").Bindings()); diff != "" {
 		t.Errorf("bindings of say (-want +got):\n%s", diff)
 	}
-	_, err = Parse("ph.yaml", file("{{$.pipeline_task_uuid}}"))
-	want := "ph.yaml:26:27: root.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution"
+	inSub := comps + `  comp-inner:
+    dag:
+      tasks:
+        ` + say("        ", "{{$.pipeline_task_uuid}}") + rest + `root:
+  dag:
+    tasks:
+      inner:
+        componentRef:
+          name: comp-inner
+        taskInfo:
+          name: inner
+`
+	_, err = Parse("ph.yaml", []byte(inSub))
+	want := "ph.yaml:18:29: components.comp-inner.dag.tasks.say.inputs.parameters.msg.runtimeValue.constant: placeholder {{$.pipeline_task_uuid}} in a constant inside a sub-DAG or ParallelFor body is not supported: KFP's driver gives the ML Metadata id of the DAG execution the task runs in"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse: %v\nwant an error containing %q", err, want)
 	}

@@ -890,6 +890,8 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		if tn, _, ok := yamlfile.Lookup(t["taskInfo"], "name"); ok && tn.Kind == yaml.ScalarNode {
 			c.taskName = tn.Value
 		}
+		// (The component's conversion above may have reset atRoot.)
+		c.atRoot = atRoot
 		inputs = c.taskInputs(in, field+".inputs", name)
 		c.taskName = ""
 		// An input the executor's resources read is not the component's
@@ -1293,11 +1295,15 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 				b.WriteString("{{run.id}}")
 			case body == ".pipeline_task_name" && c.taskName != "":
 				b.WriteString(c.taskName)
+			case body == ".pipeline_task_uuid" && c.atRoot:
+				// KFP's driver gives the ML Metadata id of the DAG
+				// execution the task runs in: at the root, the run's.
+				b.WriteString("{{run.id}}")
 			case body == ".pipeline_task_uuid":
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant is not supported: KFP's driver gives the ML Metadata id of the task's enclosing DAG execution, which pipectl has no counterpart of (a step is its run id and its name: {{$.pipeline_job_uuid}} and {{$.pipeline_task_name}})")
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$.pipeline_task_uuid}} in a constant inside a sub-DAG or ParallelFor body is not supported: KFP's driver gives the ML Metadata id of the DAG execution the task runs in (a sub-DAG's, an iteration's), which pipectl has no counterpart of; at the root it is the run's id ({{$.pipeline_job_uuid}})")
 				ok = false
 			case m == nil:
-				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}})", body)
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}} in a constant is not supported yet (supported: {{$.inputs.parameters['NAME']}} of another input of the task, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_job_resource_name}}, {{$.pipeline_task_name}}, {{$.pipeline_task_uuid}} at the root)", body)
 				ok = false
 			case ref == nil || ref.Kind != yaml.ScalarNode || !strings.HasPrefix(ref.Value, "{{"):
 				c.errorf(pc.node, pc.field+".runtimeValue.constant", "placeholder {{$%s}}: the task has no input %q given by a pipeline input or a task output", rest[loc[2]:loc[3]], m[1])

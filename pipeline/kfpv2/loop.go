@@ -45,13 +45,18 @@ import (
 // ParallelFor's outputs are the pipeline's, collected.
 //
 // A condition in such a body, on the item or another body task's output,
-// is a when pipectl evaluates iteration by iteration.
+// is a when pipectl evaluates iteration by iteration. Such a body in a
+// nested ParallelFor is one loop step OUTER-INNER over their product.
 //
-// Not supported, each at its line and column: such a body inside another
-// ParallelFor, a ParallelFor in a body whose items are neither written in
-// the file nor a pipeline input (the outer item's field, a task's output),
-// and the collected outputs of a ParallelFor in a body (KFP gives a list
-// of lists).
+// The collected outputs of a nested ParallelFor are one list of every
+// iteration of the product, the outer iteration first, as KFP's driver
+// collects them (CollectInputs), though KFP's SDK types them as a list of
+// lists.
+//
+// Not supported, each at its line and column: a body that would be a
+// pipeline but holds a ParallelFor (a loop inside a looped pipeline), and
+// a ParallelFor in a body whose items are neither written in the file nor
+// a pipeline input (the outer item's field, a task's output).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a

@@ -86,13 +86,38 @@ func TestKFPv2Unsupported(t *testing.T) {
 	for _, want := range []string{
 		f + ":14:11: deploymentSpec.executors.exec-echo.container.command[1]: placeholder {{$.pipeline_root}} is not supported",
 		f + `:30:22: root.dag.tasks.echo.triggerPolicy.condition: condition "inputs.parameter_values['x'] == 'y'": the task has no input parameter "x" given by a pipeline input or a task output`,
-		f + `:59:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsVolume: KFP kubernetes platform spec "secretAsVolume" is not supported (executor exec-echo): pipectl gives a step's program a Secret's keys as variables only`,
-		f + `:45:28: root.dag.tasks.spec.inputs.parameters.msg.runtimeValue.constant: a placeholder inside a list or struct constant ("{{$.inputs.parameters['pipelinechannel--n']}}") is not supported: KFP's driver passes the constant as written`,
+		f + `:58:11: platforms.kubernetes.deploymentSpec.executors.exec-echo.secretAsVolume: KFP kubernetes platform spec "secretAsVolume" is not supported (executor exec-echo): pipectl gives a step's program a Secret's keys as variables only`,
 		f + `:33:17: root.dag.tasks.other.componentRef.name: unknown component "comp-missing" (components: comp-echo)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestKFPv2StructConstantChannels: a pipeline channel inside a list or
+// struct constant (google-cloud-pipeline-components' worker_pool_specs) is
+// its value inside the constant's JSON text, key order and scalars as
+// written.
+func TestKFPv2StructConstantChannels(t *testing.T) {
+	p, err := Load("testdata/kfpv2/unsupported.yaml")
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	data, err := os.ReadFile("testdata/kfpv2/unsupported.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file's other tasks are errors: keep the spec task only.
+	text := string(data)
+	text = text[:strings.Index(text, "      echo:\n")] + text[strings.Index(text, "      spec:\n"):strings.Index(text, "---")]
+	text = strings.Replace(text, " {{$.pipeline_root}}", "", 1)
+	if p, err = Parse("spec.yaml", []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Binding{"msg": {Literal: `{"machine":{"count":"{{params.n}}","kind":[1.0,"a b"]}}`}}
+	if diff := cmp.Diff(want, p.Step("spec").Bindings()); diff != "" {
+		t.Errorf("bindings of spec (-want +got):\n%s", diff)
 	}
 }
 

@@ -1079,9 +1079,13 @@ func (c *conv) taskInputs(n *yaml.Node, field, comp string) *yaml.Node {
 			case hasBraces(v):
 				pending = append(pending, pendingConst{key: k, node: v, field: f})
 			case v.Kind != yaml.ScalarNode && innerBraces(v) != nil:
-				// KFP's driver fills pipeline channels in anywhere in a
-				// list or struct; pipectl gives such a constant as written.
-				c.errorf(innerBraces(v), f+".runtimeValue.constant", "a placeholder inside a list or struct constant (%q) is not supported: KFP's driver passes the constant as written, its cluster launcher replaces such a placeholder in the command line only when it happens to handle it after the constant's own (Go map order) and its local runner never does; pipectl gives a list or struct constant as written", innerBraces(v).Value)
+				// A pipeline channel inside a list or struct (an f-string
+				// in google-cloud-pipeline-components' worker_pool_specs):
+				// its value in the constant's JSON text, as Vertex AI fills
+				// it in (KFP's own driver passes the constant as written
+				// and its launcher replaces it in the command line, or not,
+				// by Go's map order).
+				pending = append(pending, pendingConst{key: k, node: v, field: f})
 			default:
 				c.at(v, f+".runtimeValue.constant")
 				if c.paramType(comp, k.Value) == "NUMBER_INTEGER" {
@@ -1273,6 +1277,14 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 	used := map[string]bool{}
 	for _, pc := range pending {
 		text := pc.node.Value
+		if pc.node.Kind != yaml.ScalarNode {
+			js, err := components.NodeValue(components.TypeJSON, pc.node)
+			if err != nil {
+				c.errorf(pc.node, pc.field+".runtimeValue.constant", "%v", err)
+				continue
+			}
+			text = js
+		}
 		var b strings.Builder
 		ok := true
 		rest := text

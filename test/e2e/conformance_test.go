@@ -283,6 +283,7 @@ var conformanceCases = []confCase{
 			ok("for-loop-6-for-loop-7.show[1]", seen()).after("for-loop-6-for-loop-7.pair").item(`{"l0":"u","l1":"2"}`),
 			ok("for-loop-6-for-loop-7.show[2]", seen()).after("for-loop-6-for-loop-7.pair").item(`{"l0":"v $(w)","l1":"1"}`),
 			ok("for-loop-6-for-loop-7.show[3]", seen()).after("for-loop-6-for-loop-7.pair").item(`{"l0":"v $(w)","l1":"2"}`),
+			ok("spec", seen()).after("make"),
 			ok("gather", seen()).after("for-loop-6-for-loop-7.pair", "for-loop-6-for-loop-7.show"),
 		},
 		probes: map[string]probeRecord{
@@ -305,6 +306,8 @@ var conformanceCases = []confCase{
 			"for-loop-6-for-loop-7.show[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "u-2"}, Env: stepEnv("for-loop-6-for-loop-7.show[1]")},
 			"for-loop-6-for-loop-7.show[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "v $(w)-1"}, Env: stepEnv("for-loop-6-for-loop-7.show[2]")},
 			"for-loop-6-for-loop-7.show[3]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "v $(w)-2"}, Env: stepEnv("for-loop-6-for-loop-7.show[3]")},
+			// A struct constant: the channels' values in its JSON text.
+			"spec": {Argv: []string{"@seen", "$WORK/outputs/seen", "--spec", `{"machine":{"count":"2","label":"is n=2"},"kind":[1.0,"a $(b)"]}`}, Env: stepEnv("spec")},
 			// Collected outer iteration first, one list (KFP's driver).
 			"gather": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", `["u-1","u-2","v $(w)-1","v $(w)-2"]`}, Env: stepEnv("gather")},
 		},

@@ -176,13 +176,14 @@ func (v *validator) nestedStep(i int) {
 
 // loopedPipeline refuses, at steps[i].loop, what a pipeline that a loop
 // step uses as its component cannot hold: each of its steps loops over
-// the step's items, so none of them loops of its own or is a finally step.
+// the step's items, so none of them loops over a pipeline of its own or is
+// a finally step (a loop step of it loops over the product: see expand).
 func (v *validator) loopedPipeline(i int) {
 	s, sub := &v.p.Steps[i], v.subs[i]
 	for _, t := range sub.Steps {
 		switch {
-		case t.Loop != nil:
-			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, and its step %s loops of its own: a loop inside a looped pipeline is not supported yet (loop over the product of both lists, or loop the inner pipeline's step only)", s.Name, sub.Source, t.Name)
+		case t.Loop != nil && t.Body != "":
+			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, and its step %s loops over the steps of %s of its own: a looped pipeline inside a looped pipeline is not supported yet (loop its steps over the product of both lists)", s.Name, sub.Source, t.Name, t.Body)
 			return
 		case t.Finally:
 			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, which has finally steps (%s): a looped pipeline's steps run once per item, finally steps once per run (move them to the finally steps of this pipeline)", s.Name, sub.Source, t.Name)
@@ -341,7 +342,17 @@ func (v *validator) expand() {
 			}
 		}
 		for _, t := range sub.Steps {
-			if err := inner.step(&t); err != nil {
+			// A loop step of a looped pipeline: its own item is
+			// {{item.inner}}, the pipeline's {{item.outer}} (nestLoop).
+			r, nest := inner, loop != nil && t.Loop != nil
+			if nest {
+				if err := ownItems(&t); err != nil {
+					v.at(v.sp(i, "component"), "%v", err)
+					continue
+				}
+				r = inner.outerItems()
+			}
+			if err := r.step(&t); err != nil {
 				if pe := (*paramError)(nil); errors.As(err, &pe) {
 					v.atValue(v.sp(i, "inputs", pe.param), "input %q %s (%s, step %s)", pe.param, pe.msg, sub.Source, strings.TrimPrefix(t.Name, inner.prefix))
 				} else {
@@ -357,20 +368,35 @@ func (v *validator) expand() {
 				v.atValue(v.sp(i, "name"), "step %s of %s would be named %s, the key of the run record in the store (rename step %s or %s)", strings.TrimPrefix(t.Name, inner.prefix), sub.Source, t.Name, s.Name, strings.TrimPrefix(t.Name, inner.prefix))
 				continue
 			}
+			var own *Loop
 			if loop != nil {
 				if err := sameIteration(&t, inner.prefix); err != nil {
 					v.at(v.sp(i, "loop"), "step %q loops over the steps of %s: %v", s.Name, sub.Source, err)
 					continue
 				}
+				own = t.Loop // its own, rewritten
 				t.Loop, t.Body = loop, s.Name
+			}
+			outerWhen := when
+			if nest {
+				l, err := nestLoop(*loop, *own)
+				if err != nil {
+					v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, and its step %s loops of its own: %v", s.Name, sub.Source, strings.TrimPrefix(t.Name, inner.prefix), err)
+					continue
+				}
+				t.Loop, t.Nested = &l, true
+				if outerWhen, err = mapItems(when, NestOuter); err != nil {
+					v.at(v.sp(i, "when"), "%v", err)
+					continue
+				}
 			}
 			t.After = append(t.After, after...)
 			switch {
-			case when != "" && t.When != "":
+			case outerWhen != "" && t.When != "":
 				// Both hold: the step's own, rewritten, and the outer one.
-				t.When = when + " && " + t.When
-			case when != "":
-				t.When = when // already in the outer pipeline's terms
+				t.When = outerWhen + " && " + t.When
+			case outerWhen != "":
+				t.When = outerWhen // already in the outer pipeline's terms
 			}
 			if !s.CacheEnabled() {
 				t.Cache = s.Cache // cache: false on the step holds for each inner step
@@ -383,6 +409,23 @@ func (v *validator) expand() {
 			}
 			steps = append(steps, t)
 			nMain++
+		}
+	}
+	if len(v.errs) > 0 {
+		return
+	}
+	for _, t := range steps {
+		if t.Body == "" {
+			continue
+		}
+		reads := t
+		reads.After = nil
+		for _, d := range reads.Deps() {
+			k := slices.IndexFunc(steps, func(u Step) bool { return u.Name == d })
+			if k >= 0 && steps[k].Nested && steps[k].Body == t.Body {
+				i := v.p.byName[t.Body]
+				v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose step %s reads the outputs of step %s, which loops of its own: reading the iterations of the same item is not supported yet (read them after the loop step: the pipeline's outputs)", t.Body, v.subs[i].Source, t.Name, d)
+			}
 		}
 	}
 	if len(v.errs) > 0 {
@@ -401,6 +444,123 @@ func (v *validator) expand() {
 			pl.outputs[name], pl.oneOf[name] = alts[0], alts
 		}
 	}
+}
+
+// nestLoop is the loop of a loop step of a looped pipeline whose loop is
+// outer: the product of outer's items (list NestOuter) and its own (list
+// NestInner), the first outermost, with its own parallelism, else outer's.
+// Each list must be written in the file or a json param: one given by a
+// step's output, or by the pipeline's item, is not supported yet.
+func nestLoop(outer, own Loop) (Loop, error) {
+	list := func(what string, n *yaml.Node) (*yaml.Node, error) {
+		n = yamlfile.Deref(n)
+		switch {
+		case n.Kind == yaml.SequenceNode:
+			return n, nil
+		case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+			b, refs, err := parseBinding(n.Value)
+			switch {
+			case err != nil:
+				return nil, err
+			case b.Param != "":
+				return n, nil
+			case b.Step != "":
+				return nil, fmt.Errorf("%s are given by output %q of step %s: a loop inside a looped pipeline is supported when both lists are written in the file or json params", what, b.Output, b.Step)
+			case len(refs) > 0 && refs[0].item:
+				return nil, fmt.Errorf("%s are given by the looped pipeline's item: a loop inside a looped pipeline over a list that differs from item to item is not supported yet", what)
+			}
+		}
+		return nil, fmt.Errorf("%s: expected a list written in the file or a json param, got %s", what, describeNode(n))
+	}
+	switch {
+	case outer.Product.Kind != 0:
+		return Loop{}, fmt.Errorf("the looped pipeline's loop is a product: a loop inside it is not supported yet")
+	case own.Product.Kind != 0:
+		return Loop{}, fmt.Errorf("a loop.product inside a looped pipeline is not supported yet")
+	}
+	o, err := list("the looped pipeline's items", &outer.Items)
+	if err != nil {
+		return Loop{}, err
+	}
+	in, err := list("its items", &own.Items)
+	if err != nil {
+		return Loop{}, err
+	}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	l := Loop{Product: yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{str(NestOuter), o, str(NestInner), in}}, Parallelism: own.Parallelism}
+	if l.Parallelism == 0 {
+		l.Parallelism = outer.Parallelism
+	}
+	return l, nil
+}
+
+// mapItems rewrites the item references of text s as fields of list name
+// of a product: {{item}} is {{item.NAME}}, {{item.F}} {{item.NAME.F}}.
+func mapItems(s, name string) (string, error) {
+	texts, refs, err := parseRefs(s)
+	if err != nil || len(refs) == 0 {
+		return s, err
+	}
+	var b strings.Builder
+	for k, r := range refs {
+		b.WriteString(texts[k])
+		if r.item {
+			r.field = strings.TrimSuffix(name+"."+r.field, ".")
+		}
+		b.WriteString(r.String())
+	}
+	b.WriteString(texts[len(texts)-1])
+	return b.String(), nil
+}
+
+// ownItems rewrites the item references of loop step t of a looped
+// pipeline, in its inputs, env and when, as its own list's of the product
+// (NestInner).
+func ownItems(t *Step) error {
+	inputs := make(map[string]yaml.Node, len(t.Inputs))
+	for name, n := range t.Inputs {
+		if d := yamlfile.Deref(&n); d.Kind == yaml.ScalarNode && d.Tag == "!!str" {
+			out := *d
+			var err error
+			if out.Value, err = mapItems(d.Value, NestInner); err != nil {
+				return fmt.Errorf("step %s: input %q: %w", t.Name, name, err)
+			}
+			n = out
+		}
+		inputs[name] = n
+	}
+	t.Inputs = inputs
+	env := slices.Clone(t.Env)
+	for k := range env {
+		var err error
+		if env[k].Value, err = mapItems(env[k].Value, NestInner); err != nil {
+			return fmt.Errorf("step %s: env %s: %w", t.Name, env[k].Name, err)
+		}
+	}
+	t.Env = env
+	var err error
+	if t.When, err = mapItems(t.When, NestInner); err != nil {
+		return fmt.Errorf("step %s: when: %w", t.Name, err)
+	}
+	return nil
+}
+
+// outerItems is r for a loop step of the looped pipeline: the params
+// given the pipeline's item give it as the product's list NestOuter.
+func (r *rewriter) outerItems() *rewriter {
+	out := *r
+	out.params = make(map[string]*yaml.Node, len(r.params))
+	for name, n := range r.params {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+			if text, err := mapItems(n.Value, NestOuter); err == nil && text != n.Value {
+				c := *n
+				c.Value = text
+				n = &c
+			}
+		}
+		out.params[name] = n
+	}
+	return &out
 }
 
 // sameIteration refuses what step t of a looped pipeline (its steps
@@ -623,7 +783,7 @@ func (r *rewriter) list(n *yaml.Node) (*yaml.Node, error) {
 		return nil, err
 	}
 	if items.Kind == yaml.ScalarNode && items.Tag == "!!str" {
-		if b, _, err := parseBinding(items.Value); err == nil && !b.IsRef() {
+		if b, refs, err := parseBinding(items.Value); err == nil && !b.IsRef() && len(refs) == 0 {
 			var doc yaml.Node
 			if err := yaml.Unmarshal([]byte(items.Value), &doc); err == nil && len(doc.Content) == 1 {
 				items = doc.Content[0]

@@ -147,7 +147,6 @@ func TestNestedInvalid(t *testing.T) {
 			`invalid.yaml:8:5 steps[0]: step "a" does not give component stage its required input "rows" (int)`,
 			`invalid.yaml:14:11 steps[1].when: cannot compare with "x"`,
 			`invalid.yaml:18:18 steps[2].inputs.lr: step "b" (component stage) has no output "modell" (outputs: model, count)`,
-			`invalid.yaml:13:5 steps[1].loop: step "b" loops over the steps of testdata/nested/stage.pipeline.yaml, and its step train.sweep loops of its own: a loop inside a looped pipeline is not supported yet`,
 			`invalid.yaml:15:5 steps[1].retries: step "b" uses pipeline stage as its component: retries is not supported`,
 			`invalid.yaml:23:8 outputs.bad: expected a step output "{{steps.STEP.outputs.OUTPUT}}", got "c.score"`,
 			`invalid.yaml:24:9 outputs.gone: unknown step "x" (steps: a, b, c, d)`,
@@ -395,6 +394,7 @@ func TestNestedLoop(t *testing.T) {
 	dir := t.TempDir()
 	write := fileWriter(t, dir)
 	const comp = `{apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: c}, command: [prog], inputs: [{name: x, type: string, optional: true}], outputs: [{name: o, type: string}]}`
+	const jsonComp = `{apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: j}, command: [prog], outputs: [{name: o, type: json}]}`
 	write("body.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: body}
@@ -451,11 +451,43 @@ steps:
 		t.Errorf("use's inputs: %+v", b)
 	}
 	looped := func(body string) (*Pipeline, error) {
-		write("b2.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: b2}\nparams:\n  w: {type: string, default: d}\nsteps:\n"+body)
-		return Load(write("bad.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: bad}\nsteps:\n  - name: s\n    component: b2.yaml\n    loop: {items: [1]}\n    inputs: {w: \"{{item}}\"}\n"))
+		write("b2.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: b2}\nparams:\n  w: {type: string, default: d}\n  ws: {type: json, default: []}\nsteps:\n"+body)
+		return Load(write("bad.yaml", "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: bad}\nsteps:\n  - name: s\n    component: b2.yaml\n    loop: {items: [1]}\n    inputs: {w: \"{{item}}\", ws: \"{{item}}\"}\n"))
 	}
-	if _, err := looped("  - name: l\n    component: " + comp + "\n    loop: {items: [1]}\n"); err == nil || !strings.Contains(err.Error(), "and its step l loops of its own: a loop inside a looped pipeline is not supported yet") {
-		t.Errorf("a loop in a looped pipeline: Load = %v", err)
+	// A loop step of a looped pipeline loops over the product of the
+	// pipeline's items and its own: its item is {{item.inner}}, the
+	// pipeline's {{item.outer}}; it reads a's iteration of the same outer
+	// item (Nested), and its when holds both conditions.
+	p, err = looped("  - name: a\n    component: " + comp + "\n  - name: l\n    component: " + comp + "\n    loop: {items: [x, y], parallelism: 3}\n    when: \"{{item}} != y && {{steps.a.outputs.o}} != z\"\n    inputs: {x: \"{{item}}/{{params.w}}/{{steps.a.outputs.o}}\"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Step("s.l")
+	if l == nil || !l.Nested || l.Body != "s" || l.Loop.Parallelism != 3 {
+		t.Fatalf("s.l: %+v, want a nested loop step of s's body", l)
+	}
+	lists, err := l.ProductLists()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]ProductList{{Name: NestOuter, Binding: Binding{Literal: "[1]"}}, {Name: NestInner, Binding: Binding{Literal: `["x","y"]`}}}, lists); diff != "" {
+		t.Errorf("s.l's product (-want +got):\n%s", diff)
+	}
+	if b := l.Bindings()["x"]; b.Literal != "{{item.inner}}/{{item.outer}}/{{steps.s.a.outputs.o}}" {
+		t.Errorf("s.l's input x: %+v", b)
+	}
+	if l.When != "{{item.inner}} != y && {{steps.s.a.outputs.o}} != z" || !l.SameIteration(p.Step("s.a")) {
+		t.Errorf("s.l's when %q, want its own item and s.a's output of the same outer item", l.When)
+	}
+	for _, bad := range []struct{ body, want string }{
+		{"  - name: l\n    component: " + comp + "\n    loop: {items: \"{{params.ws}}\"}\n", "and its step l loops of its own: its items are given by the looped pipeline's item: a loop inside a looped pipeline over a list that differs from item to item is not supported yet"},
+		{"  - name: a\n    component: " + jsonComp + "\n  - name: l\n    component: " + comp + "\n    loop: {items: \"{{steps.a.outputs.o}}\"}\n", `and its step l loops of its own: its items are given by output "o" of step s.a`},
+		{"  - name: l\n    component: " + comp + "\n    loop: {product: {a: [1]}}\n", "a loop.product inside a looped pipeline is not supported yet"},
+		{"  - name: l\n    component: " + comp + "\n    loop: {items: [1]}\n  - name: b\n    component: " + comp + "\n    inputs: {x: \"{{steps.l.outputs.o}}\"}\n", "whose step s.b reads the outputs of step s.l, which loops of its own: reading the iterations of the same item is not supported yet"},
+	} {
+		if _, err := looped(bad.body); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("a loop in a looped pipeline: Load = %v\nwant an error containing %q", err, bad.want)
+		}
 	}
 	// A when on another step's output, or on a param given the item,
 	// compares them iteration by iteration.

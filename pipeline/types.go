@@ -137,7 +137,20 @@ type Step struct {
 	// outputs of the other steps of the same Body read the same iteration
 	// (iteration i of STEP reads OTHER[i]'s outputs).
 	Body string `yaml:"-"`
+	// Nested is set by the loader on a loop step of a looped pipeline
+	// (Body is set too): its loop is the product of the looped pipeline's
+	// items (list NestOuter) and its own (NestInner), and its references to
+	// the outputs of the other steps of Body read their iteration of the
+	// same outer item (NestOuter's index in the combination).
+	Nested bool `yaml:"-"`
 }
+
+// The names of the lists of a nested loop step's product (Step.Nested):
+// {{item.outer}} is the looped pipeline's item, {{item.inner}} the step's.
+const (
+	NestOuter = "outer"
+	NestInner = "inner"
+)
 
 // SameIteration reports whether step s reads the outputs of step up
 // iteration by iteration: both are steps of the same looped pipeline.

@@ -743,9 +743,14 @@ func ptr[T any](v T) *T { return &v }
 func (c *compiler) depends(sp *plan.Step) string {
 	soft := map[string]bool{}
 	var groups []string
-	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.OneOf)) {
+	oneOf := maps.Clone(sp.Wiring.OneOf)
+	if oneOf == nil {
+		oneOf = map[string][]plan.OutputRef{}
+	}
+	maps.Copy(oneOf, sp.Wiring.SameOneOf) // the group ran as a whole
+	for _, name := range slices.Sorted(maps.Keys(oneOf)) {
 		var anyOf []string
-		for _, ref := range sp.Wiring.OneOf[name] {
+		for _, ref := range oneOf[name] {
 			soft[ref.Step] = true
 			anyOf = append(anyOf, c.tasks[ref.Step]+".Succeeded")
 		}

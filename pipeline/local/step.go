@@ -84,7 +84,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		e.r.statusf("%-12s skipped: %s\n", name, reason)
 		return
 	}
-	if len(sp.Wiring.Same) > 0 {
+	if len(sp.Wiring.Same) > 0 || len(sp.Wiring.SameOneOf) > 0 {
 		inputSums = maps.Clone(inputSums)
 		if err := sp.Wiring.ResolveSame(&v, inputSums, e.finished); err != nil {
 			fail(1, "%v", err)

@@ -76,6 +76,9 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 	comp := s.Resolved
 	w := &Wiring{Version: WiringVersion, Step: s.Name, Params: map[string]Text{}, Inputs: map[string]OutputRef{}, Upstream: map[string]OutputRef{}}
+	if s.Nested {
+		w.SameList = pipeline.NestOuter
+	}
 	binds := s.Bindings()
 	for _, name := range slices.Sorted(maps.Keys(binds)) {
 		b := binds[name]
@@ -84,7 +87,7 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 			return nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
 		}
 		if alts := s.OneOf(name); alts != nil {
-			if err := oneOf(p, w, name, in, alts); err != nil {
+			if err := oneOf(p, s, w, name, in, alts); err != nil {
 				return nil, err
 			}
 			continue
@@ -244,25 +247,43 @@ func productLists(s *pipeline.Step) ([]ProductList, error) {
 	return out, nil
 }
 
-// oneOf wires input in (name) the output of the first of the steps alts
-// that succeeded (Wiring.OneOf): a parameter's value comes as an upstream
-// value of its own, an artifact's URI as Values.Artifacts.
-func oneOf(p *pipeline.Pipeline, w *Wiring, name string, in components.IO, alts []pipeline.Binding) error {
-	if w.OneOf == nil {
-		w.OneOf = map[string][]OutputRef{}
-	}
+// oneOf wires input in (name) of step s the output of the first of the
+// steps alts that succeeded (Wiring.OneOf; steps of the same looped
+// pipeline as s: that ran the same iteration, Wiring.SameOneOf): a
+// parameter's value comes as an upstream value of its own, an artifact's
+// URI as Values.Artifacts.
+func oneOf(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, name string, in components.IO, alts []pipeline.Binding) error {
+	var refs []OutputRef
+	same := 0
 	for _, a := range alts {
 		out, err := upstreamOutput(p, a.Step, a.Output)
 		if err != nil {
 			return fmt.Errorf("input %q: %w", name, err)
 		}
-		if p.Step(a.Step).Loop != nil {
-			return fmt.Errorf("input %q: step %s loops: the output of the first of several steps that ran is one value", name, a.Step)
+		if up := p.Step(a.Step); up.Loop != nil {
+			if !s.SameIteration(up) || up.Nested {
+				return fmt.Errorf("input %q: step %s loops: the output of the first of several steps that ran is one value", name, a.Step)
+			}
+			same++
 		}
 		if components.IsArtifact(out.Type) != components.IsArtifact(in.Type) {
 			return fmt.Errorf("input %q (%s): output %q of step %s is %s: the output of the first of several steps that ran is given as it is", name, in.Type, a.Output, a.Step, out.Type)
 		}
-		w.OneOf[name] = append(w.OneOf[name], OutputRef{Step: a.Step, Output: a.Output})
+		refs = append(refs, OutputRef{Step: a.Step, Output: a.Output})
+	}
+	switch {
+	case same == 0:
+		if w.OneOf == nil {
+			w.OneOf = map[string][]OutputRef{}
+		}
+		w.OneOf[name] = refs
+	case same == len(refs):
+		if w.SameOneOf == nil {
+			w.SameOneOf = map[string][]OutputRef{}
+		}
+		w.SameOneOf[name] = refs
+	default:
+		return fmt.Errorf("input %q: steps %s: the output of the first of several steps that ran is either the same iteration's of steps of the same looped pipeline, or of steps that do not loop", name, refSteps(refs))
 	}
 	if !components.IsArtifact(in.Type) {
 		w.Params[name] = Text{{Upstream: name}}

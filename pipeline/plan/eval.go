@@ -29,6 +29,9 @@ type Values struct {
 	Artifacts map[string]string
 	// Iteration, for a loop step, is the iteration to run (0-based).
 	Iteration *int
+	// same is the iteration of the other steps of its looped pipeline that
+	// the step's condition reads (Wiring.sameIteration), when not Iteration.
+	same *int
 	// Collected are the output records of every iteration of a loop step,
 	// in order, by the input they feed (Wiring.Collected).
 	Collected map[string][]artifacts.OutputRecord
@@ -145,13 +148,19 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		}
 		inv.Inputs[name] = uri
 	}
-	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
+	same := slices.Concat(slices.Collect(maps.Keys(w.Same)), slices.Collect(maps.Keys(w.SameOneOf)))
+	slices.Sort(same)
+	for _, name := range same {
 		if in, ok := c.Input(name); !ok || !components.IsArtifact(in.Type) {
 			continue // a value: in Params, from Values.Upstream
 		}
 		uri, ok := v.Artifacts[name]
 		if !ok {
-			return nil, fmt.Errorf("input %q: no output %q of the iteration of step %s (want its outputs record)", name, w.Same[name].Output, w.Same[name].Step)
+			refs, ok := w.SameOneOf[name]
+			if !ok {
+				refs = []OutputRef{w.Same[name]}
+			}
+			return nil, fmt.Errorf("input %q: no output of the iteration of step %s (want its outputs record)", name, refSteps(refs))
 		}
 		inv.Inputs[name] = uri
 	}
@@ -294,10 +303,14 @@ func (c *Condition) Eval(v Values, output func(OutputRef) (string, error)) (bool
 			}
 			return s, nil
 		case o.Output != nil && o.Same:
-			if v.Iteration == nil {
+			i := v.Iteration
+			if v.same != nil {
+				i = v.same
+			}
+			if i == nil {
 				return "", fmt.Errorf("output %q of step %s of the same iteration: no iteration", o.Output.Output, o.Output.Step)
 			}
-			return output(o.Output.Iteration(*v.Iteration))
+			return output(o.Output.Iteration(*i))
 		case o.Output != nil:
 			return output(*o.Output)
 		case o.Item != nil:
@@ -388,26 +401,47 @@ func refSteps(refs []OutputRef) string {
 // candidate with its output is an error.
 func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
 	for _, name := range slices.Sorted(maps.Keys(w.OneOf)) {
-		found := false
-		for _, ref := range w.OneOf[name] {
-			rec, ok, err := output(ref)
-			if err != nil {
-				return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
-			}
-			if !ok {
-				continue
-			}
-			if err := v.given(name, ref, rec, sums); err != nil {
-				return err
-			}
-			found = true
-			break
-		}
-		if !found {
-			return fmt.Errorf("input %q: none of steps %s has output it (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
+		if err := v.givenFirst(name, w.OneOf[name], sums, output); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// givenFirst sets input name to the output of the first of refs that
+// ran (given); none is an error.
+func (v *Values) givenFirst(name string, refs []OutputRef, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+	ref, rec, found, err := firstRan(refs, output)
+	switch {
+	case err != nil:
+		return fmt.Errorf("input %q: %w", name, err)
+	case !found:
+		return fmt.Errorf("input %q: none of steps %s has output it (the first of them that ran gives it)", name, refSteps(refs))
+	}
+	return v.given(name, ref, rec, sums)
+}
+
+// firstRan returns the first of refs whose step ran, and its record.
+func firstRan(refs []OutputRef, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) (OutputRef, artifacts.OutputRecord, bool, error) {
+	for _, ref := range refs {
+		rec, ok, err := output(ref)
+		if err != nil {
+			return ref, rec, false, fmt.Errorf("step %s: %w", ref.Step, err)
+		}
+		if ok {
+			return ref, rec, true, nil
+		}
+	}
+	return OutputRef{}, artifacts.OutputRecord{}, false, nil
+}
+
+// iterations is refs, each of iteration i (OutputRef.Iteration).
+func iterations(refs []OutputRef, i int) []OutputRef {
+	out := make([]OutputRef, len(refs))
+	for k, r := range refs {
+		out[k] = r.Iteration(i)
+	}
+	return out
 }
 
 // ResolveSame fills in v, for iteration *v.Iteration of a loop step, the
@@ -416,7 +450,7 @@ func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(Out
 // (STEP[i]) that ran, ok false when it did not. v's maps are replaced by
 // copies; sums gets the input artifacts' sha256.
 func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
-	if len(w.Same) == 0 {
+	if len(w.Same) == 0 && len(w.SameOneOf) == 0 {
 		return nil
 	}
 	if v.Iteration == nil {
@@ -429,8 +463,12 @@ func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(Outp
 	if v.Artifacts == nil {
 		v.Artifacts = map[string]string{}
 	}
+	same, err := w.sameIteration(*v)
+	if err != nil {
+		return err
+	}
 	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
-		ref := w.Same[name].Iteration(*v.Iteration)
+		ref := w.Same[name].Iteration(same)
 		rec, ok, err := output(ref)
 		if err != nil {
 			return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
@@ -439,6 +477,11 @@ func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(Outp
 			return fmt.Errorf("input %q: step %s did not run: its output %q is not there", name, ref.Step, ref.Output)
 		}
 		if err := v.given(name, ref, rec, sums); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.SameOneOf)) {
+		if err := v.givenFirst(name, iterations(w.SameOneOf[name], same), sums, output); err != nil {
 			return err
 		}
 	}
@@ -479,15 +522,28 @@ func (c *Condition) PerIteration() bool {
 // (was skipped). output looks up an output of a step or iteration that ran
 // (ok false when it did not).
 func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) (string, error) {
-	if v.Iteration == nil || w.When == nil && len(w.Same) == 0 {
+	if v.Iteration == nil || w.When == nil && len(w.Same) == 0 && len(w.SameOneOf) == 0 {
 		return "", nil
 	}
+	same, err := w.sameIteration(v)
+	if err != nil {
+		return "", err
+	}
+	v.same = &same
 	for _, name := range slices.Sorted(maps.Keys(w.Same)) {
-		ref := w.Same[name].Iteration(*v.Iteration)
+		ref := w.Same[name].Iteration(same)
 		if _, ok, err := output(ref); err != nil {
 			return "", fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
 		} else if !ok {
 			return fmt.Sprintf("upstream step %s did not run", ref.Step), nil
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.SameOneOf)) {
+		refs := iterations(w.SameOneOf[name], same)
+		if _, _, found, err := firstRan(refs, output); err != nil {
+			return "", fmt.Errorf("input %q: %w", name, err)
+		} else if !found {
+			return fmt.Sprintf("none of upstream steps %s ran (the first of them that ran gives an input)", refSteps(refs)), nil
 		}
 	}
 	if w.When == nil {
@@ -519,6 +575,57 @@ func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.Outp
 		return fmt.Sprintf("condition %q is false", w.When.Source), nil
 	}
 	return "", nil
+}
+
+// sameIteration is the iteration of the other steps of its looped pipeline
+// that iteration *v.Iteration of a loop step reads (Same, When): the same,
+// or for a loop step of the pipeline that loops of its own (SameList), the
+// index of list SameList's item in the combination of its product, the
+// first list outermost.
+func (w *Wiring) sameIteration(v Values) (int, error) {
+	if v.Iteration == nil {
+		return 0, fmt.Errorf("step %s reads the same iteration of other steps: no iteration given (want --iteration N)", w.Step)
+	}
+	k := *v.Iteration
+	if w.SameList == "" {
+		return k, nil
+	}
+	if len(w.Items) != 1 || w.Items[0].Product == nil {
+		return 0, fmt.Errorf("step %s: the iteration of list %s: the step loops over no product", w.Step, w.SameList)
+	}
+	lists := w.Items[0].Product
+	at := slices.IndexFunc(lists, func(l ProductList) bool { return l.Name == w.SameList })
+	if at < 0 {
+		return 0, fmt.Errorf("step %s: its product has no list %s", w.Step, w.SameList)
+	}
+	// The combinations of the lists after it, for each of its items.
+	below := 1
+	for _, l := range lists[at+1:] {
+		text, err := l.List.Eval(v)
+		if err != nil {
+			return 0, fmt.Errorf("loop product list %s: %v", l.Name, err)
+		}
+		items, err := pipeline.Items(text)
+		if err != nil {
+			return 0, fmt.Errorf("loop product list %s: %v", l.Name, err)
+		}
+		if len(items) == 0 {
+			return 0, fmt.Errorf("loop product list %s is empty: no iteration %d", l.Name, k)
+		}
+		below *= len(items)
+	}
+	text, err := lists[at].List.Eval(v)
+	if err != nil {
+		return 0, fmt.Errorf("loop product list %s: %v", lists[at].Name, err)
+	}
+	items, err := pipeline.Items(text)
+	if err != nil {
+		return 0, fmt.Errorf("loop product list %s: %v", lists[at].Name, err)
+	}
+	if len(items) == 0 {
+		return 0, fmt.Errorf("loop product list %s is empty: no iteration %d", lists[at].Name, k)
+	}
+	return k / below % len(items), nil
 }
 
 // product is the JSON list of a loop's product: every combination of the

@@ -262,8 +262,8 @@ func TestWireRoundTrip(t *testing.T) {
 	if _, err := DecodeLaunch(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 2") {
 		t.Errorf("a spec of another version: %v", err)
 	}
-	// A component (v1) given as the step (v3) is refused by its version.
-	if _, err := DecodeWiring(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 3") {
+	// A component (v1) given as the step (v4) is refused by its version.
+	if _, err := DecodeWiring(cs); err == nil || !strings.Contains(err.Error(), "spec version 1, this pipectl reads version 4") {
 		t.Errorf("a component given as the step: %v", err)
 	}
 }
@@ -475,5 +475,93 @@ steps:
 	// A plain step's when stays the step's.
 	if sp, err := Build(p, "each.a"); err != nil || sp.When != nil || sp.Wiring.When != nil {
 		t.Errorf("each.a: %v %+v", err, sp)
+	}
+}
+
+// TestNestedLoopIterations: a loop step of a looped pipeline loops over
+// the product of the pipeline's items and its own; iteration k reads the
+// other steps' iteration of its outer item (k / the inner list's length),
+// and an input given the first of the pipeline's steps that ran gets the
+// same iteration's candidates (SameOneOf), the iteration skipped when none
+// of them ran.
+func TestNestedLoopIterations(t *testing.T) {
+	p := load(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: nest}
+params:
+  ws: {type: json, default: ["x", "y"]}
+steps:
+  - name: each
+    loop: {items: "{{params.ws}}"}
+    inputs: {w: "{{item}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Pipeline
+      metadata: {name: body}
+      params: {w: {type: string}}
+      steps:
+        - name: a
+          inputs: {w: "{{params.w}}"}
+          component: {metadata: {name: a}, inputs: [{name: w, type: string}], outputs: [{name: v, type: string}], command: [a]}
+        - name: pick
+          component:
+            apiVersion: pipectl.dev/v1alpha1
+            kind: Pipeline
+            metadata: {name: pick}
+            steps:
+              - name: big
+                when: "{{steps.c.outputs.v}} == big"
+                component: {metadata: {name: big}, outputs: [{name: v, type: string}], command: [big]}
+              - name: c
+                component: {metadata: {name: c}, outputs: [{name: v, type: string}], command: [c]}
+            outputs:
+              v: {oneOf: ["{{steps.big.outputs.v}}", "{{steps.c.outputs.v}}"]}
+        - name: l
+          loop: {items: [1, 2, 3]}
+          when: "{{steps.a.outputs.v}} != no"
+          inputs: {n: "{{item}}", v: "{{steps.a.outputs.v}}", p: "{{steps.pick.outputs.v}}"}
+          component: {metadata: {name: l}, inputs: [{name: n, type: int}, {name: v, type: string}, {name: p, type: string}], command: [l, "{{inputs.n}}", "{{inputs.v}}", "{{inputs.p}}"]}
+`)
+	sp, err := Build(p, "each.l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Wiring.SameList != pipeline.NestOuter || len(sp.Wiring.SameOneOf["p"]) != 2 {
+		t.Fatalf("wiring: SameList %q, SameOneOf %v", sp.Wiring.SameList, sp.Wiring.SameOneOf)
+	}
+	val := func(s string) *string { return &s }
+	records := map[string]artifacts.OutputRecord{
+		"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[1]": {Name: "v", Value: val("no")},
+		"each.pick.c[0]": {Name: "v", Value: val("C0")}, "each.pick.big[1]": {Name: "v", Value: val("B1")},
+	}
+	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+		r, ok := records[ref.Step]
+		return r, ok, nil
+	}
+	params := map[string]string{"ws": `["x", "y"]`}
+	for k, want := range []string{"", "", "", `condition "{{steps.each.a.outputs.v}} != no" is false`, `condition "{{steps.each.a.outputs.v}} != no" is false`, `condition "{{steps.each.a.outputs.v}} != no" is false`} {
+		v := Values{Run: "r", Params: params, Iteration: &k}
+		if got, err := sp.Wiring.SkipReason(v, lookup); err != nil || got != want {
+			t.Errorf("iteration %d: SkipReason = %q, %v; want %q", k, got, err, want)
+		}
+	}
+	two := 2
+	v := Values{Run: "r", Params: params, Iteration: &two}
+	if err := sp.Wiring.ResolveSame(&v, map[string]string{}, lookup); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := sp.Wiring.Invocation(sp.Component, nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Step != "each.l[2]" || inv.Params["n"] != "3" || inv.Params["v"] != "A0" || inv.Params["p"] != "C0" {
+		t.Errorf("iteration 2 (x, 3): step %s params %v", inv.Step, inv.Params)
+	}
+	// An iteration none of whose candidates ran is skipped.
+	delete(records, "each.pick.big[1]")
+	records["each.a[1]"] = artifacts.OutputRecord{Name: "v", Value: val("A1")}
+	four := 4
+	if got, err := sp.Wiring.SkipReason(Values{Run: "r", Params: params, Iteration: &four}, lookup); err != nil || got != "none of upstream steps each.pick.big[1], each.pick.c[1] ran (the first of them that ran gives an input)" {
+		t.Errorf("iteration 4: SkipReason = %q, %v", got, err)
 	}
 }

@@ -102,6 +102,17 @@ type Wiring struct {
 	// record of STEP[i], an input parameter its value as Values.Upstream,
 	// an input artifact its URI as Values.Artifacts (ResolveSame).
 	Same map[string]OutputRef `json:"same,omitempty"`
+	// SameList, for a loop step of a looped pipeline that loops of its own
+	// (pipeline.Step.Nested), names the list of its product that is the
+	// looped pipeline's items: iteration k reads, for Same and When, the
+	// iteration of that list's item in combination k (sameIteration).
+	SameList string `json:"sameList,omitempty"`
+	// SameOneOf give inputs the output of the first of several steps of
+	// the same looped pipeline that ran the same iteration (a oneOf of
+	// them, KFP's dsl.OneOf in a ParallelFor), by input name: as OneOf,
+	// each candidate's iteration (ResolveSame); an iteration none of them
+	// ran is skipped (SkipReason).
+	SameOneOf map[string][]OutputRef `json:"sameOneOf,omitempty"`
 	// When, for a loop step, is its condition when it compares the item
 	// or another step's output of the same iteration (Condition.PerIteration):
 	// each iteration is skipped or run where it runs (SkipReason), and the

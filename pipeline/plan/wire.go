@@ -15,7 +15,7 @@ import (
 // Versions of the wire forms. A reader accepts only its own version: the
 // compiler and the pods must run the same pipectl.
 const (
-	WiringVersion = 3
+	WiringVersion = 4
 	LaunchVersion = 2
 )
 

@@ -131,3 +131,30 @@ outputs:
 		t.Errorf("stage.tidy got %q (stage.make %s), want fallback (Failed)\n%s", got, run.Step("stage.make").Status, f.status)
 	}
 }
+
+// TestRunKFPv2IgnoreUpstreamFailure: a KFP v2 task with
+// ignore_upstream_failure() runs after its upstream task failed, its input
+// taking the component's default, and the run fails; when the upstream
+// task succeeds, its output flows.
+func TestRunKFPv2IgnoreUpstreamFailure(t *testing.T) {
+	f := newFixture(t)
+	p, err := pipeline.Load("../testdata/kfpv2/ignore_upstream.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	run, err := f.run(ctx, p, nil, nil)
+	if err == nil || run.Status != artifacts.StatusFailed || run.Step("fail-op").Status != artifacts.StatusFailed {
+		t.Fatalf("Run err = %v, status %s; want the run and fail-op failed\n%s", err, run.Status, f.status)
+	}
+	if got := outputValue(run, "print-op", "got"); got != "default" {
+		t.Errorf("print-op got %q, want default\n%s", got, f.status)
+	}
+	run, err = f.run(ctx, p, map[string]string{"code": "0"}, nil)
+	if err != nil {
+		t.Fatalf("Run -p code=0: %v\n%s", err, f.status)
+	}
+	if got := outputValue(run, "print-op", "got"); got != "made" {
+		t.Errorf("code=0: print-op got %q, want made", got)
+	}
+}

@@ -39,6 +39,18 @@
 // Cancelled: the status of the other steps' run) and {{run.failedSteps}} (a
 // JSON list of the failed steps' names, iterations as STEP[i]).
 //
+// # Trigger
+//
+// A step runs once every step it depends on (Step.Deps) succeeded. With
+// trigger: completed (Step.AfterCompleted, KFP's ignore_upstream_failure())
+// it runs once each of them ended, whatever its outcome; an input given an
+// output of such a step is given it when that step succeeded, else the
+// input takes its default (an optional input none). The loader refuses
+// what cannot work: such an input without a default or optional: true, an
+// output inside a longer text, a loop step's collected outputs, an output
+// in the step's when, loop items, Secrets' names or resources; the trigger
+// on a step that uses a pipeline and on the steps of a looped pipeline.
+//
 // # Nested pipelines
 //
 // A step's component may be a pipeline file (kind: Pipeline; the same

@@ -762,8 +762,10 @@ func TestKFPv2PodMetadata(t *testing.T) {
 }
 
 // TestKFPv2IgnoreUpstreamFailure: ALL_UPSTREAM_TASKS_COMPLETED on a task
-// reading an upstream task's output (KFP's ignore_upstream_failure()) is
-// refused at the strategy, in KFP's terms: a finally step reads no output.
+// reading an upstream task's output (KFP's ignore_upstream_failure()) is a
+// step with trigger: completed after its dependentTasks; an input it reads
+// of them without a default (KFP's SDK refuses it) is an error at the
+// input, in KFP's terms.
 func TestKFPv2IgnoreUpstreamFailure(t *testing.T) {
 	const file = `components:
   comp-a:
@@ -800,8 +802,23 @@ root:
         triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}
 schemaVersion: 2.1.0
 `
-	_, err := Parse("ignore.yaml", []byte(file))
-	want := "ignore.yaml:33:35: root.dag.tasks.b.triggerPolicy.strategy: KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet"
+	p, err := Parse("ignore.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.Step("b")
+	if b.Trigger != TriggerCompleted || !slices.Equal(b.After, []string{"a"}) || b.Finally {
+		t.Errorf("step b: trigger %q, after %q, finally %v; want completed, [a], false", b.Trigger, b.After, b.Finally)
+	}
+	if in, _ := b.Resolved.Input("message"); in.Default.Value != "x" {
+		t.Errorf("input message: default %q, want x", in.Default.Value)
+	}
+	if got := b.Inputs["message"].Value; got != "{{steps.a.outputs.Output}}" {
+		t.Errorf("input message %q, want a's Output", got)
+	}
+	noDefault := strings.Replace(file, "message: {parameterType: STRING, defaultValue: x, isOptional: true}", "message: {parameterType: STRING}", 1)
+	_, err = Parse("ignore.yaml", []byte(noDefault))
+	want := `ignore.yaml:31:36: root.dag.tasks.b.inputs.parameters.message.taskOutputParameter: input "message" is given output "Output" of step "a", which is not there when that step did not succeed`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}

@@ -183,6 +183,17 @@ func TestLoadInvalid(t *testing.T) {
 			`35:18 finally[0].inputs.lr: type mismatch: output "score" of loop step "c" is collected`,
 			`38:13 finally[1].after[0]: finally step "h" cannot depend on the iterations of loop step "a"`,
 		}},
+		{"trigger", []string{
+			`11:14 steps[2].trigger: unknown trigger "always" (expected succeeded, the default: the step runs once every step it depends on succeeded; or completed: once each of them ended, whatever its outcome)`,
+			`16:55 steps[3].inputs.data: input "data" is given output "data" of step "make", which is not there when that step did not succeed: a step with trigger: completed runs even when the steps it depends on did not succeed, and the input then takes its default; expected a default (or optional: true) on input "data" of component use`,
+			`16:19 steps[3].inputs.msg: input "msg" is given output "msg" of step "make", which is not there when that step did not succeed`,
+			`22:53 steps[4].inputs.ns: input "ns" is given the outputs of loop step "gen" collected from its iterations: not supported on a step with trigger: completed`,
+			`22:17 steps[4].inputs.t: {{steps.make.outputs.msg}} inside a text: a step with trigger: completed runs even when the steps it depends on did not succeed, and that output may not be there; give it whole to an input with a default`,
+			`19:11 steps[4].when: the condition reads output "msg" of step "make"`,
+			`20:19 steps[4].loop.items: the items are output "list" of step "make"`,
+			`23:36 steps[4].secrets[0].secret: the Secret's name is output "msg" of step "make"`,
+			`24:25 steps[4].resources.memory: the value is output "msg" of step "make"`,
+		}},
 		{"fractions", []string{
 			`8:40 steps[0].loop.parallelism: expected a whole number, got "1.5"`,
 			`9:14 steps[0].retries: expected a whole number, got "1.9"`,

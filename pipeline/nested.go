@@ -172,6 +172,7 @@ func (v *validator) nestedStep(i int) {
 	refuse("tolerations", len(s.Tolerations) > 0)
 	refuse("podMetadata", s.PodMetadata != nil)
 	refuse("distributed", s.Distributed != nil)
+	refuse("trigger", s.AfterCompleted())
 }
 
 // loopedPipeline refuses, at steps[i].loop, what a pipeline that a loop
@@ -187,6 +188,9 @@ func (v *validator) loopedPipeline(i int) {
 			return
 		case t.Finally:
 			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, which has finally steps (%s): a looped pipeline's steps run once per item, finally steps once per run (move them to the finally steps of this pipeline)", s.Name, sub.Source, t.Name)
+			return
+		case t.AfterCompleted():
+			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose step %s has trigger: completed: not supported in a looped pipeline yet (its iterations would each wait for the other steps' iterations, whatever their outcome)", s.Name, sub.Source, t.Name)
 			return
 		case t.Distributed != nil && t.When != "":
 			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose distributed step %s has a when: not supported in a looped pipeline (the condition would hold iteration by iteration, and a distributed step's launcher starts the gang of each iteration)", s.Name, sub.Source, t.Name)

@@ -142,6 +142,10 @@ func TestNestedInvalid(t *testing.T) {
 		{"art-default.yaml", []string{
 			`art-default.pipeline.yaml:6:34 params.data.default: artifact parameter "data" (Dataset) of a pipeline used as a step's component cannot have a default`,
 		}},
+		{"trigger.yaml", []string{
+			`trigger.yaml:9:5 steps[0].trigger: step "a" uses pipeline stage as its component: trigger is not supported on such a step`,
+			`trigger.yaml:12:5 steps[1].loop: step "b" loops over the steps of testdata/nested/completed.pipeline.yaml, whose step tidy has trigger: completed: not supported in a looped pipeline yet`,
+		}},
 		{"invalid.yaml", []string{
 			`invalid.yaml:20:16 steps[3].component: pipeline with-finally (` + dir + `with-finally.pipeline.yaml) has finally steps`,
 			`invalid.yaml:8:5 steps[0]: step "a" does not give component stage its required input "rows" (int)`,

@@ -122,6 +122,12 @@ type Step struct {
 	Distributed *Distributed `yaml:"distributed,omitempty"`
 	// Loop runs the step once per item of a list.
 	Loop *Loop `yaml:"loop,omitempty"`
+	// Trigger is when the step runs: TriggerSucceeded (the default, also
+	// written as "") once every step it depends on succeeded, or
+	// TriggerCompleted once each of them ended, whatever its outcome
+	// (KFP's ignore_upstream_failure()); an input given an output of a
+	// step that did not succeed then takes its default.
+	Trigger string `yaml:"trigger,omitempty"`
 
 	// Resolved is the step's component; set by the loader.
 	Resolved *components.Component `yaml:"-"`
@@ -151,6 +157,16 @@ const (
 	NestOuter = "outer"
 	NestInner = "inner"
 )
+
+// Values of Step.Trigger.
+const (
+	TriggerSucceeded = "succeeded"
+	TriggerCompleted = "completed"
+)
+
+// AfterCompleted reports whether the step runs once the steps it depends
+// on ended, whatever their outcome (trigger: completed).
+func (s *Step) AfterCompleted() bool { return s.Trigger == TriggerCompleted }
 
 // SameIteration reports whether step s reads the outputs of step up
 // iteration by iteration: both are steps of the same looped pipeline.

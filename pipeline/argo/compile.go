@@ -140,10 +140,10 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err := plan.CheckLabels("label", labels); err != nil {
 		return nil, fmt.Errorf("metadata.labels: %w", err)
 	}
-	templates := []wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks, FailFast: new(false)}}}
+	templates := []wfv1.Template{{Name: EntryTemplate, DAG: &wfv1.DAGTemplate{Tasks: tasks, FailFast: new(false), Target: c.target(tasks)}}}
 	onExit := ""
 	if len(final) > 0 {
-		templates = append(templates, wfv1.Template{Name: ExitTemplate, DAG: &wfv1.DAGTemplate{Tasks: final, FailFast: new(false)}})
+		templates = append(templates, wfv1.Template{Name: ExitTemplate, DAG: &wfv1.DAGTemplate{Tasks: final, FailFast: new(false), Target: c.target(final)}})
 		onExit = ExitTemplate
 	}
 	wf := &wfv1.Workflow{
@@ -734,12 +734,37 @@ func imageProblem(image string) string {
 
 func ptr[T any](v T) *T { return &v }
 
+// target is the target of a DAG of tasks: "" (its leaf tasks), unless the
+// step of one of them has trigger: completed, then every task. Argo's DAG
+// fails when a target task's branch failed; a step that runs after a
+// failed step and succeeds would make that branch succeed, so every task
+// is a target: the run fails when any step failed, as locally.
+func (c *compiler) target(tasks []wfv1.DAGTask) string {
+	completed := map[string]bool{}
+	for _, s := range c.p.Steps {
+		if s.AfterCompleted() {
+			completed[c.tasks[s.Name]] = true
+		}
+	}
+	names := make([]string, len(tasks))
+	has := false
+	for i, t := range tasks {
+		names[i] = t.Name
+		has = has || completed[t.Name]
+	}
+	if !has {
+		return ""
+	}
+	return strings.Join(names, " ")
+}
+
 // depends is the task's depends: each dependency succeeded, as locally,
-// except that a candidate of an input given the output of the first of
-// several steps that ran (plan.Wiring.OneOf) may have been skipped (its
-// when false: Skipped; its own dependencies skipped: Omitted) as long as
-// one of its group succeeded; otherwise the task is Omitted, which the run
-// record reads as skipped.
+// or, for a step with trigger: completed (plan.Step.AfterCompleted), ended
+// whatever its outcome; except that a candidate of an input given the
+// output of the first of several steps that ran (plan.Wiring.OneOf) may
+// have been skipped (its when false: Skipped; its own dependencies
+// skipped: Omitted) as long as one of its group succeeded; otherwise the
+// task is Omitted, which the run record reads as skipped.
 func (c *compiler) depends(sp *plan.Step) string {
 	soft := map[string]bool{}
 	var groups []string
@@ -761,6 +786,12 @@ func (c *compiler) depends(sp *plan.Step) string {
 	var deps []string
 	for _, d := range sp.Deps {
 		t := c.tasks[d]
+		if sp.AfterCompleted {
+			// trigger: completed: once it ended, whatever its outcome
+			// (its own dependencies not succeeding: Omitted).
+			deps = append(deps, "("+t+".Succeeded || "+t+".Failed || "+t+".Errored || "+t+".Skipped || "+t+".Omitted)")
+			continue
+		}
 		if soft[d] {
 			deps = append(deps, "("+t+".Succeeded || "+t+".Skipped || "+t+".Omitted)")
 			continue

@@ -23,7 +23,15 @@
 //     "a.Succeeded && b.Succeeded": as locally, a step runs only when all
 //     its dependencies succeeded. when becomes an Argo when (see below).
 //     failFast is false: as locally, a failed step skips its dependents while
-//     independent branches still start and finish.
+//     independent branches still start and finish. A step with trigger:
+//     completed depends on "(a.Succeeded || a.Failed || a.Errored ||
+//     a.Skipped || a.Omitted)" of each dependency, and its pod reads their
+//     outputs from their outputs records (no Argo parameter: a failed
+//     task has none), each input whose step did not succeed taking its
+//     default; the DAG then targets every task (target: "a b c"), so that
+//     it fails when any task failed, as locally (Argo otherwise takes the
+//     DAG's phase from the branches of its leaf tasks, which such a step
+//     succeeding after a failed one would make succeed).
 //
 //   - one template per distinct component and pod shape (image, resources,
 //     nodeSelector, tolerations, retries, timeout and the inputs fed by
@@ -105,7 +113,7 @@
 //     fingerprint are the iteration's, as locally.
 //
 //   - finally steps are the tasks of a second DAG template "finally", the
-//     workflow's onExit. Each gets {{workflow.status}} and
+//     workflow's onExit (with trigger: completed as in "main"). Each gets {{workflow.status}} and
 //     {{workflow.failures}} as the template inputs "run-status" and
 //     "run-failures", and exec turns them, with the steps annotation
 //     (--argo-steps, base64), into {{run.status}} and {{run.failedSteps}}

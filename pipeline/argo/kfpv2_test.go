@@ -25,6 +25,7 @@ func TestCompileKFPv2(t *testing.T) {
 		"../testdata/kfpv2/loops.yaml":               {tasks: []string{"make-list", "for-loop-1-show", "for-loop-1-mark", "gather", "for-loop-2-for-loop-3-pair", "for-loop-2-note", "done"}},
 		"../testdata/kfpv2/collected_artifacts.yaml": {tasks: []string{"for-loop-1", "join"}},
 		"../testdata/kfpv2/oneof.yaml":               {tasks: []string{"condition-branches-1-condition-2-make", "condition-branches-1-condition-3-make-2", "use"}},
+		"../testdata/kfpv2/ignore_upstream.yaml":     {tasks: []string{"fail-op", "print-op"}},
 	} {
 		t.Run(file, func(t *testing.T) {
 			wf, b := compileFile(t, file, testOptions())

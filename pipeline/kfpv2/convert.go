@@ -925,14 +925,14 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 			case st.Value != "ALL_UPSTREAM_TASKS_COMPLETED":
 				c.errorf(st, pf+".strategy", "unknown strategy %q (expected ALL_UPSTREAM_TASKS_COMPLETED)", st.Value)
 			case !atRoot:
-				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (it is a finally step)")
+				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (a finally step, or a step with trigger: completed when it reads an upstream task's output)")
 			case p["condition"] != nil:
 				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")
 			case readsTaskOutput(t["inputs"]):
 				// KFP's ignore_upstream_failure(): the task runs once its
-				// upstream tasks ended, an input from one that failed
-				// taking its default.
-				c.errorf(st, pf+".strategy", "KFP ALL_UPSTREAM_TASKS_COMPLETED on a task that reads an upstream task's output (ignore_upstream_failure()) is not supported yet: pipectl runs such a task as a finally step (dsl.ExitHandler's exit task), after every other task, and a finally step reads no task's output")
+				// upstream tasks (dependentTasks: its after) ended, an
+				// input from one that did not succeed taking its default.
+				c.add(step, "trigger", st, pf+".strategy", c.str("completed", st, pf+".strategy")) // pipeline.TriggerCompleted
 			default:
 				// A finally step runs after every other step: its
 				// dependentTasks are what it waited for.

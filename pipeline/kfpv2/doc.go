@@ -31,9 +31,12 @@
 //     possibly negated) of a task input with a literal or another input
 //     joined by &&, is the step's when (inside a conditional sub-DAG, joined
 //     with the enclosing when); the strategy
-//     ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler) on a root task makes it
-//     a finally step, and its PipelineTaskFinalStatus input reads the run's
-//     status;
+//     ALL_UPSTREAM_TASKS_COMPLETED on a root task reading an upstream
+//     task's output (ignore_upstream_failure()) gives its step trigger:
+//     completed (it runs once its dependentTasks ended, an input whose
+//     task did not succeed taking its default); on any other root task
+//     (dsl.ExitHandler) it makes the task a finally step, and its
+//     PipelineTaskFinalStatus input reads the run's status;
 //   - a ParallelFor (parameterIterator) is a loop step per task of its body,
 //     or one loop step whose component is the body as a pipeline when its
 //     tasks read each other's outputs or run sub-DAGs (loop.go);

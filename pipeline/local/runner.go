@@ -547,8 +547,12 @@ func (e *execution) workDir(step string) string { return filepath.Join(e.work, s
 // cannot run, or "": a dependency did not succeed, except a candidate of
 // an input given the output of the first of several steps that ran
 // (pipeline.Step.OneOfGroups), which may be skipped as long as one of its
-// group succeeded.
+// group succeeded. A step with trigger: completed runs whatever the
+// outcome of its dependencies.
 func (e *execution) blocker(s *pipeline.Step, deps []int) string {
+	if s.AfterCompleted() {
+		return ""
+	}
 	groups := s.OneOfGroups()
 	soft := map[string]bool{}
 	for _, g := range groups {

@@ -215,6 +215,9 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 	if err := sp.Wiring.ResolveOneOf(&v, sums, e.finished); err != nil {
 		return v, nil, err
 	}
+	if err := sp.Wiring.ResolveOrDefault(&v, sums, e.finished); err != nil {
+		return v, nil, err
+	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
 		ref := sp.Wiring.Collected[name]
 		recs, err := e.collected(ref)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
@@ -34,6 +35,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 		Pipeline: p.Metadata.Name, Name: s.Name, Component: comp, Wiring: w,
 		Deps: s.Deps(), Retries: s.Retries, Timeout: s.Timeout,
 		Cache: s.CacheEnabled(), Image: cmp.Or(s.Image, s.Resolved.Image), Finally: s.Finally,
+		AfterCompleted: s.AfterCompleted(),
 	}
 	if s.Loop != nil {
 		st.Loop = &Loop{Parallelism: s.Loop.Parallelism}
@@ -50,6 +52,11 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 			w.When = cond
 		} else {
 			st.When = cond
+		}
+	}
+	if st.AfterCompleted {
+		if err := completedReads(st, s); err != nil {
+			return nil, err
 		}
 	}
 	if s.Distributed != nil {
@@ -87,6 +94,9 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 			return nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
 		}
 		if alts := s.OneOf(name); alts != nil {
+			if s.AfterCompleted() {
+				return nil, fmt.Errorf("input %q: the output of the first of several steps that ran (%s) is not supported on a step with trigger: completed", name, bindingSteps(alts))
+			}
 			if err := oneOf(p, s, w, name, in, alts); err != nil {
 				return nil, err
 			}
@@ -99,6 +109,12 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				return nil, fmt.Errorf("input %q: %w", name, err)
 			}
 			ref := OutputRef{Step: b.Step, Output: b.Output}
+			if s.AfterCompleted() {
+				if err := orDefault(p, w, name, in, ref, out); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if up := p.Step(b.Step); s.SameIteration(up) {
 				if w.Same == nil {
 					w.Same = map[string]OutputRef{}
@@ -151,6 +167,9 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 				if err != nil {
 					return "", err
 				}
+				if s.AfterCompleted() {
+					return "", fmt.Errorf("output %q of step %s inside a text: a step with trigger: completed takes an output whole, into an input with a default", r.Output, r.Step)
+				}
 				up := p.Step(r.Step)
 				same := s.SameIteration(up)
 				if components.IsArtifact(out.Type) || up.Loop != nil && !same {
@@ -190,6 +209,9 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		case b.Step != "":
 			if _, err := upstreamOutput(p, b.Step, b.Output); err != nil {
 				return nil, fmt.Errorf("loop: %w", err)
+			}
+			if s.AfterCompleted() {
+				return nil, fmt.Errorf("loop: the items are output %q of step %s: not supported on a step with trigger: completed", b.Output, b.Step)
 			}
 			if p.Step(b.Step).Loop != nil {
 				return nil, fmt.Errorf("loop: step %s is itself a loop: loop over a json output of a step that does not loop", b.Step)
@@ -289,6 +311,70 @@ func oneOf(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, name string, in co
 		w.Params[name] = Text{{Upstream: name}}
 	}
 	return nil
+}
+
+// orDefault wires input in (name) of a step with trigger: completed the
+// output ref (out) of a step it depends on, or its default when that step
+// did not succeed (Wiring.OrDefault): a parameter's value comes as an
+// upstream value of its own, an artifact's URI as Values.Artifacts.
+func orDefault(p *pipeline.Pipeline, w *Wiring, name string, in components.IO, ref OutputRef, out components.IO) error {
+	switch up := p.Step(ref.Step); {
+	case up.Loop != nil:
+		return fmt.Errorf("input %q: step %s loops: its collected outputs are not supported on a step with trigger: completed", name, ref.Step)
+	case in.Required():
+		return fmt.Errorf("input %q is given output %q of step %s, which is not there when that step did not succeed: a step with trigger: completed then gives the input its default, and it has none", name, ref.Output, ref.Step)
+	}
+	if w.OrDefault == nil {
+		w.OrDefault = map[string]OutputRef{}
+	}
+	w.OrDefault[name] = ref
+	if !components.IsArtifact(out.Type) {
+		w.Params[name] = Text{{Upstream: name}}
+	}
+	return nil
+}
+
+// completedReads refuses what step st (s), with trigger: completed,
+// reads of other steps beyond Wiring.OrDefault: an output read anywhere
+// else may not be there. (The loader refuses each at its line; a nested
+// pipeline's param given a step output reaches here.)
+func completedReads(st *Step, s *pipeline.Step) error {
+	const why = "a step with trigger: completed runs even when the steps it depends on did not succeed, and reads their outputs only whole, each into an input with a default"
+	if ins := st.Wiring.UpstreamInputs(); len(ins) > 0 {
+		ref := st.Wiring.Upstream[ins[0]]
+		by := "input " + strings.Split(ins[0], "--")[0] // a step output inside a text travels as INPUT--N
+		switch f, ok := strings.CutPrefix(ins[0], ResourceInputPrefix); {
+		case ins[0] == ItemsInput:
+			by = "the loop's items"
+		case ok:
+			by = "resources." + f
+		}
+		return fmt.Errorf("output %q of step %s, read by %s: %s", ref.Output, ref.Step, by, why)
+	}
+	if st.When != nil {
+		for _, c := range append([]Condition{*st.When}, st.When.And...) {
+			for _, o := range []Operand{c.Left, c.Right} {
+				if o.Output != nil {
+					return fmt.Errorf("when: output %q of step %s: %s", o.Output.Output, o.Output.Step, why)
+				}
+			}
+		}
+	}
+	for _, sec := range s.Secrets {
+		if b := sec.Ref(); b.Step != "" {
+			return fmt.Errorf("secret %s: output %q of step %s: %s", sec.Env, b.Output, b.Step, why)
+		}
+	}
+	return nil
+}
+
+// bindingSteps are the steps of bs, joined by commas.
+func bindingSteps(bs []pipeline.Binding) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Step
+	}
+	return strings.Join(names, ", ")
 }
 
 // upstreamOutput returns the declared output of a step.

@@ -42,7 +42,12 @@
 // such a step's input the output of the same iteration of another of them
 // (iteration i reads OTHER[i]'s outputs record: ResolveSame), on every
 // backend from the run's records, as the step waits for all of OTHER. A finally step (Step.Finally) reads
-// Values.RunFields through {{run.FIELD}} parts.
+// Values.RunFields through {{run.FIELD}} parts. A step with trigger: completed
+// (Step.AfterCompleted) runs whatever the outcome of its Deps, and
+// Wiring.OrDefault gives its inputs their outputs, found at run time in
+// the run's records when the step succeeded (ResolveOrDefault), else
+// nothing: the input takes its default; no such output travels as an
+// upstream value (a failed step has none for Argo to pass).
 //
 // Wiring.ParamInputs gives an input artifact a pipeline parameter of an
 // artifact type (a pipeline with artifact params run by itself): the
@@ -74,6 +79,7 @@
 //	--step       Wiring, v3: {"v":3, "step", "params"?:{INPUT: TEXT}, "inputs"?:{INPUT: {"step","output"}},
 //	             "paramInputs"?:{INPUT: PARAM}, "metadata"?:{INPUT: JSON}, "collected"?:{INPUT: {"step","output"}},
 //	             "oneOf"?:{INPUT: [{"step","output"}...]}, "same"?:{INPUT: {"step","output"}},
+//	             "orDefault"?:{INPUT: {"step","output"}},
 //	             "when"?: CONDITION, "items"?: TEXT,
 //	             "env"?:[{"name","value": TEXT}]}
 //	             where TEXT is [PART...] and PART one of {"lit": S}, {"param": P},
@@ -96,8 +102,10 @@
 // Wiring v3 differs from v2: "same" (the inputs a step of a looped
 // pipeline reads from the same iteration of another of its steps),
 // "when" (a loop step's condition on its item or on such an output,
-// evaluated where each iteration runs: Wiring.SkipReason) and "metadata"
-// (an artifact param's metadata) are new; a CONDITION is Condition's JSON.
+// evaluated where each iteration runs: Wiring.SkipReason), "metadata"
+// (an artifact param's metadata) and "orDefault" (the inputs of a step
+// with trigger: completed; a v3 reader before it refuses it as an unknown
+// field) are new; a CONDITION is Condition's JSON.
 //
 // Wiring v2 differs from v1: "paramInputs" (artifact params given at run
 // time) and the part {"run": "id"} in any step's text are new, which a v1

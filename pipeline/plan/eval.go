@@ -121,6 +121,11 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		inv.Step = pipeline.IterationName(w.Step, i)
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Params)) {
+		if _, ok := w.OrDefault[name]; ok {
+			if _, given := v.Upstream[name]; !given {
+				continue // its step did not succeed: the input's default
+			}
+		}
 		val, err := w.Params[name].Eval(v)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %v", name, err)
@@ -147,6 +152,14 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 			return nil, fmt.Errorf("input %q: no output of steps %s (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
 		}
 		inv.Inputs[name] = uri
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.OrDefault)) {
+		if _, ok := w.Params[name]; ok {
+			continue // a value: in Params, from Values.Upstream
+		}
+		if uri, ok := v.Artifacts[name]; ok {
+			inv.Inputs[name] = uri
+		} // else its step did not succeed: the input is not given
 	}
 	same := slices.Concat(slices.Collect(maps.Keys(w.Same)), slices.Collect(maps.Keys(w.SameOneOf)))
 	slices.Sort(same)
@@ -442,6 +455,39 @@ func iterations(refs []OutputRef, i int) []OutputRef {
 		out[k] = r.Iteration(i)
 	}
 	return out
+}
+
+// ResolveOrDefault sets, for each input of w given the output of a step
+// that may not have succeeded (Wiring.OrDefault), its value in v.Upstream
+// or its URI in v.Artifacts and sha256 in sums when that step succeeded;
+// otherwise the input is left out, and takes its default. output returns
+// the record of a step's output, ok false when the step did not succeed.
+// v's maps are replaced by copies.
+func (w *Wiring) ResolveOrDefault(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+	if len(w.OrDefault) == 0 {
+		return nil
+	}
+	v.Upstream, v.Artifacts = maps.Clone(v.Upstream), maps.Clone(v.Artifacts)
+	if v.Upstream == nil {
+		v.Upstream = map[string]string{}
+	}
+	if v.Artifacts == nil {
+		v.Artifacts = map[string]string{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.OrDefault)) {
+		ref := w.OrDefault[name]
+		rec, ok, err := output(ref)
+		if err != nil {
+			return fmt.Errorf("input %q: step %s: %w", name, ref.Step, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := v.given(name, ref, rec, sums); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ResolveSame fills in v, for iteration *v.Iteration of a loop step, the

@@ -46,6 +46,10 @@ type Step struct {
 	// Finally marks a step that runs once the other steps have ended,
 	// whatever their outcome.
 	Finally bool `json:"finally,omitempty"`
+	// AfterCompleted marks a step that runs once each of Deps ended,
+	// whatever its outcome (pipeline.TriggerCompleted); the outputs it
+	// reads of them are Wiring.OrDefault.
+	AfterCompleted bool `json:"afterCompleted,omitempty"`
 }
 
 // Loop is how a loop step's iterations run. Iteration i is the step
@@ -96,6 +100,14 @@ type Wiring struct {
 	// as Values.Upstream, an input artifact as Values.Artifacts, both
 	// found at run time (ResolveOneOf).
 	OneOf map[string][]OutputRef `json:"oneOf,omitempty"`
+	// OrDefault give inputs, of a step that runs whatever the outcome of
+	// the steps it depends on (Step.AfterCompleted), the output of one of
+	// those steps when it succeeded, by input name: an input parameter
+	// gets its value as Values.Upstream, an input artifact its URI as
+	// Values.Artifacts, both found at run time (ResolveOrDefault); when
+	// that step did not succeed the input is not given, and takes its
+	// default (an optional one none).
+	OrDefault map[string]OutputRef `json:"orDefault,omitempty"`
 	// Same give inputs the output of the same iteration of another loop
 	// step of the same looped pipeline (pipeline.Step.Body), by input name
 	// (or by the key of an Upstream part): iteration i reads the outputs

@@ -248,6 +248,9 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 			return nil, nil, err
 		}
 	}
+	if err := w.ResolveOrDefault(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
+		return nil, nil, err
+	}
 	if err := w.ResolveSame(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
 		return nil, nil, err
 	}
@@ -396,7 +399,7 @@ func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) 
 // and, for inputs fed by upstream steps, the outputs of their entries. It
 // returns every step's entry when all of them are cached; ok is false as
 // soon as one is not, or cannot be known before it runs (a loop, a finally
-// step, a when, cache: false).
+// step, a when, cache: false, trigger: completed).
 func ResolveAll(ctx context.Context, s artifacts.Store, steps []*plan.Step, run string, params map[string]string) (entries map[string]Entry, ok bool, err error) {
 	entries = map[string]Entry{}
 	for len(entries) < len(steps) {
@@ -424,7 +427,7 @@ func ResolveAll(ctx context.Context, s artifacts.Store, steps []*plan.Step, run 
 // resolve looks one step up with its upstream steps' entries.
 func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, params map[string]string, upstream map[string]Entry) (Entry, bool, error) {
 	w := sp.Wiring
-	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 || len(w.OneOf) > 0 {
+	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 || len(w.OneOf) > 0 || len(w.OrDefault) > 0 {
 		return Entry{}, false, nil
 	}
 	output := func(ref plan.OutputRef) (artifacts.OutputRecord, bool) {

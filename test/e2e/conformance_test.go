@@ -110,6 +110,45 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		// trigger: completed: cleanup runs after make failed and doomed was
+		// skipped, with its inputs' defaults; the run fails. The next run
+		// (make succeeds) gives cleanup make's outputs.
+		name:   "completed",
+		status: "Failed",
+		steps: []confStep{
+			failed("make", 3),
+			skipped("doomed").after("make"),
+			ok("cleanup", seen(), param("note", "string", "default $(d) `e`")).after("doomed", "make"),
+			ok("report", seen()).after("cleanup"),
+		},
+		probes: map[string]probeRecord{
+			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/msg", "made $(x) `y`",
+				"@write", "$WORK/outputs/data", "data\n", "@exit", "3"}, Env: stepEnv("make")},
+			"cleanup": {Argv: []string{"@seen", "$WORK/outputs/seen", "--message", "default $(d) `e`", "--no-data",
+				"@write", "$WORK/outputs/note", "default $(d) `e`"}, Env: stepEnv("cleanup")},
+			"report": {Argv: []string{"@seen", "$WORK/outputs/seen", "--note", "default $(d) `e`"}, Env: stepEnv("report")},
+		},
+		next: &confCase{
+			name: "completed", file: "pipeline.yaml", status: "Succeeded",
+			params: []string{"code=0"},
+			steps: []confStep{
+				ok("make", seen(), param("msg", "string", "made $(x) `y`"), file("data", "Dataset", "data\n")),
+				ok("doomed", seen()).after("make"),
+				ok("cleanup", seen(), param("note", "string", "made $(x) `y`")).after("doomed", "make"),
+				ok("report", seen()).after("cleanup"),
+			},
+			probes: map[string]probeRecord{
+				"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/msg", "made $(x) `y`",
+					"@write", "$WORK/outputs/data", "data\n", "@exit", "0"}, Env: stepEnv("make")},
+				"doomed": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data"}, Env: stepEnv("doomed"),
+					Read: []string{`$WORK/inputs/data: . = "data\n"`}},
+				"cleanup": {Argv: []string{"@seen", "$WORK/outputs/seen", "--message", "made $(x) `y`", "@read", "$WORK/inputs/data",
+					"@write", "$WORK/outputs/note", "made $(x) `y`"}, Env: stepEnv("cleanup"), Read: []string{`$WORK/inputs/data: . = "data\n"`}},
+				"report": {Argv: []string{"@seen", "$WORK/outputs/seen", "--note", "made $(x) `y`"}, Env: stepEnv("report")},
+			},
+		},
+	},
+	{
 		name:   "resume",
 		status: "Failed",
 		steps: []confStep{

@@ -385,6 +385,7 @@ func (v *validator) expand() {
 			nMain++
 		}
 	}
+	v.expandMetadata(outer, steps)
 	if len(v.errs) > 0 {
 		return
 	}
@@ -393,6 +394,7 @@ func (v *validator) expand() {
 	for i, s := range steps {
 		pl.byName[s.Name] = i
 	}
+	pl.linkMetadata()
 	for name, b := range pl.outputs {
 		alts := outer.outputAlts(b, pl.oneOf[name])
 		pl.outputs[name] = outer.output(b)

@@ -361,7 +361,7 @@ var conformanceCases = []confCase{
 		gs: &confGS{bucket: "conf-gcs", objects: map[string]string{
 			"kfpimportgs/data.txt": "to be $(x) `y`\n", "kfpimportgs/model/a.txt": "a\n", "kfpimportgs/model/sub/b.txt": "b\n",
 		}},
-		steps: []confStep{ok("condition-1.read", seen()), ok("namer", seen(), param("Output", "string", `m $(x) "q"`)),
+		steps: []confStep{ok("condition-1.read", seen()), ok("namer", param("Output", "string", `m $(x) "q"`), seen()),
 			ok("read-model", seen()).after("namer")},
 		probes: map[string]probeRecord{
 			"condition-1.read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data",

@@ -592,6 +592,12 @@ func TestKFPv2ImporterTaskMetadata(t *testing.T) {
 			t.Errorf("error %v\nwant %d, with: %s", err, tc.n, tc.file+tc.want)
 		}
 	}
+	// A ParallelFor's collected output (a JSON list).
+	const loop = "testdata/kfpv2/importer_task_meta_loop.yaml"
+	_, err = Load(loop)
+	if want := loop + `:76:15: deploymentSpec.executors.exec-importer.importer.metadata.by: output "Output" of loop step "for-loop-1" is collected into a JSON list: an artifact parameter's metadata embeds single values`; err == nil || !strings.Contains(err.Error(), want) || len(yamlfile.Split(err)) != 2 {
+		t.Errorf("error %v\nwant 2, with: %s", err, want)
+	}
 }
 
 // TestKFPv2ImporterInLoop: an importer in a ParallelFor body is refused

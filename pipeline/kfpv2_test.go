@@ -587,6 +587,63 @@ func TestKFPv2Importer(t *testing.T) {
 	}
 }
 
+// TestKFPv2ImporterTaskMetadata: an importer's metadata given by a task's
+// output parameter (a key and a value) is the artifact param's metadata
+// naming that output: the task reading the artifact waits for that task.
+// A task output that cannot be there is refused at its line, in KFP's
+// terms: an artifact, an importer's output, one given to an importer in a
+// sub-DAG.
+func TestKFPv2ImporterTaskMetadata(t *testing.T) {
+	const f = "testdata/kfpv2/importer_task_meta.yaml"
+	p, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Params["importer"].MetadataJSON()
+	if want := `{"by":"prefix-{{steps.make-name.outputs.Output}}","{{steps.make-name.outputs.Output}}":["{{params.name}}",1]}`; err != nil || got != want {
+		t.Errorf("metadata %s, %v; want %s", got, err, want)
+	}
+	if diff := cmp.Diff([]string{"make-name"}, p.Deps("read")); diff != "" {
+		t.Errorf("read's deps (-want +got):\n%s", diff)
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, from, to, want string
+		n                    int // errors: the output in a key and in a value is reported at each
+	}{
+		{f, "outputParameterKey: Output\n                producerTask: make-name", "outputParameterKey: data\n                producerTask: make-name",
+			`:56:15: deploymentSpec.executors.exec-importer.importer.metadata.by: output "data" of step "make-name" is an artifact (Dataset): an artifact parameter's metadata embeds output parameters (values)`, 2},
+		{f, "outputParameterKey: Output\n                producerTask: make-name", "outputParameterKey: Output\n                producerTask: importer",
+			`:88:31: root.dag.tasks.importer.inputs.parameters.metadata.taskOutputParameter.producerTask: task "importer" is an importer: its output is an artifact, not a parameter`, 1},
+		{"testdata/kfpv2/importer_subdag.yaml", "              metadata:\n                componentInputParameter: pipelinechannel--name", "              metadata:\n                taskOutputParameter: {producerTask: make, outputParameterKey: Output}",
+			`:23:38: components.comp-condition-1.dag.tasks.importer.inputs.parameters.metadata.taskOutputParameter: importer metadata given by a task output inside a sub-DAG (comp-condition-1) is not supported`, 1},
+	} {
+		src := data
+		if tc.file != f {
+			if src, err = os.ReadFile(tc.file); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bad := strings.Replace(string(src), tc.from, tc.to, 1)
+		if bad == string(src) {
+			t.Fatalf("no %q in %s", tc.from, tc.file)
+		}
+		_, err := Parse(tc.file, []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), tc.file+tc.want) || len(yamlfile.Split(err)) != tc.n {
+			t.Errorf("error %v\nwant %d, with: %s", err, tc.n, tc.file+tc.want)
+		}
+	}
+	// A ParallelFor's collected output (a JSON list).
+	const loop = "testdata/kfpv2/importer_task_meta_loop.yaml"
+	_, err = Load(loop)
+	if want := loop + `:76:15: deploymentSpec.executors.exec-importer.importer.metadata.by: output "Output" of loop step "for-loop-1" is collected into a JSON list: an artifact parameter's metadata embeds single values`; err == nil || !strings.Contains(err.Error(), want) || len(yamlfile.Split(err)) != 2 {
+		t.Errorf("error %v\nwant 2, with: %s", err, want)
+	}
+}
+
 // TestKFPv2ImporterInLoop: an importer in a ParallelFor body is refused
 // at its executor, once.
 func TestKFPv2ImporterInLoop(t *testing.T) {

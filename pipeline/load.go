@@ -107,7 +107,7 @@ func decodeWith(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline)) (*
 		p.byName[s.Name] = i
 	}
 	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{},
-		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}}
+		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, metaRefs: map[string][]metaRef{}}
 	v.validate()
 	if decodeErr == nil && len(v.errs) == 0 {
 		v.expand()
@@ -133,6 +133,9 @@ type validator struct {
 	// subFiles the pipelines loaded, by path.
 	subs     map[int]*Pipeline
 	subFiles map[string]*Pipeline
+	// metaRefs are the step outputs the metadata of artifact params
+	// embed, by param (checkMetadata).
+	metaRefs map[string][]metaRef
 }
 
 // sp is the path of steps[i] (or finally[j] for a finally step), then rest.
@@ -162,7 +165,8 @@ func p(path ...any) []any { return path }
 
 // checkMetadata checks the metadata of artifact param name (Param.Metadata):
 // a mapping of the pipeline run itself, JSON, whose strings embed only
-// {{params.NAME}} of parameters that are values.
+// {{params.NAME}} of parameters that are values and step outputs (kept in
+// v.metaRefs for checkMetadataSteps).
 func (v *validator) checkMetadata(name string, prm Param) {
 	path := p("params", name, "metadata")
 	field := components.FieldPath(path...)
@@ -199,10 +203,15 @@ func (v *validator) checkMetadata(name string, prm Param) {
 			return
 		}
 		for _, r := range refs {
+			if r.Step != "" {
+				// Checked once the steps are known (checkMetadataSteps).
+				v.metaRefs[name] = append(v.metaRefs[name], metaRef{node: n, field: field, out: Binding{Step: r.Step, Output: r.Output}})
+				continue
+			}
 			prm, known := v.p.Params[r.Param]
 			switch {
 			case r.Param == "":
-				v.errs = append(v.errs, v.f.Errorf(n, field, "%q: metadata may embed {{params.NAME}} only", n.Value))
+				v.errs = append(v.errs, v.f.Errorf(n, field, "%q: metadata may embed {{params.NAME}} and {{steps.STEP.outputs.OUTPUT}} only", n.Value))
 			case !known:
 				v.errs = append(v.errs, v.f.Errorf(n, field, "unknown parameter %q in {{params.%s}}", r.Param, r.Param))
 			case components.IsArtifact(prm.Type):
@@ -286,6 +295,7 @@ func (v *validator) validate() {
 	for i := range pl.Steps {
 		v.step(i, index)
 	}
+	v.checkMetadataSteps(index)
 	for _, i := range slices.Sorted(maps.Keys(v.subs)) {
 		v.nestedStep(i)
 	}
@@ -1178,7 +1188,8 @@ func (pl *Pipeline) Deps(name string) []string {
 }
 
 // Deps returns the steps s depends on, sorted: those whose outputs it uses
-// (in inputs or when) and those it names in after. It does not look at the
+// (in inputs, when, or the metadata of an artifact param it reads) and
+// those it names in after. It does not look at the
 // other steps, so walking a whole pipeline's DAG stays linear.
 func (s *Step) Deps() []string {
 	set := map[string]bool{}
@@ -1217,6 +1228,9 @@ func (s *Step) Deps() []string {
 		if b.Step != "" {
 			set[b.Step] = true
 		}
+	}
+	for _, d := range s.metaDeps {
+		set[d] = true
 	}
 	if s.When != "" {
 		if conds, _, err := ParseWhen(s.When); err == nil {

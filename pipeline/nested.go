@@ -415,6 +415,7 @@ func (v *validator) expand() {
 			nMain++
 		}
 	}
+	v.expandMetadata(outer, steps)
 	if len(v.errs) > 0 {
 		return
 	}
@@ -440,6 +441,7 @@ func (v *validator) expand() {
 	for i, s := range steps {
 		pl.byName[s.Name] = i
 	}
+	pl.linkMetadata()
 	for name, b := range pl.outputs {
 		alts := outer.outputAlts(b, pl.oneOf[name])
 		pl.outputs[name] = outer.output(b)

@@ -60,7 +60,10 @@ type Param struct {
 	// reading the param gets in the executor input ({{executor.input}},
 	// inputs.artifacts[NAME].artifacts[0].metadata) as JSON, as written;
 	// a string in it (a key or a value) may embed "{{params.NAME}}" of
-	// a parameter that is a value, replaced by that value's text.
+	// a parameter that is a value, replaced by that value's text, and
+	// "{{steps.STEP.outputs.OUTPUT}}" of an output parameter, replaced by
+	// its value when a step reading the param starts (that step waits for
+	// STEP).
 	Metadata yaml.Node `yaml:"metadata,omitempty"`
 
 	// kfp is the input of a KFP v1 graph component the parameter is: what
@@ -135,6 +138,9 @@ type Step struct {
 	// oneOf output, by input; set when the loader expands nested
 	// pipelines (the input's value names the first candidate).
 	oneOf map[string][]Binding
+	// metaDeps are the steps whose outputs the metadata of the artifact
+	// params the step reads embeds; set by the loader (linkMetadata).
+	metaDeps []string
 	// Finally is set by the loader on the steps of the pipeline's finally list.
 	Finally bool `yaml:"-"`
 	// Body is set by the loader on the steps of a pipeline that a loop

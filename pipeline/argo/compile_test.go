@@ -352,6 +352,55 @@ steps:
 	}
 }
 
+// TestArtifactParamMetadataFromStep: a step reading an artifact param
+// whose metadata embeds a step's output waits for that step (depends) and
+// gets the output's value as an upstream value (its template's input),
+// named after the input it reads the param as; the workflow passes Argo's
+// validator.
+func TestArtifactParamMetadataFromStep(t *testing.T) {
+	p, err := pipeline.Parse("meta.yaml", []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: meta}
+params:
+  data: {type: Dataset, metadata: {by: "made by {{steps.namer.outputs.who}}"}}
+steps:
+  - name: namer
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: namer}, outputs: [{name: who, type: string}], image: example/n:1, command: [n, "{{outputs.who.path}}"]}
+  - name: read
+    component: {apiVersion: pipectl.dev/v1alpha1, kind: Component, metadata: {name: read}, inputs: [{name: data, type: Dataset}], image: example/r:1, command: [r, "{{inputs.data.path}}"]}
+    inputs: {data: "{{params.data}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions()
+	o.Params = map[string]string{"data": "s3://bucket/runs/run-1/make/data"}
+	wf, err := Compile(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint(t, wf)
+	var read *wfv1.DAGTask
+	for i, task := range wf.Spec.Templates[0].DAG.Tasks {
+		if task.Name == "read" {
+			read = &wf.Spec.Templates[0].DAG.Tasks[i]
+		}
+	}
+	if read == nil {
+		t.Fatalf("no task read in %+v", wf.Spec.Templates[0].DAG.Tasks)
+	}
+	if read.Depends != "namer.Succeeded" {
+		t.Errorf("read depends %q, want namer.Succeeded", read.Depends)
+	}
+	args := map[string]string{}
+	for _, prm := range read.Arguments.Parameters {
+		args[prm.Name] = prm.Value.String()
+	}
+	if got, want := args[UpstreamInputPrefix+"data--meta1"], "{{tasks.namer.outputs.parameters.who}}"; got != want {
+		t.Errorf("read's argument %s = %q, want %q (arguments %v)", UpstreamInputPrefix+"data--meta1", got, want, args)
+	}
+}
+
 // TestFinallyPipeline: a finally step whose component is a pipeline
 // compiles to that pipeline's steps in the exit handler, in their order,
 // each given the run's status (TestRunFinallyPipeline runs it locally).

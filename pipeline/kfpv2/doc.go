@@ -57,7 +57,8 @@
 // sub-DAG whose input passes a root input parameter down; its URI may name
 // an object of Cloud Storage or S3, or a ModelCar (oci://), which the run
 // imports into the store first (pipeline/imports), and its metadata is the param's, given to the
-// tasks reading it in their executor input; a dsl.OneOf
+// tasks reading it in their executor input (a root task's output in it
+// filled in when such a task starts, which waits for that task); a dsl.OneOf
 // (valueFromOneof, several artifactSelectors) a oneOf output of the
 // nested pipeline the condition group is. What pipectl does not run yet
 // (artifactIterator,

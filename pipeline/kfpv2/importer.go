@@ -37,9 +37,16 @@ import (
 // param of the sub-DAG, and of each sub-DAG on the way, and the root
 // parameters artifact params (scanSubImports).
 //
+// Metadata given by a task's output parameter (the importer task runs
+// after that task) embeds the output's reference: a step reading the param
+// waits for that task and gets its value in the metadata
+// (pipeline.Param.Metadata), as KFP's local runner fills the importer's
+// metadata in.
+//
 // A URI neither a store nor an import can hold (http://, ...) is
 // an error at its line, as are one given by a task output, a constant URI
-// in a sub-DAG, metadata given by a task output and downloadToWorkspace.
+// in a sub-DAG, metadata given by a task output in a sub-DAG and
+// downloadToWorkspace.
 // reimport is the same either way: the artifact is the store's, read where
 // it is.
 
@@ -236,9 +243,12 @@ func (c *conv) metadataInput(in *yaml.Node, field, dag string) (string, bool) {
 		}
 		return js, true
 	}
+	if o, _, ok := yamlfile.Lookup(in, "taskOutputParameter"); ok {
+		return c.metadataOutput(o, field+".taskOutputParameter", dag)
+	}
 	p, _, ok := yamlfile.Lookup(in, "componentInputParameter")
 	if !ok || p.Kind != yaml.ScalarNode {
-		c.errorf(in, field, "importer metadata given by a task output is not supported yet: pipectl's importer is an artifact param, whose metadata holds pipeline inputs and constants")
+		c.errorf(in, field, "expected a pipeline input (componentInputParameter), a task's output parameter (taskOutputParameter) or a constant (runtimeValue.constant), given to importer metadata")
 		return "", false
 	}
 	if dag != "" {
@@ -258,6 +268,32 @@ func (c *conv) metadataInput(in *yaml.Node, field, dag string) (string, bool) {
 		return "", false
 	}
 	return "{{params." + p.Value + "}}", true
+}
+
+// metadataOutput is the text a task's output parameter (o, at field),
+// given to the metadata of an importer of the root DAG, puts in the
+// artifact param's metadata: the reference to that output (outputRef),
+// filled in when a step reading the param starts, which waits for that
+// task, as KFP's importer task runs after it. An importer inside a sub-DAG
+// is refused: its artifact param is the root's, whose metadata cannot name
+// a task of the sub-DAG.
+func (c *conv) metadataOutput(o *yaml.Node, field, dag string) (string, bool) {
+	if dag != "" {
+		c.errorf(o, field, "importer metadata given by a task output inside a sub-DAG (%s) is not supported: pipectl's importer there is an artifact param of the root, whose metadata may name the root's tasks only", dag)
+		return "", false
+	}
+	if task, _, ok := yamlfile.Lookup(o, "producerTask"); ok && task.Kind == yaml.ScalarNode {
+		if t, _, ok := yamlfile.Lookup(c.rootTasks, task.Value); ok && c.isImporter(t) {
+			c.errorf(task, field+".producerTask", "task %q is an importer: its output is an artifact, not a parameter", task.Value)
+			return "", false
+		}
+	}
+	// The root's tasks, as the steps read them (a ParallelFor's outputs
+	// collected: refused where the pipeline is checked).
+	saved, savedNames := c.dagTasks, c.names
+	c.dagTasks, c.names = c.rootTasks, c.loopNames(c.rootTasks, "")
+	defer func() { c.dagTasks, c.names = saved, savedNames }()
+	return c.taskOutputParameter(o, field)
 }
 
 // importOf returns the import importer task (name, t) of the DAG being

@@ -572,6 +572,72 @@ steps:
 	}
 }
 
+// TestRunArtifactParamMetadataFromStep: an artifact param's metadata
+// embedding a step's output (a key and a value) gives the program reading
+// the param that output's value as written; the reader waits for that
+// step (its record's dependsOn), and a run where the output differs (the
+// reader's inputs the same) does not reuse the reader, one where it is the
+// same does.
+func TestRunArtifactParamMetadataFromStep(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	uri := f.madeArtifact(ctx)
+	p := f.load(header + `params:
+  who: {type: string, default: "a \"b\" $(c)"}
+  data:
+    type: Dataset
+    metadata: {by: "made by {{steps.namer.outputs.who}}!", "{{steps.namer.outputs.who}}": 1.0}
+steps:
+  - name: read
+    inputs: {data: "{{params.data}}"}
+` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `printf '%s' "$1" > "$2"`, "{{executor.input}}", "{{outputs.text.path}}") + `
+  - name: namer
+    inputs: {who: "{{params.who}}"}
+` + shComponent("namer", "{name: who, type: string}", "{name: who, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.who}}", "{{outputs.who.path}}") + `
+`)
+	meta := func(run *artifacts.Run) string {
+		t.Helper()
+		s := run.Step("read")
+		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {
+			t.Fatalf("read gave %+v", s.Outputs)
+		}
+		var in struct {
+			Inputs struct {
+				Artifacts map[string]struct {
+					Artifacts []struct {
+						Metadata json.RawMessage `json:"metadata"`
+					} `json:"artifacts"`
+				} `json:"artifacts"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal([]byte(*s.Outputs[0].Value), &in); err != nil {
+			t.Fatalf("executor input %q: %v", *s.Outputs[0].Value, err)
+		}
+		return string(in.Inputs.Artifacts["data"].Artifacts[0].Metadata)
+	}
+	run, err := f.run(ctx, p, map[string]string{"data": uri}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if got, want := meta(run), `{"a \"b\" $(c)":1.0,"by":"made by a \"b\" $(c)!"}`; got != want {
+		t.Errorf("metadata in the executor input:\n got %s\nwant %s", got, want)
+	}
+	if got := run.Step("read").DependsOn; !slices.Equal(got, []string{"namer"}) {
+		t.Errorf("read depends on %v, want [namer]", got)
+	}
+	run, err = f.run(ctx, p, map[string]string{"data": uri}, nil)
+	if err != nil || !run.Step("read").Cached || !run.Step("namer").Cached {
+		t.Errorf("the same run again: %v; read cached %v, namer cached %v, want both", err, run.Step("read").Cached, run.Step("namer").Cached)
+	}
+	run, err = f.run(ctx, p, map[string]string{"data": uri, "who": "x"}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, f.status)
+	}
+	if got, want := meta(run), `{"by":"made by x!","x":1.0}`; got != want || run.Step("read").Cached {
+		t.Errorf("who=x: metadata %s (cached %v), want %s, not cached", got, run.Step("read").Cached, want)
+	}
+}
+
 // TestRunFinallyPipeline: a finally step whose component is a pipeline
 // runs that pipeline's steps as finally steps, in their order, once the
 // other steps ended, with the run's status.

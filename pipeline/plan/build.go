@@ -155,6 +155,9 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 					w.Metadata = map[string]json.RawMessage{}
 				}
 				w.Metadata[name] = json.RawMessage(meta)
+				if err := metadataUpstream(p, s, w, name, comp); err != nil {
+					return nil, fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
+				}
 			}
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
@@ -470,6 +473,33 @@ func (w *Wiring) ParamNames() []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// metadataUpstream adds to w.Upstream the step outputs the metadata of
+// input name (w.Metadata) embeds, under their keys (metadataKey): output
+// parameters of steps that are not loop steps.
+func metadataUpstream(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, name string, comp *components.Component) error {
+	for k, ref := range metadataOutputs(w.Metadata[name]) {
+		out, err := upstreamOutput(p, ref.Step, ref.Output)
+		if err != nil {
+			return err
+		}
+		up := p.Step(ref.Step)
+		switch {
+		case components.IsArtifact(out.Type):
+			return fmt.Errorf("output %q of step %s is an artifact: metadata embeds output parameters", ref.Output, ref.Step)
+		case up.Loop != nil:
+			return fmt.Errorf("output %q of loop step %s is collected: metadata embeds single values", ref.Output, ref.Step)
+		case up.Name == s.Name:
+			return fmt.Errorf("step %s cannot wait for its own output %q", s.Name, ref.Output)
+		}
+		key := metadataKey(name, k+1)
+		if _, clash := comp.Input(key); clash || key == ItemsInput {
+			return fmt.Errorf("the value of step %s's output %q in the metadata would travel as %q, the name of an input", ref.Step, ref.Output, key)
+		}
+		w.Upstream[key] = ref
+	}
+	return nil
 }
 
 // UpstreamInputs are the inputs fed by upstream output parameters, sorted.

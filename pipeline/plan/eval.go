@@ -189,7 +189,16 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		inv.Inputs[name] = uri
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Metadata)) {
-		meta, err := resolveMetadata(w.Metadata[name], v.Params)
+		outputs := map[OutputRef]string{}
+		for k, ref := range metadataOutputs(w.Metadata[name]) {
+			key := metadataKey(name, k+1)
+			val, ok := v.Upstream[key]
+			if !ok {
+				return nil, fmt.Errorf("input %q: no upstream value of output %q of step %s, in its metadata (want --upstream %s=VALUE)", name, ref.Output, ref.Step, key)
+			}
+			outputs[ref] = val
+		}
+		meta, err := resolveMetadata(w.Metadata[name], v.Params, outputs)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %v", name, err)
 		}

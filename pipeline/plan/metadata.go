@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +13,41 @@ import (
 )
 
 // An artifact param's metadata (Wiring.Metadata) is a JSON object as
-// written whose strings, keys and values, may embed {{params.NAME}}. At run
-// time each such string gets the parameter's text in place of the
+// written whose strings, keys and values, may embed {{params.NAME}} and
+// {{steps.STEP.outputs.OUTPUT}}. At run time each such string gets the
+// parameter's text, or the output's value as written, in place of the
 // reference, as KFP's local runner fills in the placeholders of an
 // importer's metadata; numbers, booleans and null stay as written. Keys are
 // read in the order written: of two keys that become the same, the later
-// one holds.
+// one holds. The k-th of the step outputs the metadata of input NAME
+// embeds (metadataOutputs: distinct, sorted) travels as the upstream value
+// metadataKey(NAME, k), like any upstream value (Wiring.Upstream).
+
+// metadataOutputs are the step outputs the strings of meta embed, each
+// once, sorted by step and output.
+func metadataOutputs(meta json.RawMessage) []OutputRef {
+	var out []OutputRef
+	_ = walkMetadata(meta, func(s string) (string, error) {
+		_, refs, err := pipeline.LiteralParts(s)
+		if err != nil {
+			return s, nil // the loader reported it
+		}
+		for _, r := range refs {
+			if r.Step != "" {
+				out = append(out, OutputRef{Step: r.Step, Output: r.Output})
+			}
+		}
+		return s, nil
+	})
+	slices.SortFunc(out, func(a, b OutputRef) int {
+		return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Output, b.Output))
+	})
+	return slices.Compact(out)
+}
+
+// metadataKey is the name the value of the k-th (from 1) step output that
+// the metadata of input name embeds travels under (--upstream KEY=VALUE).
+func metadataKey(name string, k int) string { return fmt.Sprintf("%s--meta%d", name, k) }
 
 // metadataParams are the parameters the strings of meta embed, sorted.
 func metadataParams(meta json.RawMessage) []string {
@@ -39,8 +69,9 @@ func metadataParams(meta json.RawMessage) []string {
 }
 
 // resolveMetadata returns meta with the parameters its strings embed
-// replaced by their values in params.
-func resolveMetadata(meta json.RawMessage, params map[string]string) (json.RawMessage, error) {
+// replaced by their values in params, and the step outputs by their values
+// in outputs.
+func resolveMetadata(meta json.RawMessage, params map[string]string, outputs map[OutputRef]string) (json.RawMessage, error) {
 	out, err := decodeMetadata(meta, func(s string) (string, error) {
 		texts, refs, err := pipeline.LiteralParts(s)
 		if err != nil {
@@ -53,8 +84,16 @@ func resolveMetadata(meta json.RawMessage, params map[string]string) (json.RawMe
 				break
 			}
 			r := refs[i]
+			if r.Step != "" {
+				val, ok := outputs[OutputRef{Step: r.Step, Output: r.Output}]
+				if !ok {
+					return "", fmt.Errorf("no value for output %q of step %s", r.Output, r.Step)
+				}
+				b.WriteString(val)
+				continue
+			}
 			if r.Param == "" {
-				return "", fmt.Errorf("%q: metadata may embed {{params.NAME}} only", s)
+				return "", fmt.Errorf("%q: metadata may embed {{params.NAME}} and {{steps.STEP.outputs.OUTPUT}} only", s)
 			}
 			val, ok := params[r.Param]
 			if !ok {

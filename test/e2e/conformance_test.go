@@ -378,13 +378,18 @@ var conformanceCases = []confCase{
 		probes: map[string]probeRecord{
 			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/data", "made a $(b) `c`\n"}, Env: stepEnv("make")},
 		},
+		// The next run reads make's artifact as an artifact param whose
+		// metadata embeds a param and label's output.
 		next: &confCase{
 			name: "artparam", file: "use.pipeline.yaml", status: "Succeeded",
 			params: []string{"data=$ROOT/$FIRST/make/data"},
-			steps:  []confStep{ok("read", seen())},
+			steps:  []confStep{ok("read", seen()).after("label"), ok("label", seen(), param("text", "string", "l $(y) 'z'"))},
 			probes: map[string]probeRecord{
-				"read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data"}, Env: stepEnv("read"),
-					Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("made a $(b) `c`\n")}},
+				"read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data",
+					`{"inputs":{"artifacts":{"data":{"artifacts":[{"name":"data","type":{"schemaTitle":"system.Dataset"},"uri":"$WORK/inputs/data","metadata":{"by":"l $(y) 'z' / n $(z)","l $(y) 'z'":0.50}}]}},"parameterValues":{}},` +
+						`"outputs":{"artifacts":{"seen":{"artifacts":[{"name":"seen","type":{"schemaTitle":"system.Artifact"},"uri":"$WORK/outputs/seen","metadata":{}}]}},"outputFile":"$WORK/outputs/.executor_output.json","parameters":{}}}`},
+					Env: stepEnv("read"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("made a $(b) `c`\n")}},
+				"label": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/text", "l $(y) 'z'"}, Env: stepEnv("label")},
 			},
 		},
 	},
@@ -411,21 +416,27 @@ var conformanceCases = []confCase{
 		// KFP dsl.importers of gs:// objects (a directory at the root, a
 		// file in a dsl.If, its URI a pipeline input passed down): the run
 		// imports them into its store first; read gets the importer's
-		// metadata in {{$}}; the re-run reuses both readers.
+		// metadata in {{$}}, read-model the model's, given by namer's
+		// output (a key and a value: read-model waits for namer); the
+		// re-run reuses every step.
 		name:   "kfpimportgs",
 		status: "Succeeded",
 		rerun:  true,
 		gs: &confGS{bucket: "conf-gcs", objects: map[string]string{
 			"kfpimportgs/data.txt": "to be $(x) `y`\n", "kfpimportgs/model/a.txt": "a\n", "kfpimportgs/model/sub/b.txt": "b\n",
 		}},
-		steps: []confStep{ok("condition-1.read", seen()), ok("read-model", seen())},
+		steps: []confStep{ok("condition-1.read", seen()), ok("namer", param("Output", "string", `m $(x) "q"`), seen()),
+			ok("read-model", seen()).after("namer")},
 		probes: map[string]probeRecord{
 			"condition-1.read": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/data",
 				`{"inputs":{"artifacts":{"data":{"artifacts":[{"name":"data","type":{"schemaTitle":"system.Dataset"},"uri":"$WORK/inputs/data","metadata":{"name":"n=1 \"q\"","ratio":0.50}}]}},"parameterValues":{}},` +
 					`"outputs":{"artifacts":{"seen":{"artifacts":[{"name":"seen","type":{"schemaTitle":"system.Artifact"},"uri":"$WORK/outputs/seen","metadata":{}}]}},"outputFile":"$WORK/outputs/.executor_output.json","parameters":{}}}`},
 				Env: stepEnv("condition-1.read"), Read: []string{"$WORK/inputs/data: . = " + strconv.Quote("to be $(x) `y`\n")}},
-			"read-model": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/model"}, Env: stepEnv("read-model"),
-				Read: []string{`$WORK/inputs/model: a.txt = "a\n"`, `$WORK/inputs/model: sub/b.txt = "b\n"`}},
+			"namer": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/Output", `m $(x) "q"`}, Env: stepEnv("namer")},
+			"read-model": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$WORK/inputs/model",
+				`{"inputs":{"artifacts":{"model":{"artifacts":[{"name":"model","type":{"schemaTitle":"system.Model"},"uri":"$WORK/inputs/model","metadata":{"by":"made by m $(x) \"q\"","key":"value","m $(x) \"q\"":1.0}}]}},"parameterValues":{}},` +
+					`"outputs":{"artifacts":{"seen":{"artifacts":[{"name":"seen","type":{"schemaTitle":"system.Artifact"},"uri":"$WORK/outputs/seen","metadata":{}}]}},"outputFile":"$WORK/outputs/.executor_output.json","parameters":{}}}`},
+				Env: stepEnv("read-model"), Read: []string{`$WORK/inputs/model: a.txt = "a\n"`, `$WORK/inputs/model: sub/b.txt = "b\n"`}},
 		},
 	},
 	{

@@ -623,6 +623,9 @@ func (r *rewriter) list(n *yaml.Node) (*yaml.Node, error) {
 		return nil, err
 	}
 	if items.Kind == yaml.ScalarNode && items.Tag == "!!str" {
+		if _, ok := wholeItem(items.Value); ok {
+			return items, nil // an earlier list's item, in a product
+		}
 		if b, _, err := parseBinding(items.Value); err == nil && !b.IsRef() {
 			var doc yaml.Node
 			if err := yaml.Unmarshal([]byte(items.Value), &doc); err == nil && len(doc.Content) == 1 {

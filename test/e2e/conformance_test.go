@@ -50,6 +50,13 @@ import (
 const conformanceImage = "conformance-probe"
 
 // conformanceCases is the table. Every pipeline feature joins it.
+// groupA and groupD are items of the loops case's groups param, as its
+// default writes them in JSON.
+const (
+	groupA = `{"g":"a","xs":[{"q":1},{"q":2.50}]}`
+	groupD = `{"g":"d","xs":"[{\"q\": \"$(e)\"}]"}`
+)
+
 var conformanceCases = []confCase{
 	{
 		name:   "dag",
@@ -430,6 +437,13 @@ var conformanceCases = []confCase{
 			ok("grid[1]", seen()).item(`{"size":"s","seed":2.50}`),
 			ok("grid[2]", seen()).item(`{"size":"m $(l)","seed":1}`),
 			ok("grid[3]", seen()).item(`{"size":"m $(l)","seed":2.50}`),
+			loopStep("nest").after("gen"),
+			ok("nest[0]", seen()).after("gen").item(`{"w":"x","g":` + groupA + `,"x":{"q":1}}`),
+			ok("nest[1]", seen()).after("gen").item(`{"w":"x","g":` + groupA + `,"x":{"q":2.50}}`),
+			ok("nest[2]", seen()).after("gen").item(`{"w":"x","g":` + groupD + `,"x":{"q":"$(e)"}}`),
+			ok("nest[3]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupA + `,"x":{"q":1}}`),
+			ok("nest[4]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupA + `,"x":{"q":2.50}}`),
+			ok("nest[5]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupD + `,"x":{"q":"$(e)"}}`),
 			ok("report", seen()),
 		},
 		probes: map[string]probeRecord{
@@ -447,6 +461,12 @@ var conformanceCases = []confCase{
 			"grid[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "s", "--seed", "2.50"}, Env: stepEnv("grid[1]")},
 			"grid[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "m $(l)", "--seed", "1"}, Env: stepEnv("grid[2]")},
 			"grid[3]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "m $(l)", "--seed", "2.50"}, Env: stepEnv("grid[3]")},
+			"nest[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "a", "--q", "1"}, Env: stepEnv("nest[0]")},
+			"nest[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "a", "--q", "2.50"}, Env: stepEnv("nest[1]")},
+			"nest[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "d", "--q", "$(e)"}, Env: stepEnv("nest[2]")},
+			"nest[3]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "a", "--q", "1"}, Env: stepEnv("nest[3]")},
+			"nest[4]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "a", "--q", "2.50"}, Env: stepEnv("nest[4]")},
+			"nest[5]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "d", "--q", "$(e)"}, Env: stepEnv("nest[5]")},
 		},
 	},
 	{

@@ -55,6 +55,8 @@ const conformanceImage = "conformance-probe"
 const (
 	groupA = `{"g":"a","xs":[{"q":1},{"q":2.50}]}`
 	groupD = `{"g":"d","xs":"[{\"q\": \"$(e)\"}]"}`
+	// kfpGroupA is the first item of the kfpv2 case's groups input.
+	kfpGroupA = `{"g":"a","xs":[{"q":"1"},{"q":"2 $(x)"}]}`
 )
 
 var conformanceCases = []confCase{
@@ -279,6 +281,10 @@ var conformanceCases = []confCase{
 			loopStep("for-loop-4.condition-5.second").after("for-loop-4.first"),
 			skipped("for-loop-4.condition-5.second[0]").after("for-loop-4.first").item(`"p"`),
 			ok("for-loop-4.condition-5.second[1]", seen()).after("for-loop-4.first").item(`"q r"`),
+			loopStep("for-loop-6-for-loop-7-pair"),
+			ok("for-loop-6-for-loop-7-pair[0]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"1"}}`),
+			ok("for-loop-6-for-loop-7-pair[1]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"2 $(x)"}}`),
+			ok("for-loop-6-for-loop-7-pair[2]", seen()).item(`{"l0":{"g":"c","xs":[{"q":"3"}]},"l1":{"q":"3"}}`),
 		},
 		probes: map[string]probeRecord{
 			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--n", "2", "@write", "$WORK/outputs/data", kfpText,
@@ -292,6 +298,9 @@ var conformanceCases = []confCase{
 			"for-loop-4.first[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "q r"}, Env: stepEnv("for-loop-4.first[1]")},
 			"for-loop-4.condition-5.second[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "q r"},
 				Env: stepEnv("for-loop-4.condition-5.second[1]")},
+			"for-loop-6-for-loop-7-pair[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "1"}, Env: stepEnv("for-loop-6-for-loop-7-pair[0]")},
+			"for-loop-6-for-loop-7-pair[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "2 $(x)"}, Env: stepEnv("for-loop-6-for-loop-7-pair[1]")},
+			"for-loop-6-for-loop-7-pair[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "3"}, Env: stepEnv("for-loop-6-for-loop-7-pair[2]")},
 		},
 	},
 	{

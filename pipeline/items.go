@@ -109,37 +109,88 @@ func SplitIteration(name string) (step string, i int, ok bool) {
 // (each from Items), the first list outermost: objects of names to the
 // lists' items, as written ({"lr":0.1,"seed":1}). At most MaxItems.
 func Product(names []string, lists [][]string) ([]string, error) {
-	n := 1
-	for _, l := range lists {
-		n *= len(l)
-		if n > MaxItems {
-			return nil, fmt.Errorf("a loop has at most %d items: the product of the lists has more", MaxItems)
-		}
-	}
-	items := make([]string, 0, n)
+	return NestedProduct(names, func(k int, _ string) ([]string, error) { return lists[k], nil })
+}
+
+// NestedProduct returns the items of a loop over every combination of
+// lists, the first outermost, as Product does, where the items of list k
+// may depend on the combination of the lists before it: list(k, outer)
+// gives them, outer being the object of the earlier names to their current
+// items ({"a":1} for k 1; {} for k 0). A list may differ from one outer
+// combination to the next; an empty one gives no item for it. At most
+// MaxItems items, and as many combinations of the lists before any list.
+func NestedProduct(names []string, list func(k int, outer string) ([]string, error)) ([]string, error) {
+	var items []string
 	var b strings.Builder
-	var walk func(k int, parts []string)
-	walk = func(k int, parts []string) {
-		if k == len(lists) {
-			b.Reset()
-			b.WriteByte('{')
-			for i, name := range names {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				key, _ := json.Marshal(name)
-				b.Write(key)
-				b.WriteByte(':')
-				b.WriteString(parts[i])
+	object := func(parts []string) string {
+		b.Reset()
+		b.WriteByte('{')
+		for i, it := range parts {
+			if i > 0 {
+				b.WriteByte(',')
 			}
-			b.WriteByte('}')
-			items = append(items, b.String())
-			return
+			key, _ := json.Marshal(names[i])
+			b.Write(key)
+			b.WriteByte(':')
+			b.WriteString(it)
 		}
-		for _, it := range lists[k] {
-			walk(k+1, append(parts, it))
-		}
+		b.WriteByte('}')
+		return b.String()
 	}
-	walk(0, make([]string, 0, len(lists)))
+	// seen counts the combinations reached at each depth.
+	seen := make([]int, len(names)+1)
+	var walk func(parts []string) error
+	walk = func(parts []string) error {
+		k := len(parts)
+		if seen[k]++; seen[k] > MaxItems {
+			return fmt.Errorf("a loop has at most %d items: the product of the lists has more", MaxItems)
+		}
+		if k == len(names) {
+			items = append(items, object(parts))
+			return nil
+		}
+		l, err := list(k, object(parts))
+		if err != nil {
+			return err
+		}
+		for _, it := range l {
+			if err := walk(append(parts, it)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(make([]string, 0, len(names))); err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = []string{}
+	}
 	return items, nil
+}
+
+// ProductItems returns the items of a loop over the product of lists, as
+// NestedProduct does: list k's items are given (from Items) or, for a list
+// of an earlier list's item, that item or its field, a JSON list (or a
+// JSON string holding one, as {{item.FIELD}} gives it).
+func ProductItems(lists []ProductList, given [][]string) ([]string, error) {
+	names := make([]string, len(lists))
+	for i, l := range lists {
+		names[i] = l.Name
+	}
+	return NestedProduct(names, func(k int, outer string) ([]string, error) {
+		l := lists[k]
+		if !l.Item {
+			return given[k], nil
+		}
+		text, err := ItemValue(outer, l.Field)
+		if err != nil {
+			return nil, &ProductError{l.Name, err}
+		}
+		items, err := Items(text)
+		if err != nil {
+			return nil, &ProductError{l.Name, fmt.Errorf("{{item.%s}} of %s: %v", l.Field, quoteShort(outer), err)}
+		}
+		return items, nil
+	})
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,6 +144,50 @@ func TestProduct(t *testing.T) {
 	}
 }
 
+// TestProductItems: a list of an earlier list's item (or its field, a
+// JSON list or a string holding one) is taken from that item, outer-major;
+// lists differ in length and an empty one gives no item for its outer
+// item; values as written.
+func TestProductItems(t *testing.T) {
+	lists := []ProductList{
+		{Name: "o", Binding: Binding{Param: "p"}},
+		{Name: "s", Binding: Binding{Literal: "[1e0, 2]"}},
+		{Name: "i", Binding: Binding{Item: true, Field: "o.xs"}},
+	}
+	given := [][]string{{`{"xs":[1.0,"a"]}`, `{"xs":[]}`, `{"xs":"[3]"}`}, {"1e0", "2"}, nil}
+	got, err := ProductItems(lists, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"o":{"xs":[1.0,"a"]},"s":1e0,"i":1.0}`, `{"o":{"xs":[1.0,"a"]},"s":1e0,"i":"a"}`,
+		`{"o":{"xs":[1.0,"a"]},"s":2,"i":1.0}`, `{"o":{"xs":[1.0,"a"]},"s":2,"i":"a"}`,
+		`{"o":{"xs":"[3]"},"s":1e0,"i":3}`, `{"o":{"xs":"[3]"},"s":2,"i":3}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ProductItems (-want +got):\n%s", diff)
+	}
+	// The whole earlier item, a list of lists.
+	got, err = ProductItems([]ProductList{{Name: "a", Binding: Binding{Literal: "[[1,2],[3]]"}}, {Name: "b", Binding: Binding{Item: true, Field: "a"}}}, [][]string{{"[1,2]", "[3]"}, nil})
+	if want := []string{`{"a":[1,2],"b":1}`, `{"a":[1,2],"b":2}`, `{"a":[3],"b":3}`}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("a list of lists: %v, %v, want %v", got, err, want)
+	}
+	// Past MaxItems, counted before the last list too.
+	big := make([]string, 1000)
+	for i := range big {
+		big[i] = `{"xs":[]}`
+	}
+	_, err = ProductItems([]ProductList{{Name: "a"}, {Name: "b"}, {Name: "c", Binding: Binding{Item: true, Field: "a.xs"}}}, [][]string{big, big, nil})
+	if err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("a product past MaxItems: %v", err)
+	}
+	var pe *ProductError
+	_, err = ProductItems([]ProductList{{Name: "a"}, {Name: "b", Binding: Binding{Item: true, Field: "a.xs"}}}, [][]string{{`{"xs":{}}`}, nil})
+	if !errors.As(err, &pe) || pe.List != "b" {
+		t.Errorf("a field that is no list: %v, want a ProductError of list b", err)
+	}
+}
+
 // TestLoopProductInvalid: a product with items too, a list that is not
 // one, a param that is no json, and an item field no combination has are
 // refused at their place; a nested pipeline's param given a list loops
@@ -151,7 +196,13 @@ func TestLoopProductInvalid(t *testing.T) {
 	const head = "apiVersion: pipectl.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: g}\nparams:\n  n: {type: int, default: 1}\nsteps:\n  - name: s\n    component: {metadata: {name: c}, inputs: [{name: x, type: string}], command: [c, \"{{inputs.x}}\"]}\n"
 	for _, tc := range []struct{ loop, input, want string }{
 		{"{product: {a: [1]}, items: [1]}", "{{item.a}}", "9:5: steps[0].loop: loop has both items and product"},
-		{"{product: {a: 3}}", "x", `steps[0].loop.product: list a: cannot loop over "3": expected a list`},
+		{"{product: {a: 3}}", "x", `9:25: steps[0].loop.product.a: cannot loop over "3": expected a list`},
+		{"{product: {a: [[1]], b: \"{{item.c}}\"}}", "x", `9:35: steps[0].loop.product.b: {{item.c}} names "c", which is no list before it (want one of a)`},
+		{"{product: {b: \"{{item.a.xs}}\", a: [{xs: [1]}]}}", "x", `9:25: steps[0].loop.product.b: {{item.a.xs}} names "a", which is no list before it (the first list has none)`},
+		{"{product: {a: [{xs: [1]}, {ys: [2]}], b: \"{{item.a.xs}}\"}}", "x", `9:52: steps[0].loop.product.b: {{item.a.xs}}: the item has no field "xs": "{\"a\":{\"ys\":[2]}}"`},
+		{"{product: {a: [{xs: 1}], b: \"{{item.a.xs}}\"}}", "x", `9:39: steps[0].loop.product.b: {{item.a.xs}} of "{\"a\":{\"xs\":1}}": expected a JSON list, got "1"`},
+		{"{product: {a: [1], b: \"{{steps.t.outputs.o}}\"}}", "x", `steps[0].loop.product.b: unknown step "t"`},
+		{"{product: {a: [{xs: [1]}], b: \"{{item.a.xs}}\"}}", "{{item.b.z}}", `item 0 of the loop has no field "b.z" (item 0: "{\"a\":{\"xs\":[1]},\"b\":1}")`},
 		{"{product: {a: \"{{params.n}}\"}}", "x", `steps[0].loop.product.a: cannot loop over parameter "n": it is int, expected json`},
 		{"{product: {a: [1], b: [2]}}", "{{item.c}}", `item 0 of the loop has no field "c" (item 0: "{\"a\":1,\"b\":2}")`},
 		{"{product: []}", "x", "steps[0].loop.product: expected a mapping of names to lists"},

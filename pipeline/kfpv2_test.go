@@ -287,9 +287,54 @@ func TestKFPv2LoopProduct(t *testing.T) {
 	}
 }
 
-// TestKFPv2LoopsUnsupported: a ParallelFor in a ParallelFor over a list
-// not written in the file, and an output a ParallelFor does not have, are
-// refused at their line and column in KFP's terms.
+// TestKFPv2LoopNested: a ParallelFor in a ParallelFor whose items are a
+// field of the outer item (KFP's "-subvar-" input with a
+// parameterExpressionSelector), the outer item itself, or whose outer
+// items are a task's output, loops over their product, the inner list
+// {{item.l0.FIELD}} or {{item.l0}}.
+func TestKFPv2LoopNested(t *testing.T) {
+	p, err := Load("testdata/kfpv2/loops_nested.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		step   string
+		want   []ProductList
+		inputs map[string]string
+	}{
+		{"for-loop-1-for-loop-2-print-op",
+			[]ProductList{{Name: "l0", Binding: Binding{Param: "loop_parameter"}}, {Name: "l1", Binding: Binding{Item: true, Field: "l0.p_a"}}},
+			map[string]string{"msg": "{{item.l1.q_a}}", "msg2": "{{item.l0.p_b}}"}},
+		{"for-loop-3-for-loop-4-print-op-2",
+			[]ProductList{{Name: "l0", Binding: Binding{Step: "make-list", Output: "Output"}}, {Name: "l1", Binding: Binding{Literal: `["100","200"]`}}},
+			map[string]string{"msg": "{{item.l0}}", "msg2": "{{item.l1}}"}},
+		{"for-loop-5-for-loop-6-print-op-3",
+			[]ProductList{{Name: "l0", Binding: Binding{Literal: `[["a"],[],["b","c"]]`}}, {Name: "l1", Binding: Binding{Item: true, Field: "l0"}}},
+			map[string]string{"msg": "{{item.l1}}", "msg2": "-"}},
+	} {
+		s := p.Step(tc.step)
+		if s == nil || s.Loop == nil {
+			t.Fatalf("no loop step %s: %v", tc.step, p.Steps)
+		}
+		lists, err := s.ProductLists()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, lists); diff != "" {
+			t.Errorf("%s: product (-want +got):\n%s", tc.step, diff)
+		}
+		got := map[string]string{}
+		for name, b := range s.Bindings() {
+			got[name] = b.Literal
+		}
+		if diff := cmp.Diff(tc.inputs, got); diff != "" {
+			t.Errorf("%s: inputs (-want +got):\n%s", tc.step, diff)
+		}
+	}
+}
+
+// TestKFPv2LoopsUnsupported: an output a ParallelFor does not have is
+// refused at its line and column in KFP's terms.
 func TestKFPv2LoopsUnsupported(t *testing.T) {
 	_, err := Load("testdata/kfpv2/loops_unsupported.yaml")
 	if err == nil {
@@ -297,8 +342,7 @@ func TestKFPv2LoopsUnsupported(t *testing.T) {
 	}
 	const f = "testdata/kfpv2/loops_unsupported.yaml"
 	for _, want := range []string{
-		f + `:59:31: components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter: a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw) or a pipeline input: pipectl loops over their product; ParallelFor "for-loop-3" loops over components.comp-for-loop-2.dag.tasks.for-loop-3.parameterIterator.items.inputParameter`,
-		f + `:148:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
+		f + `:93:31: root.dag.tasks.for-loop-5.inputs.parameters.pipelinechannel--x.taskOutputParameter.producerTask: the ParallelFor "for-loop-1" has no output parameter "nope"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

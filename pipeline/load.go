@@ -985,16 +985,31 @@ func (v *validator) product(i int, index map[string]int) []string {
 	}
 	lists, err := s.ProductLists()
 	if err != nil {
-		v.atValue(v.sp(i, "loop", "product"), "%v", err)
+		if pe, ok := err.(*ProductError); ok {
+			v.atValue(v.sp(i, "loop", "product", pe.List), "%v", pe.Err)
+		} else {
+			v.atValue(v.sp(i, "loop", "product"), "%v", err)
+		}
 		return nil
 	}
-	var names []string
-	var all [][]string
+	given := make([][]string, len(lists))
 	known := true
-	for _, l := range lists {
+	for k, l := range lists {
 		path := v.sp(i, "loop", "product", l.Name)
 		list := l.Literal
-		if l.Param != "" {
+		switch {
+		case l.Item:
+			continue
+		case l.Step != "":
+			v.checkRefs(path, []ref{{step: l.Step, output: l.Output}}, index, i)
+			if v.loops(l.Step) {
+				v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", l.Output, l.Step)
+			} else if out, ok := v.output(l.Step, l.Output); ok && out.Type != components.TypeJSON {
+				v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", l.Output, l.Step, kfpv1.TypeName(out))
+			}
+			known = false
+			continue
+		case l.Param != "":
 			v.checkRefs(path, []ref{{param: l.Param}}, index, i)
 			prm, ok := v.p.Params[l.Param]
 			switch {
@@ -1014,19 +1029,19 @@ func (v *validator) product(i int, index map[string]int) []string {
 				continue
 			}
 		}
-		items, err := Items(list)
-		if err != nil {
+		if given[k], err = Items(list); err != nil {
 			v.atValue(path, "%v", err)
 			known = false
-			continue
 		}
-		names, all = append(names, l.Name), append(all, items)
 	}
 	if !known {
 		return nil
 	}
-	items, err := Product(names, all)
-	if err != nil {
+	items, err := ProductItems(lists, given)
+	if pe, ok := err.(*ProductError); ok {
+		v.atValue(v.sp(i, "loop", "product", pe.List), "%v", pe.Err)
+		return nil
+	} else if err != nil {
 		v.atValue(v.sp(i, "loop", "product"), "%v", err)
 		return nil
 	}
@@ -1217,6 +1232,12 @@ func (s *Step) Deps() []string {
 	if s.Loop != nil {
 		if b, err := s.ItemsBinding(); err == nil && b.Step != "" {
 			set[b.Step] = true
+		}
+		lists, _ := s.ProductLists()
+		for _, l := range lists {
+			if l.Step != "" {
+				set[l.Step] = true
+			}
 		}
 	}
 	for _, sec := range s.Secrets {

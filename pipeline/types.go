@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -216,10 +217,12 @@ type Loop struct {
 	// JSON list, "{{params.NAME}}" or "{{steps.STEP.outputs.OUTPUT}}".
 	Items yaml.Node `yaml:"items,omitempty"`
 	// Product, instead of Items, loops over every combination of several
-	// lists (a grid): a mapping of names to lists, each a YAML list or a
-	// whole "{{params.NAME}}" of a json param; the first list is the
-	// outermost, and each item is an object of the names
-	// ({"lr": 0.1, "seed": 1}: {{item.lr}}, {{item.seed}}).
+	// lists (a grid): a mapping of names to lists, each a YAML list, a
+	// whole "{{params.NAME}}" of a json param or "{{steps.STEP.outputs.OUTPUT}}"
+	// of a json output, or a whole "{{item.NAME}}" or "{{item.NAME.FIELD}}":
+	// the current item of an earlier list NAME, or its field, a list
+	// (nested loops); the first list is the outermost, and each item is an
+	// object of the names ({"lr": 0.1, "seed": 1}: {{item.lr}}, {{item.seed}}).
 	Product yaml.Node `yaml:"product,omitempty"`
 	// Parallelism bounds the iterations running at once (0: no bound but
 	// the run's).
@@ -227,14 +230,37 @@ type Loop struct {
 }
 
 // ProductList is one list of a loop's product: its name and where its
-// items come from (a Literal JSON list or a Param).
+// items come from: a Literal JSON list, a Param, a step's Output, or
+// (Item) the current item of an earlier list of the product, Field its
+// name and the field's path: "a" or "a.xs".
 type ProductList struct {
 	Name string
 	Binding
 }
 
+// ProductError is a problem with list List of a loop's product.
+type ProductError struct {
+	List string
+	Err  error
+}
+
+func (e *ProductError) Error() string { return "list " + e.List + ": " + e.Err.Error() }
+
+func (e *ProductError) Unwrap() error { return e.Err }
+
+// Outer is the name of the earlier list whose current item (or its field)
+// the list is, "" for a list of its own.
+func (l ProductList) Outer() string {
+	if !l.Item {
+		return ""
+	}
+	name, _, _ := strings.Cut(l.Field, ".")
+	return name
+}
+
 // ProductLists returns the lists of a loop step's product, in order, or
-// nil when it loops over items.
+// nil when it loops over items. A list of an earlier list's item names
+// one before it (else a *ProductError).
 func (s *Step) ProductLists() ([]ProductList, error) {
 	if s.Loop == nil {
 		return nil, fmt.Errorf("step %s has no loop", s.Name)
@@ -247,6 +273,7 @@ func (s *Step) ProductLists() ([]ProductList, error) {
 		return nil, fmt.Errorf("expected a mapping of names to lists ({lr: [0.1, 0.01], seed: \"{{params.seeds}}\"})")
 	}
 	var out []ProductList
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		name, list := n.Content[i].Value, yamlfile.Deref(n.Content[i+1])
 		if want := components.ValidIdent(name); want != "" {
@@ -256,17 +283,36 @@ func (s *Step) ProductLists() ([]ProductList, error) {
 		case list.Kind == yaml.SequenceNode:
 			text, err := components.NodeValue(components.TypeJSON, list)
 			if err != nil {
-				return nil, fmt.Errorf("list %s: %v", name, err)
+				return nil, &ProductError{name, err}
 			}
 			out = append(out, ProductList{Name: name, Binding: Binding{Literal: text}})
+			seen[name] = true
 			continue
 		case list.Kind == yaml.ScalarNode && list.ShortTag() == "!!str":
-			if b, _, err := parseBinding(list.Value); err == nil && b.Param != "" {
+			if b, _, err := parseBinding(list.Value); err == nil && b.IsRef() {
 				out = append(out, ProductList{Name: name, Binding: b})
+				seen[name] = true
+				continue
+			}
+			if it, ok := wholeItem(list.Value); ok && it.field != "" {
+				l := ProductList{Name: name, Binding: Binding{Item: true, Field: it.field}}
+				if outer := l.Outer(); !seen[outer] {
+					var names []string
+					for _, o := range out {
+						names = append(names, o.Name)
+					}
+					earlier := "the first list has none"
+					if len(names) > 0 {
+						earlier = "want one of " + strings.Join(names, ", ")
+					}
+					return nil, &ProductError{name, fmt.Errorf("%s names %q, which is no list before it (%s): a list may loop over the current item of an earlier list of the product, or a field of it", list.Value, outer, earlier)}
+				}
+				out = append(out, l)
+				seen[name] = true
 				continue
 			}
 		}
-		return nil, fmt.Errorf("list %s: cannot loop over %s: expected a list, or a whole \"{{params.NAME}}\" of a json param holding one", name, describeNode(list))
+		return nil, &ProductError{name, fmt.Errorf("cannot loop over %s: expected a list, a whole \"{{params.NAME}}\" or \"{{steps.STEP.outputs.OUTPUT}}\" holding one, or a whole \"{{item.NAME.FIELD}}\" of an earlier list's item", describeNode(list))}
 	}
 	return out, nil
 }

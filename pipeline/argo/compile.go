@@ -379,35 +379,19 @@ func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step, wrapped bool) error {
 	var list string
 	switch part := items[0]; {
 	case part.Product != nil:
-		// The product's count: its lists' lengths multiplied.
-		count, lens := 1, []string{}
-		for _, l := range part.Product {
-			if len(l.List) != 1 {
-				return fmt.Errorf("loop product list %s: expected one part, got %d", l.Name, len(l.List))
-			}
-			switch lp := l.List[0]; {
-			case lp.Param != "":
-				lens = append(lens, "len(sprig.fromJson("+decoded("workflow.parameters['"+lp.Param+"']")+"))")
-			default:
-				all, err := pipeline.Items(lp.Lit)
-				if err != nil {
-					return fmt.Errorf("loop product list %s: %v", l.Name, err)
-				}
-				count *= len(all)
-			}
+		count, expr, err := c.productCount(sp, part.Product, wrapped)
+		if err != nil {
+			return err
 		}
-		if len(lens) == 0 {
+		if expr == "" {
 			task.WithSequence = &wfv1.Sequence{Count: ptr(intstr.FromInt(count))}
 			break
 		}
-		task.WithParam = "{{=toJson(sprig.until(" + strconv.Itoa(count) + " * " + strings.Join(lens, " * ") + "))}}"
+		task.WithParam = "{{=toJson(sprig.until(" + strconv.Itoa(count) + " * " + expr + "))}}"
 	case part.Param != "":
 		list = decoded("workflow.parameters['" + part.Param + "']")
-	case part.Upstream != "" && wrapped:
-		list = decoded("inputs.parameters['" + UpstreamInputPrefix + part.Upstream + "']")
 	case part.Upstream != "":
-		ref := sp.Wiring.Upstream[part.Upstream]
-		list = decoded("tasks['" + c.tasks[ref.Step] + "'].outputs.parameters['" + ref.Output + "']")
+		list = c.upstreamValue(sp, part.Upstream, wrapped)
 	default:
 		all, err := pipeline.Items(part.Lit)
 		if err != nil {
@@ -420,6 +404,112 @@ func (c *compiler) loop(task *wfv1.DAGTask, sp *plan.Step, wrapped bool) error {
 	}
 	task.Arguments.Parameters = append(task.Arguments.Parameters, wfv1.Parameter{Name: IterationInput, Value: wfv1.AnyStringPtr("{{item}}")})
 	return nil
+}
+
+// upstreamValue is the expression of the decoded value of the upstream
+// output the step gets as input in: the task's output, or in a bounded
+// loop's template (wrapped) the template's input.
+func (c *compiler) upstreamValue(sp *plan.Step, in string, wrapped bool) string {
+	if wrapped {
+		return decoded("inputs.parameters['" + UpstreamInputPrefix + in + "']")
+	}
+	ref := sp.Wiring.Upstream[in]
+	return decoded("tasks['" + c.tasks[ref.Step] + "'].outputs.parameters['" + ref.Output + "']")
+}
+
+// productCount is the number of items of a loop's product (see
+// pipeline.ProductItems): count times the value of expr, an expression of
+// Argo's (expr "" when every list is known now). The lists of an earlier
+// list's item make a forest under the lists of their own: a tree under a
+// written list is counted now; one under a param or an upstream output is
+// sum(map(LIST, {CHILD * ...})) over the items of its list, each child a
+// field of the item (#), len(LIST) at a leaf.
+func (c *compiler) productCount(sp *plan.Step, lists []plan.ProductList, wrapped bool) (int, string, error) {
+	children := map[string][]int{}
+	root := make([]string, len(lists)) // the name of each list's tree
+	var roots []int
+	for k, l := range lists {
+		if len(l.List) != 1 {
+			return 0, "", fmt.Errorf("loop product list %s: expected one part, got %d", l.Name, len(l.List))
+		}
+		it := l.List[0].Item
+		if it == nil {
+			root[k] = l.Name
+			roots = append(roots, k)
+			continue
+		}
+		outer, _, _ := strings.Cut(it.Field, ".")
+		j := slices.IndexFunc(lists[:k], func(o plan.ProductList) bool { return o.Name == outer })
+		if j < 0 {
+			return 0, "", fmt.Errorf("loop product list %s: {{item.%s}} names no earlier list", l.Name, it.Field)
+		}
+		children[outer] = append(children[outer], k)
+		root[k] = root[j]
+	}
+	// The trees under written lists, counted now.
+	var known []pipeline.ProductList
+	var given [][]string
+	for k, l := range lists {
+		lp := l.List[0]
+		r := lists[slices.IndexFunc(lists, func(o plan.ProductList) bool { return o.Name == root[k] })].List[0]
+		if lp.Item == nil && (lp.Param != "" || lp.Upstream != "") || r.Param != "" || r.Upstream != "" {
+			continue
+		}
+		pl := pipeline.ProductList{Name: l.Name}
+		var items []string
+		if lp.Item != nil {
+			pl.Item, pl.Field = true, lp.Item.Field
+		} else {
+			var err error
+			if items, err = pipeline.Items(lp.Lit); err != nil {
+				return 0, "", fmt.Errorf("loop product list %s: %v", l.Name, err)
+			}
+		}
+		known, given = append(known, pl), append(given, items)
+	}
+	all, err := pipeline.ProductItems(known, given)
+	if err != nil {
+		return 0, "", fmt.Errorf("loop product: %v", err)
+	}
+	count := len(all)
+	// tree is the count of list k's tree whose list is the value of x.
+	var tree func(k int, x string) string
+	tree = func(k int, x string) string {
+		kids := children[lists[k].Name]
+		if len(kids) == 0 {
+			return "len(" + x + ")"
+		}
+		factors := make([]string, len(kids))
+		for i, kid := range kids {
+			field := lists[kid].List[0].Item.Field
+			elem := "#"
+			if _, path, ok := strings.Cut(field, "."); ok {
+				for _, f := range strings.Split(path, ".") {
+					elem += "[" + exprString(f) + "]"
+				}
+			}
+			// A field holding a string is the JSON list it holds, as
+			// {{item.FIELD}} gives it.
+			factors[i] = tree(kid, "(type("+elem+") == 'string' ? sprig.fromJson("+elem+") : "+elem+")")
+		}
+		return "sum(map(" + x + ", {" + strings.Join(factors, " * ") + "}))"
+	}
+	var exprs []string
+	for _, k := range roots {
+		lp := lists[k].List[0]
+		switch {
+		case lp.Param != "":
+			exprs = append(exprs, tree(k, "sprig.fromJson("+decoded("workflow.parameters['"+lp.Param+"']")+")"))
+		case lp.Upstream != "":
+			exprs = append(exprs, tree(k, "sprig.fromJson("+c.upstreamValue(sp, lp.Upstream, wrapped)+")"))
+		}
+	}
+	return count, strings.Join(exprs, " * "), nil
+}
+
+// exprString is s as a string literal of Argo's expressions.
+func exprString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 // templateKey identifies a leaf template: steps with equal keys share one.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -471,6 +472,93 @@ steps:
 	for _, tmpl := range wf.Spec.Templates {
 		if tmpl.Container != nil && !slices.Contains(tmpl.Container.Args, "--run={{workflow.name}}") {
 			t.Errorf("template %s: the pod is not given the run id: %v", tmpl.Name, tmpl.Container.Args)
+		}
+	}
+}
+
+// TestProductCount: a product's iteration count, an expression of Argo's
+// or a withSequence count, is evaluated with Argo's own expression
+// evaluation (util/template, as the controller expands withParam) for
+// several values of the param and the upstream output, and equals the
+// number of items the pods take their combination from (plan's product,
+// as exec evaluates it).
+func TestProductCount(t *testing.T) {
+	wf, _ := compileFile(t, "testdata/product.yaml", testOptions())
+	lint(t, wf)
+	tasks := map[string]wfv1.DAGTask{}
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.DAG != nil {
+			for _, task := range tmpl.DAG.Tasks {
+				if task.WithParam != "" || task.WithSequence != nil {
+					tasks[task.Name] = task
+				}
+			}
+		}
+	}
+	if len(tasks) != 4 {
+		t.Fatalf("loop tasks %v, want written, nested, mixed and bounded", slices.Collect(maps.Keys(tasks)))
+	}
+	if s := tasks["written"].WithSequence; s == nil || s.Count == nil || s.Count.IntValue() != 6 {
+		t.Errorf("written: withSequence %+v, want a count of 6 (3 pairs, 2 k)", s)
+	}
+	for _, tc := range []struct {
+		groups, lrs string
+		want        int
+	}{
+		{`[{"g": "a", "xs": [{"q": 1}, {"q": 2}]}, {"g": "b", "xs": []}, {"g": "c", "xs": "[{\"q\": 3}]"}]`, `[0.1, 1e-3]`, 3},
+		{`[]`, `[1]`, 0},
+		{`[{"xs": [1, 2, 3]}, {"xs": [4]}]`, `[]`, 4},
+		{`[{"xs": []}]`, `[1, 2, 3]`, 0},
+	} {
+		for name, task := range tasks {
+			if name == "written" {
+				continue
+			}
+			arg, _ := taskArg(wf, name, StepInput)
+			w, err := plan.DecodeWiring(arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := plan.Values{Params: map[string]string{"groups": tc.groups}, Upstream: map[string]string{plan.ProductInputPrefix + "lr": tc.lrs}}
+			items, err := w.ItemList(v)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			lrs, _ := pipeline.Items(tc.lrs)
+			n := tc.want
+			switch name {
+			case "mixed":
+				n *= len(lrs) * 2 // w has one item of 2 values
+			case "bounded":
+				n *= len(lrs)
+			}
+			if len(items) != n {
+				t.Errorf("%s with groups %s, lrs %s: %d items, want %d", name, tc.groups, tc.lrs, len(items), n)
+			}
+			// The controller's scope: the workflow's params (encoded as
+			// the compiler passes them), the upstream task's output, or
+			// in a bounded loop's template its input.
+			scope := map[string]any{
+				"workflow.parameters.groups":         components.EncodeValue(tc.groups),
+				"tasks.gen.outputs.parameters.lrs":   components.EncodeValue(tc.lrs),
+				"inputs.parameters.in-loop-items-lr": components.EncodeValue(tc.lrs),
+			}
+			b, _ := json.Marshal(task.WithParam)
+			s, err := argotemplate.Replace(string(b), scope, false)
+			if err != nil {
+				t.Fatalf("%s: withParam %s: %v", name, task.WithParam, err)
+			}
+			var out string
+			var idx []int
+			if err := json.Unmarshal([]byte(s), &out); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(out), &idx); err != nil {
+				t.Fatalf("%s: withParam gave %q: %v", name, out, err)
+			}
+			if len(idx) != len(items) {
+				t.Errorf("%s with groups %s, lrs %s: withParam %s gave %d indexes, want %d", name, tc.groups, tc.lrs, task.WithParam, len(idx), len(items))
+			}
 		}
 	}
 }

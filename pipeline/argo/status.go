@@ -3,6 +3,7 @@ package argo
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -128,7 +129,13 @@ func IterationItems(wf *wfv1.Workflow, task string) ([]string, error) {
 			v.Params[p.Name] = val
 		}
 	}
+	parts := slices.Clone(w.Items)
 	for _, part := range w.Items {
+		for _, l := range part.Product {
+			parts = append(parts, l.List...)
+		}
+	}
+	for _, part := range parts {
 		if part.Upstream == "" {
 			continue
 		}

@@ -28,7 +28,12 @@ import (
 //   - a ParallelFor in a body, both over lists written in the file, loops
 //     over their product: each item is {"l0": OUTER, "l1": INNER} and the
 //     outer item is {{item.l0}}, the inner {{item.l1}}; when a list is a
-//     pipeline input, over their product at run time (loop.product);
+//     pipeline input, a task's output, or the outer item or a field of it
+//     (the inner iterator's inputParameter an input the ParallelFor task
+//     gives the outer item, with a parameterExpressionSelector for a field:
+//     KFP's "-subvar-F" input), over their product at run time
+//     (loop.product: {l0: "{{params.P}}", l1: "{{item.l0.F}}"}, the inner
+//     list taken from each outer item, as KFP iterates);
 //   - a body task's dependentTasks on another task of the body wait for all
 //     of that task's iterations (KFP waits for the same iteration's only);
 //   - a task after the ParallelFor waits for all its steps; an output of
@@ -54,9 +59,7 @@ import (
 // lists.
 //
 // Not supported, each at its line and column: a body that would be a
-// pipeline but holds a ParallelFor (a loop inside a looped pipeline), and
-// a ParallelFor in a body whose items are neither written in the file nor
-// a pipeline input (the outer item's field, a task's output).
+// pipeline but holds a ParallelFor (a loop inside a looped pipeline).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a
@@ -85,8 +88,11 @@ type loopLevel struct {
 	limitField string
 }
 
-// paramRE matches a whole reference to a pipeline param.
-var paramRE = regexp.MustCompile(`^\{\{params\.[^{}]+\}\}$`)
+// productListRE matches what a list of pipectl's loop.product may be
+// besides a list written in the file: a whole reference to a pipeline
+// param or a task's output, or the item of an outer loop level (a marker,
+// see itemMarker), or a field of it.
+var productListRE = regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}.]+|item@[0-9]+(\.[^{}.]+)*)\}\}$`)
 
 // itemMarker starts the reference to the item of loop level k while the
 // body is converted; finishStep writes it as {{item}} or {{item.lK}}.
@@ -412,8 +418,8 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	}
 	if len(c.loops) > 0 {
 		for _, l := range append(c.loops, lv) {
-			if l.items == nil && !paramRE.MatchString(l.ref) {
-				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw) or a pipeline input: pipectl loops over their product; ParallelFor %q loops over %s", l.task, l.field)
+			if l.items == nil && !productListRE.MatchString(l.ref) {
+				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw), a pipeline input, a task's output or an outer ParallelFor's item (or a field of it): pipectl loops over their product; ParallelFor %q loops over %s", l.task, l.field)
 				return nil
 			}
 		}

@@ -88,6 +88,24 @@ func TestRunKFPv2(t *testing.T) {
 			"for-loop-1-for-loop-2-echo[3]/Output": "b c-2",
 		},
 	}, {
+		// Nested ParallelFors, the inner over a field of the outer item
+		// (KFP's "-subvar-" input): KFP's iterations, outer-major, none
+		// for an outer item with an empty list; one over a task's output
+		// holding one over a written list; one over a list of lists
+		// holding one over its item.
+		file: "../testdata/kfpv2/loops_nested.yaml",
+		want: map[string]string{
+			"for-loop-1-for-loop-2-print-op[0]/Output":   "msg: 1, msg2: hello",
+			"for-loop-1-for-loop-2-print-op[1]/Output":   "msg: 2, msg2: hello",
+			"for-loop-1-for-loop-2-print-op[2]/Output":   "msg: 11, msg2: halo",
+			"for-loop-1-for-loop-2-print-op[3]/Output":   "msg: 22, msg2: halo",
+			"for-loop-3-for-loop-4-print-op-2[0]/Output": "msg: x, msg2: 100",
+			"for-loop-3-for-loop-4-print-op-2[1]/Output": "msg: x, msg2: 200",
+			"for-loop-3-for-loop-4-print-op-2[3]/Output": "msg: y z, msg2: 200",
+			"for-loop-5-for-loop-6-print-op-3[0]/Output": "msg: a, msg2: -",
+			"for-loop-5-for-loop-6-print-op-3[2]/Output": "msg: c, msg2: -",
+		},
+	}, {
 		// An optional sub-DAG input no task gives has no value inside.
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x --no-data"},

@@ -199,7 +199,7 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 			w.Params[name] = t
 		}
 	}
-	if lists, err := productLists(s); err != nil {
+	if lists, err := productLists(p, s, comp, w); err != nil {
 		return nil, err
 	} else if lists != nil {
 		w.Items = Text{{Product: lists}}
@@ -250,8 +250,10 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 }
 
 // productLists are the lists of a loop step's product, nil when it has
-// none: each a literal JSON list or a param.
-func productLists(s *pipeline.Step) ([]ProductList, error) {
+// none: each a literal JSON list, a param, an upstream output (travelling
+// as the input ProductInputPrefix+NAME) or the field of an earlier list's
+// item.
+func productLists(p *pipeline.Pipeline, s *pipeline.Step, comp *components.Component, w *Wiring) ([]ProductList, error) {
 	if s.Loop == nil {
 		return nil, nil
 	}
@@ -265,8 +267,24 @@ func productLists(s *pipeline.Step) ([]ProductList, error) {
 	out := make([]ProductList, len(lists))
 	for i, l := range lists {
 		out[i] = ProductList{Name: l.Name, List: Text{{Lit: l.Literal}}}
-		if l.Param != "" {
+		switch {
+		case l.Param != "":
 			out[i].List = Text{{Param: l.Param}}
+		case l.Item:
+			out[i].List = Text{{Item: &ItemRef{Field: l.Field}}}
+		case l.Step != "":
+			if _, err := upstreamOutput(p, l.Step, l.Output); err != nil {
+				return nil, fmt.Errorf("loop.product: list %s: %w", l.Name, err)
+			}
+			if p.Step(l.Step).Loop != nil {
+				return nil, fmt.Errorf("loop.product: list %s: step %s is itself a loop: loop over a json output of a step that does not loop", l.Name, l.Step)
+			}
+			key := ProductInputPrefix + l.Name
+			if _, clash := comp.Input(key); clash {
+				return nil, fmt.Errorf("loop.product: list %s: its step output would travel as %q, the name of an input", l.Name, key)
+			}
+			out[i].List = Text{{Upstream: key}}
+			w.Upstream[key] = OutputRef{Step: l.Step, Output: l.Output}
 		}
 	}
 	return out, nil

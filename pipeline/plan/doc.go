@@ -31,7 +31,10 @@
 //
 // A loop step (Step.Loop) has Wiring.Items, a Text whose value is the JSON
 // list of its items (a literal, a parameter, or the upstream output that
-// travels as the input ItemsInput, "loop-items"); Values.Iteration selects
+// travels as the input ItemsInput, "loop-items"), or of a product whose
+// lists (Part.Product) are each one of those (an upstream output travelling
+// as ProductInputPrefix+NAME) or an Item part, the current item of an
+// earlier list or a field of it (pipeline.ProductItems); Values.Iteration selects
 // the iteration, whose invocation is the step STEP[i] with {{item}} parts
 // evaluated against item i. Wiring.Collected gives an input the outputs of
 // every iteration of a loop step (Values.Collected: their records, in

@@ -684,21 +684,26 @@ func (w *Wiring) sameIteration(v Values) (int, error) {
 }
 
 // product is the JSON list of a loop's product: every combination of the
-// items of its lists, evaluated with v.
+// items of its lists, evaluated with v (a list of an earlier list's item
+// with that item).
 func product(lists []ProductList, v Values) (string, error) {
-	names := make([]string, len(lists))
-	all := make([][]string, len(lists))
+	pl := make([]pipeline.ProductList, len(lists))
+	given := make([][]string, len(lists))
 	for i, l := range lists {
+		pl[i].Name = l.Name
+		if len(l.List) == 1 && l.List[0].Item != nil {
+			pl[i].Item, pl[i].Field = true, l.List[0].Item.Field
+			continue
+		}
 		text, err := l.List.Eval(v)
 		if err != nil {
 			return "", fmt.Errorf("list %s: %v", l.Name, err)
 		}
-		if all[i], err = pipeline.Items(text); err != nil {
+		if given[i], err = pipeline.Items(text); err != nil {
 			return "", fmt.Errorf("list %s: %v", l.Name, err)
 		}
-		names[i] = l.Name
 	}
-	items, err := pipeline.Product(names, all)
+	items, err := pipeline.ProductItems(pl, given)
 	if err != nil {
 		return "", err
 	}

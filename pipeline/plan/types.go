@@ -64,6 +64,10 @@ type Loop struct {
 // names being identifiers.
 const ItemsInput = "loop-items"
 
+// ProductInputPrefix starts the name the upstream output a list of a
+// loop's product comes from travels under (--upstream loop-items-NAME=VALUE).
+const ProductInputPrefix = ItemsInput + "-"
+
 // ResourceInputPrefix starts the name an upstream value of a resource
 // given at run time travels under (--upstream resource-cpu=VALUE): no
 // input has it, input names being identifiers.
@@ -171,7 +175,9 @@ type Part struct {
 	Product []ProductList `json:"product,omitempty"`
 }
 
-// ProductList is one list of a loop's product: its name and the JSON list.
+// ProductList is one list of a loop's product: its name and the JSON list,
+// or (an Item part) the field of the current item of an earlier list whose
+// value is the list (pipeline.ProductItems).
 type ProductList struct {
 	Name string `json:"name"`
 	List Text   `json:"list"`

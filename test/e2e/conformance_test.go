@@ -50,6 +50,15 @@ import (
 const conformanceImage = "conformance-probe"
 
 // conformanceCases is the table. Every pipeline feature joins it.
+// groupA and groupD are items of the loops case's groups param, as its
+// default writes them in JSON.
+const (
+	groupA = `{"g":"a","xs":[{"q":1},{"q":2.50}]}`
+	groupD = `{"g":"d","xs":"[{\"q\": \"$(e)\"}]"}`
+	// kfpGroupA is the first item of the kfpv2 case's groups input.
+	kfpGroupA = `{"g":"a","xs":[{"q":"1"},{"q":"2 $(x)"}]}`
+)
+
 var conformanceCases = []confCase{
 	{
 		name:   "dag",
@@ -324,6 +333,10 @@ var conformanceCases = []confCase{
 			ok("for-loop-6-for-loop-7.show[3]", seen()).after("for-loop-6-for-loop-7.pair").item(`{"l0":"v $(w)","l1":"2"}`),
 			ok("spec", seen()).after("make"),
 			ok("gather", seen()).after("for-loop-6-for-loop-7.pair", "for-loop-6-for-loop-7.show"),
+			loopStep("for-loop-8-for-loop-9-pair"),
+			ok("for-loop-8-for-loop-9-pair[0]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"1"}}`),
+			ok("for-loop-8-for-loop-9-pair[1]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"2 $(x)"}}`),
+			ok("for-loop-8-for-loop-9-pair[2]", seen()).item(`{"l0":{"g":"c","xs":[{"q":"3"}]},"l1":{"q":"3"}}`),
 		},
 		probes: map[string]probeRecord{
 			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--n", "2", "@write", "$WORK/outputs/data", kfpText,
@@ -348,7 +361,10 @@ var conformanceCases = []confCase{
 			// A struct constant: the channels' values in its JSON text.
 			"spec": {Argv: []string{"@seen", "$WORK/outputs/seen", "--spec", `{"machine":{"count":"2","label":"is n=2"},"kind":[1.0,"a $(b)"]}`}, Env: stepEnv("spec")},
 			// Collected outer iteration first, one list (KFP's driver).
-			"gather": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", `["u-1","u-2","v $(w)-1","v $(w)-2"]`}, Env: stepEnv("gather")},
+			"gather":                        {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", `["u-1","u-2","v $(w)-1","v $(w)-2"]`}, Env: stepEnv("gather")},
+			"for-loop-8-for-loop-9-pair[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "1"}, Env: stepEnv("for-loop-8-for-loop-9-pair[0]")},
+			"for-loop-8-for-loop-9-pair[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "2 $(x)"}, Env: stepEnv("for-loop-8-for-loop-9-pair[1]")},
+			"for-loop-8-for-loop-9-pair[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "3"}, Env: stepEnv("for-loop-8-for-loop-9-pair[2]")},
 		},
 	},
 	{
@@ -505,6 +521,13 @@ var conformanceCases = []confCase{
 			ok("grid[1]", seen()).item(`{"size":"s","seed":2.50}`),
 			ok("grid[2]", seen()).item(`{"size":"m $(l)","seed":1}`),
 			ok("grid[3]", seen()).item(`{"size":"m $(l)","seed":2.50}`),
+			loopStep("nest").after("gen"),
+			ok("nest[0]", seen()).after("gen").item(`{"w":"x","g":` + groupA + `,"x":{"q":1}}`),
+			ok("nest[1]", seen()).after("gen").item(`{"w":"x","g":` + groupA + `,"x":{"q":2.50}}`),
+			ok("nest[2]", seen()).after("gen").item(`{"w":"x","g":` + groupD + `,"x":{"q":"$(e)"}}`),
+			ok("nest[3]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupA + `,"x":{"q":1}}`),
+			ok("nest[4]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupA + `,"x":{"q":2.50}}`),
+			ok("nest[5]", seen()).after("gen").item(`{"w":"y $(z)","g":` + groupD + `,"x":{"q":"$(e)"}}`),
 			ok("report", seen()),
 		},
 		probes: map[string]probeRecord{
@@ -522,6 +545,12 @@ var conformanceCases = []confCase{
 			"grid[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "s", "--seed", "2.50"}, Env: stepEnv("grid[1]")},
 			"grid[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "m $(l)", "--seed", "1"}, Env: stepEnv("grid[2]")},
 			"grid[3]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--size", "m $(l)", "--seed", "2.50"}, Env: stepEnv("grid[3]")},
+			"nest[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "a", "--q", "1"}, Env: stepEnv("nest[0]")},
+			"nest[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "a", "--q", "2.50"}, Env: stepEnv("nest[1]")},
+			"nest[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "x", "--g", "d", "--q", "$(e)"}, Env: stepEnv("nest[2]")},
+			"nest[3]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "a", "--q", "1"}, Env: stepEnv("nest[3]")},
+			"nest[4]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "a", "--q", "2.50"}, Env: stepEnv("nest[4]")},
+			"nest[5]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--w", "y $(z)", "--g", "d", "--q", "$(e)"}, Env: stepEnv("nest[5]")},
 		},
 	},
 	{

@@ -186,17 +186,7 @@ func (v *validator) checkMetadata(name string, prm Param) {
 		v.errs = append(v.errs, v.f.Errorf(&prm.Metadata, field, "expected the artifact's metadata as JSON: %v", err))
 		return
 	}
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind != yaml.ScalarNode {
-			for _, c := range n.Content {
-				walk(c)
-			}
-			return
-		}
-		if n.ShortTag() != "!!str" {
-			return
-		}
+	eachString(&prm.Metadata, func(n *yaml.Node) {
 		_, refs, err := LiteralParts(n.Value)
 		if err != nil {
 			v.errs = append(v.errs, v.f.Errorf(n, field, "%v", err))
@@ -218,8 +208,7 @@ func (v *validator) checkMetadata(name string, prm Param) {
 				v.errs = append(v.errs, v.f.Errorf(n, field, "parameter %q is an artifact (%s): metadata may embed parameters that are values", r.Param, prm.Type))
 			}
 		}
-	}
-	walk(&prm.Metadata)
+	})
 }
 
 func (v *validator) validate() {
@@ -957,12 +946,7 @@ func (v *validator) loop(i int, index map[string]int) []string {
 			return nil
 		}
 	case b.Step != "":
-		v.checkRefs(path, []ref{{step: b.Step, output: b.Output}}, index, i)
-		if v.loops(b.Step) {
-			v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", b.Output, b.Step)
-		} else if out, ok := v.output(b.Step, b.Output); ok && out.Type != components.TypeJSON {
-			v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", b.Output, b.Step, kfpv1.TypeName(out))
-		}
+		v.loopOutput(path, b, index, i)
 		return nil
 	default:
 		list = b.Literal
@@ -973,6 +957,17 @@ func (v *validator) loop(i int, index map[string]int) []string {
 		return nil
 	}
 	return items
+}
+
+// loopOutput checks a list a loop of steps[i] takes from a step's output
+// (b, at path): a json output of a step that does not loop.
+func (v *validator) loopOutput(path []any, b Binding, index map[string]int, i int) {
+	v.checkRefs(path, []ref{{step: b.Step, output: b.Output}}, index, i)
+	if v.loops(b.Step) {
+		v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", b.Output, b.Step)
+	} else if out, ok := v.output(b.Step, b.Output); ok && out.Type != components.TypeJSON {
+		v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", b.Output, b.Step, kfpv1.TypeName(out))
+	}
 }
 
 // product checks steps[i].loop.product and returns its items when the
@@ -1001,12 +996,7 @@ func (v *validator) product(i int, index map[string]int) []string {
 		case l.Item:
 			continue
 		case l.Step != "":
-			v.checkRefs(path, []ref{{step: l.Step, output: l.Output}}, index, i)
-			if v.loops(l.Step) {
-				v.atValue(path, "cannot loop over output %q of loop step %q (a list of its iterations' outputs): loop over a json output of a step that does not loop", l.Output, l.Step)
-			} else if out, ok := v.output(l.Step, l.Output); ok && out.Type != components.TypeJSON {
-				v.atValue(path, "cannot loop over output %q of step %q: it is %s, expected json (a JSON list)", l.Output, l.Step, kfpv1.TypeName(out))
-			}
+			v.loopOutput(path, l.Binding, index, i)
 			known = false
 			continue
 		case l.Param != "":

@@ -112,17 +112,7 @@ func (pl *Pipeline) linkMetadata() {
 // embed, sorted.
 func metadataSteps(n *yaml.Node) []string {
 	set := map[string]bool{}
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind != yaml.ScalarNode {
-			for _, c := range n.Content {
-				walk(c)
-			}
-			return
-		}
-		if n.ShortTag() != "!!str" || !strings.Contains(n.Value, "{{") {
-			return
-		}
+	eachString(n, func(n *yaml.Node) {
 		if _, refs, err := parseRefs(n.Value); err == nil {
 			for _, r := range refs {
 				if r.step != "" {
@@ -130,9 +120,21 @@ func metadataSteps(n *yaml.Node) []string {
 				}
 			}
 		}
-	}
-	walk(n)
+	})
 	return slices.Sorted(maps.Keys(set))
+}
+
+// eachString calls f with each string scalar in n, keys included.
+func eachString(n *yaml.Node, f func(*yaml.Node)) {
+	if n.Kind != yaml.ScalarNode {
+		for _, c := range n.Content {
+			eachString(c, f)
+		}
+		return
+	}
+	if n.ShortTag() == "!!str" {
+		f(n)
+	}
 }
 
 // expandMetadata rewrites the step outputs the metadata of the pipeline's

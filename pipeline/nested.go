@@ -419,15 +419,21 @@ func (v *validator) expand() {
 	if len(v.errs) > 0 {
 		return
 	}
+	// The nested loop steps, by name: their looped pipeline's loop step.
+	nestedIn := map[string]string{}
 	for _, t := range steps {
-		if t.Body == "" {
+		if t.Nested {
+			nestedIn[t.Name] = t.Body
+		}
+	}
+	for _, t := range steps {
+		if t.Body == "" || len(nestedIn) == 0 {
 			continue
 		}
 		reads := t
 		reads.After = nil
 		for _, d := range reads.Deps() {
-			k := slices.IndexFunc(steps, func(u Step) bool { return u.Name == d })
-			if k >= 0 && steps[k].Nested && steps[k].Body == t.Body {
+			if body, ok := nestedIn[d]; ok && body == t.Body {
 				i := v.p.byName[t.Body]
 				v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose step %s reads the outputs of step %s, which loops of its own: reading the iterations of the same item is not supported yet (read them after the loop step: the pipeline's outputs)", t.Body, v.subs[i].Source, t.Name, d)
 			}

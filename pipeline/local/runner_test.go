@@ -215,6 +215,10 @@ func TestRunParallelAndFailure(t *testing.T) {
 	if c := run.Step("broken").ExitCode; c == nil || *c != 4 {
 		t.Errorf("broken exit code %v, want 4", c)
 	}
+	// A step without outputs records an empty list, as on Argo.
+	if b, err := json.Marshal(run.Step("after-right")); err != nil || !strings.Contains(string(b), `"outputs":[]`) {
+		t.Errorf("after-right's record %s (%v), want \"outputs\":[]", b, err)
+	}
 	for _, frag := range []string{"broken", "Failed (exit code 4)", "last lines of broken", "[broken] line 5", "after-broken", "upstream step broken failed"} {
 		if !strings.Contains(rerr.Summary, frag) {
 			t.Errorf("summary lacks %q:\n%s", frag, rerr.Summary)

@@ -158,7 +158,10 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:
-		e.update(ctx, name, func(r *artifacts.StepRecord) { r.Outputs = res.Outputs })
+		e.update(ctx, name, func(r *artifacts.StepRecord) {
+			// A step without outputs records [], as on Argo.
+			r.Outputs = append([]artifacts.OutputRecord{}, res.Outputs...)
+		})
 		e.finish(ctx, name, artifacts.StatusSucceeded, &code, "")
 		if v.Iteration == nil {
 			e.r.statusf("%-12s succeeded in %s\n", name, took)

@@ -383,7 +383,7 @@ func (v *validator) expand() {
 			}
 			outerWhen := when
 			if nest {
-				l, err := nestLoop(*loop, *own)
+				l, err := nestLoop(*loop, *own, inner.prefix)
 				if err != nil {
 					v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, and its step %s loops of its own: %v", s.Name, sub.Source, strings.TrimPrefix(t.Name, inner.prefix), err)
 					continue
@@ -459,12 +459,15 @@ func (v *validator) expand() {
 }
 
 // nestLoop is the loop of a loop step of a looped pipeline whose loop is
-// outer: the product of outer's items (list NestOuter) and its own (list
-// NestInner), the first outermost, with its own parallelism, else outer's.
-// Each list must be written in the file or a json param: one given by a
-// step's output, or by the pipeline's item, is not supported yet.
-func nestLoop(outer, own Loop) (Loop, error) {
-	list := func(what string, n *yaml.Node) (*yaml.Node, error) {
+// outer, its steps named prefix+NAME: the product of outer's items (list
+// NestOuter) and its own (list NestInner), the first outermost, with its
+// own parallelism, else outer's. Each list is written in the file, a json
+// param or a json output of a step outside the pipeline; its own may also
+// be the outer item or a field of it ({{item.outer.F}}: a list that
+// differs from item to item). One given by another step of the pipeline
+// (a list of each iteration) is not supported yet.
+func nestLoop(outer, own Loop, prefix string) (Loop, error) {
+	list := func(what string, n *yaml.Node, item bool) (*yaml.Node, error) {
 		n = yamlfile.Deref(n)
 		switch {
 		case n.Kind == yaml.SequenceNode:
@@ -476,10 +479,16 @@ func nestLoop(outer, own Loop) (Loop, error) {
 				return nil, err
 			case b.Param != "":
 				return n, nil
+			case b.Step != "" && strings.HasPrefix(b.Step, prefix):
+				return nil, fmt.Errorf("%s are given by output %q of step %s of the same looped pipeline: a loop inside a looped pipeline over a list each iteration gives is not supported yet", what, b.Output, strings.TrimPrefix(b.Step, prefix))
 			case b.Step != "":
-				return nil, fmt.Errorf("%s are given by output %q of step %s: a loop inside a looped pipeline is supported when both lists are written in the file or json params", what, b.Output, b.Step)
-			case len(refs) > 0 && refs[0].item:
-				return nil, fmt.Errorf("%s are given by the looped pipeline's item: a loop inside a looped pipeline over a list that differs from item to item is not supported yet", what)
+				return n, nil
+			}
+			if it, ok := wholeItem(n.Value); ok && item && (it.field == NestOuter || strings.HasPrefix(it.field, NestOuter+".")) {
+				return n, nil // the outer item, or a field of it
+			}
+			if len(refs) > 0 {
+				return nil, fmt.Errorf("%s are %q: expected a list written in the file, a json param, a step's json output or the looped pipeline's item or a field of it", what, n.Value)
 			}
 		}
 		return nil, fmt.Errorf("%s: expected a list written in the file or a json param, got %s", what, describeNode(n))
@@ -490,11 +499,11 @@ func nestLoop(outer, own Loop) (Loop, error) {
 	case own.Product.Kind != 0:
 		return Loop{}, fmt.Errorf("a loop.product inside a looped pipeline is not supported yet")
 	}
-	o, err := list("the looped pipeline's items", &outer.Items)
+	o, err := list("the looped pipeline's items", &outer.Items, false)
 	if err != nil {
 		return Loop{}, err
 	}
-	in, err := list("its items", &own.Items)
+	in, err := list("its items", &own.Items, true)
 	if err != nil {
 		return Loop{}, err
 	}

@@ -483,9 +483,17 @@ steps:
 	if l.When != "{{item.inner}} != y && {{steps.s.a.outputs.o}} != z" || !l.SameIteration(p.Step("s.a")) {
 		t.Errorf("s.l's when %q, want its own item and s.a's output of the same outer item", l.When)
 	}
+	// Its own list may be the outer item (a param given it), or a field of
+	// it: a list that differs from item to item.
+	p, err = looped("  - name: l\n    component: " + comp + "\n    loop: {items: \"{{params.ws}}\"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lists, err := p.Step("s.l").ProductLists(); err != nil || len(lists) != 2 || !lists[1].Item || lists[1].Field != NestOuter {
+		t.Errorf("s.l over the outer item: product %+v, %v", lists, err)
+	}
 	for _, bad := range []struct{ body, want string }{
-		{"  - name: l\n    component: " + comp + "\n    loop: {items: \"{{params.ws}}\"}\n", "and its step l loops of its own: its items are given by the looped pipeline's item: a loop inside a looped pipeline over a list that differs from item to item is not supported yet"},
-		{"  - name: a\n    component: " + jsonComp + "\n  - name: l\n    component: " + comp + "\n    loop: {items: \"{{steps.a.outputs.o}}\"}\n", `and its step l loops of its own: its items are given by output "o" of step s.a`},
+		{"  - name: a\n    component: " + jsonComp + "\n  - name: l\n    component: " + comp + "\n    loop: {items: \"{{steps.a.outputs.o}}\"}\n", `and its step l loops of its own: its items are given by output "o" of step a of the same looped pipeline: a loop inside a looped pipeline over a list each iteration gives is not supported yet`},
 		{"  - name: l\n    component: " + comp + "\n    loop: {product: {a: [1]}}\n", "a loop.product inside a looped pipeline is not supported yet"},
 		{"  - name: l\n    component: " + comp + "\n    loop: {items: [1]}\n  - name: b\n    component: " + comp + "\n    inputs: {x: \"{{steps.l.outputs.o}}\"}\n", "whose step s.b reads the outputs of step s.l, which loops of its own: reading the iterations of the same item is not supported yet"},
 	} {

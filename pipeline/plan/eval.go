@@ -645,48 +645,49 @@ func (w *Wiring) sameIteration(v Values) (int, error) {
 	if w.SameList == "" {
 		return k, nil
 	}
-	if len(w.Items) != 1 || w.Items[0].Product == nil {
-		return 0, fmt.Errorf("step %s: the iteration of list %s: the step loops over no product", w.Step, w.SameList)
+	if len(w.Items) != 1 || len(w.Items[0].Product) == 0 || w.Items[0].Product[0].Name != w.SameList {
+		return 0, fmt.Errorf("step %s: the iteration of list %s: the step loops over no product whose first list it is", w.Step, w.SameList)
 	}
-	lists := w.Items[0].Product
-	at := slices.IndexFunc(lists, func(l ProductList) bool { return l.Name == w.SameList })
-	if at < 0 {
-		return 0, fmt.Errorf("step %s: its product has no list %s", w.Step, w.SameList)
-	}
-	// The combinations of the lists after it, for each of its items.
-	below := 1
-	for _, l := range lists[at+1:] {
-		text, err := l.List.Eval(v)
-		if err != nil {
-			return 0, fmt.Errorf("loop product list %s: %v", l.Name, err)
-		}
-		items, err := pipeline.Items(text)
-		if err != nil {
-			return 0, fmt.Errorf("loop product list %s: %v", l.Name, err)
-		}
-		if len(items) == 0 {
-			return 0, fmt.Errorf("loop product list %s is empty: no iteration %d", l.Name, k)
-		}
-		below *= len(items)
-	}
-	text, err := lists[at].List.Eval(v)
+	pl, given, err := productInput(w.Items[0].Product, v)
 	if err != nil {
-		return 0, fmt.Errorf("loop product list %s: %v", lists[at].Name, err)
+		return 0, fmt.Errorf("loop product %v", err)
 	}
-	items, err := pipeline.Items(text)
-	if err != nil {
-		return 0, fmt.Errorf("loop product list %s: %v", lists[at].Name, err)
+	// The combinations of each outer item in turn (the lists after it may
+	// be fields of it).
+	for i, it := range given[0] {
+		g := slices.Clone(given)
+		g[0] = []string{it}
+		items, err := pipeline.ProductItems(pl, g)
+		if err != nil {
+			return 0, err
+		}
+		if k < len(items) {
+			return i, nil
+		}
+		k -= len(items)
 	}
-	if len(items) == 0 {
-		return 0, fmt.Errorf("loop product list %s is empty: no iteration %d", lists[at].Name, k)
-	}
-	return k / below % len(items), nil
+	return 0, fmt.Errorf("step %s has no iteration %d", w.Step, *v.Iteration)
 }
 
 // product is the JSON list of a loop's product: every combination of the
 // items of its lists, evaluated with v (a list of an earlier list's item
 // with that item).
 func product(lists []ProductList, v Values) (string, error) {
+	pl, given, err := productInput(lists, v)
+	if err != nil {
+		return "", err
+	}
+	items, err := pipeline.ProductItems(pl, given)
+	if err != nil {
+		return "", err
+	}
+	return "[" + strings.Join(items, ",") + "]", nil
+}
+
+// productInput is what pipeline.ProductItems takes of a loop's product
+// evaluated with v: each list's name and, but for a list of an earlier
+// list's item, its items.
+func productInput(lists []ProductList, v Values) ([]pipeline.ProductList, [][]string, error) {
 	pl := make([]pipeline.ProductList, len(lists))
 	given := make([][]string, len(lists))
 	for i, l := range lists {
@@ -697,17 +698,13 @@ func product(lists []ProductList, v Values) (string, error) {
 		}
 		text, err := l.List.Eval(v)
 		if err != nil {
-			return "", fmt.Errorf("list %s: %v", l.Name, err)
+			return nil, nil, fmt.Errorf("list %s: %v", l.Name, err)
 		}
 		if given[i], err = pipeline.Items(text); err != nil {
-			return "", fmt.Errorf("list %s: %v", l.Name, err)
+			return nil, nil, fmt.Errorf("list %s: %v", l.Name, err)
 		}
 	}
-	items, err := pipeline.ProductItems(pl, given)
-	if err != nil {
-		return "", err
-	}
-	return "[" + strings.Join(items, ",") + "]", nil
+	return pl, given, nil
 }
 
 // Iteration is the same output of iteration i of the step (STEP[i]).

@@ -565,3 +565,60 @@ steps:
 		t.Errorf("iteration 4: SkipReason = %q, %v", got, err)
 	}
 }
+
+// TestNestedLoopOverOuterField: a loop step of a looped pipeline over a
+// field of the outer item: the iterations are every (outer, inner) pair,
+// an outer item with an empty list giving none, and iteration k reads the
+// other steps' iteration of its own outer item.
+func TestNestedLoopOverOuterField(t *testing.T) {
+	p := load(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: nest}
+params:
+  gs: {type: json, default: [{xs: [1, 2, 3]}, {xs: []}, {xs: [4]}]}
+steps:
+  - name: each
+    loop: {items: "{{params.gs}}"}
+    inputs: {xs: "{{item.xs}}"}
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Pipeline
+      metadata: {name: body}
+      params: {xs: {type: json}}
+      steps:
+        - name: a
+          component: {metadata: {name: a}, outputs: [{name: v, type: string}], command: [a]}
+        - name: l
+          loop: {items: "{{params.xs}}"}
+          inputs: {n: "{{item}}", v: "{{steps.a.outputs.v}}"}
+          component: {metadata: {name: l}, inputs: [{name: n, type: int}, {name: v, type: string}], command: [l]}
+`)
+	sp, err := Build(p, "each.l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := func(s string) *string { return &s }
+	records := map[string]artifacts.OutputRecord{"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[2]": {Name: "v", Value: val("A2")}}
+	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+		r, ok := records[ref.Step]
+		return r, ok, nil
+	}
+	params := map[string]string{"gs": `[{"xs": [1, 2, 3]}, {"xs": []}, {"xs": [4]}]`}
+	items, err := sp.Wiring.ItemList(Values{Params: params})
+	if err != nil || len(items) != 4 {
+		t.Fatalf("items %v, %v; want 4 pairs", items, err)
+	}
+	for k, want := range []string{"1/A0", "2/A0", "3/A0", "4/A2"} {
+		v := Values{Run: "r", Params: params, Iteration: &k}
+		if err := sp.Wiring.ResolveSame(&v, map[string]string{}, lookup); err != nil {
+			t.Fatalf("iteration %d: %v", k, err)
+		}
+		inv, err := sp.Wiring.Invocation(sp.Component, nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := inv.Params["n"] + "/" + inv.Params["v"]; got != want {
+			t.Errorf("iteration %d: %s, want %s", k, got, want)
+		}
+	}
+}

@@ -333,6 +333,24 @@ func TestKFPv2LoopNested(t *testing.T) {
 	}
 }
 
+// TestKFPv2LoopInBody: a ParallelFor whose body holds a task and a
+// ParallelFor reading that task's output is one loop step over the body
+// as a pipeline, whose own loop step loops over the product and reads the
+// task's output of its outer iteration.
+func TestKFPv2LoopInBody(t *testing.T) {
+	p, err := Load("testdata/kfpv2/loops_in_body.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	use := p.Step("for-loop-1.for-loop-2")
+	if use == nil || !use.Nested || use.Body != "for-loop-1" || !use.SameIteration(p.Step("for-loop-1.lead")) {
+		t.Fatalf("for-loop-1.for-loop-2: %+v, want a nested loop step of for-loop-1's body", use)
+	}
+	if b := use.Bindings()["msg"]; b.Literal != "{{steps.for-loop-1.lead.outputs.Output}}/{{item.inner}}" {
+		t.Errorf("use's msg %+v", b)
+	}
+}
+
 // TestKFPv2LoopsUnsupported: an output a ParallelFor does not have is
 // refused at its line and column in KFP's terms.
 func TestKFPv2LoopsUnsupported(t *testing.T) {

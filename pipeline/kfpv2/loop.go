@@ -58,8 +58,10 @@ import (
 // collects them (CollectInputs), though KFP's SDK types them as a list of
 // lists.
 //
-// Not supported, each at its line and column: a body that would be a
-// pipeline but holds a ParallelFor (a loop inside a looped pipeline).
+// A ParallelFor in a body converted as a pipeline is a loop step of that
+// pipeline: pipectl loops it over the product of both lists (a loop inside
+// a looped pipeline), and refuses what it cannot run there (a body task
+// reading its collected outputs, its own body a pipeline).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a
@@ -619,11 +621,12 @@ func (c *conv) finishStep(s *yaml.Node) {
 
 // pipelineBody reports whether a ParallelFor body (its dag.tasks) is
 // converted as a pipeline that one loop step uses as its component: it
-// holds no ParallelFor of its own, and a task whose component is a sub-DAG
-// (a dsl.Condition, a pipeline) or a task reading another task's output
+// holds a task whose component is a sub-DAG (a dsl.Condition, a pipeline;
+// a ParallelFor does not count) or a task reading another task's output
 // (the same iteration's, as pipectl's looped pipeline reads it). A body of
-// container tasks reading none of each other's outputs is a loop step per
-// task instead (their names as before).
+// container tasks and ParallelFors reading none of each other's outputs is
+// a loop step per task instead (their names as before), its ParallelFors
+// loops over the products.
 func (c *conv) pipelineBody(tasks *yaml.Node) bool {
 	keys, values := yamlfile.Pairs(tasks)
 	names := map[string]bool{}
@@ -632,10 +635,7 @@ func (c *conv) pipelineBody(tasks *yaml.Node) bool {
 	}
 	need := false
 	for _, t := range values {
-		if isLoop(t) {
-			return false
-		}
-		if c.isDAG(bodyOf(t)) {
+		if !isLoop(t) && c.isDAG(bodyOf(t)) {
 			need = true
 		}
 		for _, kind := range []string{"parameters", "artifacts"} {

@@ -106,6 +106,18 @@ func TestRunKFPv2(t *testing.T) {
 			"for-loop-5-for-loop-6-print-op-3[2]/Output": "msg: c, msg2: -",
 		},
 	}, {
+		// A ParallelFor holding a task and a ParallelFor reading its
+		// output: every (outer, inner) pair, each reading its outer
+		// iteration's lead.
+		file: "../testdata/kfpv2/loops_in_body.yaml",
+		want: map[string]string{
+			"for-loop-1.lead[1]/Output":       "b c",
+			"for-loop-1.for-loop-2[0]/Output": "a/1",
+			"for-loop-1.for-loop-2[1]/Output": "a/2",
+			"for-loop-1.for-loop-2[2]/Output": "b c/1",
+			"for-loop-1.for-loop-2[3]/Output": "b c/2",
+		},
+	}, {
 		// An optional sub-DAG input no task gives has no value inside.
 		file: "../testdata/kfpv2/optional.yaml",
 		want: map[string]string{"inner.show/Output": "--no-flag x --no-data"},

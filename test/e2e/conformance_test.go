@@ -337,6 +337,16 @@ var conformanceCases = []confCase{
 			ok("for-loop-8-for-loop-9-pair[0]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"1"}}`),
 			ok("for-loop-8-for-loop-9-pair[1]", seen()).item(`{"l0":` + kfpGroupA + `,"l1":{"q":"2 $(x)"}}`),
 			ok("for-loop-8-for-loop-9-pair[2]", seen()).item(`{"l0":{"g":"c","xs":[{"q":"3"}]},"l1":{"q":"3"}}`),
+			// A ParallelFor holding a task and a ParallelFor reading its output:
+			// the inner loops over the product, reading its outer item's lead.
+			loopStep("for-loop-10.lead"),
+			ok("for-loop-10.lead[0]", param("out", "string", "m"), seen()).item(`"m"`),
+			ok("for-loop-10.lead[1]", param("out", "string", "n $(o)"), seen()).item(`"n $(o)"`),
+			loopStep("for-loop-10.for-loop-11").after("for-loop-10.lead"),
+			ok("for-loop-10.for-loop-11[0]", seen()).after("for-loop-10.lead").item(`{"outer":"m","inner":"1"}`),
+			ok("for-loop-10.for-loop-11[1]", seen()).after("for-loop-10.lead").item(`{"outer":"m","inner":"2"}`),
+			ok("for-loop-10.for-loop-11[2]", seen()).after("for-loop-10.lead").item(`{"outer":"n $(o)","inner":"1"}`),
+			ok("for-loop-10.for-loop-11[3]", seen()).after("for-loop-10.lead").item(`{"outer":"n $(o)","inner":"2"}`),
 		},
 		probes: map[string]probeRecord{
 			"make": {Argv: []string{"@seen", "$WORK/outputs/seen", "--text", kfpText, "--n", "2", "@write", "$WORK/outputs/data", kfpText,
@@ -365,6 +375,12 @@ var conformanceCases = []confCase{
 			"for-loop-8-for-loop-9-pair[0]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "1"}, Env: stepEnv("for-loop-8-for-loop-9-pair[0]")},
 			"for-loop-8-for-loop-9-pair[1]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "2 $(x)"}, Env: stepEnv("for-loop-8-for-loop-9-pair[1]")},
 			"for-loop-8-for-loop-9-pair[2]": {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "3"}, Env: stepEnv("for-loop-8-for-loop-9-pair[2]")},
+			"for-loop-10.lead[0]":           {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "m"}, Env: stepEnv("for-loop-10.lead[0]")},
+			"for-loop-10.lead[1]":           {Argv: []string{"@seen", "$WORK/outputs/seen", "@write", "$WORK/outputs/out", "n $(o)"}, Env: stepEnv("for-loop-10.lead[1]")},
+			"for-loop-10.for-loop-11[0]":    {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "m:1"}, Env: stepEnv("for-loop-10.for-loop-11[0]")},
+			"for-loop-10.for-loop-11[1]":    {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "m:2"}, Env: stepEnv("for-loop-10.for-loop-11[1]")},
+			"for-loop-10.for-loop-11[2]":    {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "n $(o):1"}, Env: stepEnv("for-loop-10.for-loop-11[2]")},
+			"for-loop-10.for-loop-11[3]":    {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "n $(o):2"}, Env: stepEnv("for-loop-10.for-loop-11[3]")},
 		},
 	},
 	{

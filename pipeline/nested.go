@@ -427,15 +427,15 @@ func (v *validator) expand() {
 		}
 	}
 	for _, t := range steps {
-		if t.Body == "" || len(nestedIn) == 0 {
-			continue
+		if !t.Nested || len(nestedIn) == 0 {
+			continue // a step of the pipeline collects them per outer iteration
 		}
 		reads := t
 		reads.After = nil
 		for _, d := range reads.Deps() {
 			if body, ok := nestedIn[d]; ok && body == t.Body {
 				i := v.p.byName[t.Body]
-				v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose step %s reads the outputs of step %s, which loops of its own: reading the iterations of the same item is not supported yet (read them after the loop step: the pipeline's outputs)", t.Body, v.subs[i].Source, t.Name, d)
+				v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose step %s loops of its own and reads the outputs of step %s, which loops of its own too: not supported yet (their iterations are not the same)", t.Body, v.subs[i].Source, t.Name, d)
 			}
 		}
 	}

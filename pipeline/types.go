@@ -178,7 +178,15 @@ func (s *Step) AfterCompleted() bool { return s.Trigger == TriggerCompleted }
 // SameIteration reports whether step s reads the outputs of step up
 // iteration by iteration: both are steps of the same looped pipeline.
 func (s *Step) SameIteration(up *Step) bool {
-	return s.Body != "" && up != nil && up.Body == s.Body
+	return s.Body != "" && up != nil && up.Body == s.Body && (!up.Nested || s.Nested)
+}
+
+// OuterIteration reports whether step s reads the outputs of step up, a
+// loop step of the same looped pipeline that loops of its own (Nested),
+// collected per iteration of that pipeline: s's iteration i gets up's
+// iterations whose outer item is item i.
+func (s *Step) OuterIteration(up *Step) bool {
+	return s.Body != "" && up != nil && up.Body == s.Body && up.Nested && !s.Nested
 }
 
 // Secret is one environment variable of a step taken from a Secret.

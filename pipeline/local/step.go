@@ -91,6 +91,13 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 			return
 		}
 	}
+	if len(sp.Wiring.CollectedOuter) > 0 {
+		inputSums = maps.Clone(inputSums)
+		if err := e.collectOuter(sp, &v, inputSums); err != nil {
+			fail(1, "%v", err)
+			return
+		}
+	}
 	inv, err := sp.Wiring.Invocation(sp.Component, e.r.Store, v)
 	if err != nil {
 		fail(1, "%v", err)
@@ -222,8 +229,10 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 		return v, nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
-		ref := sp.Wiring.Collected[name]
-		recs, err := e.collected(ref)
+		if _, perIteration := sp.Wiring.CollectedOuter[name]; perIteration {
+			continue // iteration by iteration (collectOuter)
+		}
+		recs, err := e.collected(sp.Wiring.Collected[name], func(int) bool { return true })
 		if err != nil {
 			return v, nil, fmt.Errorf("input %q: %v", name, err)
 		}
@@ -238,15 +247,37 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 	return v, sums, nil
 }
 
+// collectOuter gives the inputs of Wiring.CollectedOuter, for iteration
+// *v.Iteration of a step of a looped pipeline, the outputs of the
+// iterations of their nested loop step of the same outer item (and their
+// sha256 in sums). v.Collected is replaced by a copy.
+func (e *execution) collectOuter(sp *plan.Step, v *plan.Values, sums map[string]string) error {
+	v.Collected = maps.Clone(v.Collected)
+	got := map[string][]artifacts.OutputRecord{}
+	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.CollectedOuter)) {
+		its, _, err := sp.Wiring.CollectedIterations(name, *v)
+		if err != nil {
+			return err
+		}
+		recs, err := e.collected(sp.Wiring.Collected[name], func(i int) bool { return slices.Contains(its, i) })
+		if err != nil {
+			return fmt.Errorf("input %q: %v", name, err)
+		}
+		v.Collected[name], got[name] = recs, recs
+	}
+	stepcache.AddCollectedSums(sums, got)
+	return nil
+}
+
 // collected returns the records of an output of every iteration of a
-// loop step that ran (was not skipped), in order.
-func (e *execution) collected(ref plan.OutputRef) ([]artifacts.OutputRecord, error) {
+// loop step that ran (was not skipped) and keep keeps, in order.
+func (e *execution) collected(ref plan.OutputRef, keep func(int) bool) ([]artifacts.OutputRecord, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	recs := []artifacts.OutputRecord{}
 	for i, pos := range e.iterations[ref.Step] {
 		it := &e.run.Steps[pos]
-		if it.Status == artifacts.StatusSkipped {
+		if it.Status == artifacts.StatusSkipped || !keep(i) {
 			continue // its condition was false: only the iterations that ran give an output
 		}
 		k := slices.IndexFunc(it.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })

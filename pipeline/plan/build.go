@@ -129,6 +129,11 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 					w.Collected = map[string]OutputRef{}
 				}
 				w.Collected[name] = ref
+				if s.OuterIteration(up) {
+					if err := collectedOuter(p, up, w, name); err != nil {
+						return nil, fmt.Errorf("input %q: %w", name, err)
+					}
+				}
 				continue
 			}
 			// Each output travels as what it is (KFP lets a value feed an
@@ -288,6 +293,26 @@ func productLists(p *pipeline.Pipeline, s *pipeline.Step, comp *components.Compo
 		}
 	}
 	return out, nil
+}
+
+// collectedOuter makes input name, given the collected outputs of nested
+// loop step up, collect those of the current outer iteration only
+// (Wiring.CollectedOuter): up's product lists, written or params (whose
+// values the step then takes too) or fields of the outer item.
+func collectedOuter(p *pipeline.Pipeline, up *pipeline.Step, w *Wiring, name string) error {
+	upw := &Wiring{Upstream: map[string]OutputRef{}}
+	lists, err := productLists(p, up, up.Resolved, upw)
+	if err != nil {
+		return err
+	}
+	if len(upw.Upstream) > 0 {
+		return fmt.Errorf("step %s loops over a step's output: its outputs collected per outer iteration are not supported yet", up.Name)
+	}
+	if w.CollectedOuter == nil {
+		w.CollectedOuter = map[string][]ProductList{}
+	}
+	w.CollectedOuter[name] = lists
+	return nil
 }
 
 // oneOf wires input in (name) of step s the output of the first of the
@@ -476,6 +501,11 @@ func (w *Wiring) ParamNames() []string {
 		add(t)
 	}
 	add(w.Items)
+	for _, lists := range w.CollectedOuter {
+		for _, l := range lists {
+			add(l.List)
+		}
+	}
 	for _, e := range w.Env {
 		add(e.Value)
 	}

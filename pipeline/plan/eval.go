@@ -648,25 +648,61 @@ func (w *Wiring) sameIteration(v Values) (int, error) {
 	if len(w.Items) != 1 || len(w.Items[0].Product) == 0 || w.Items[0].Product[0].Name != w.SameList {
 		return 0, fmt.Errorf("step %s: the iteration of list %s: the step loops over no product whose first list it is", w.Step, w.SameList)
 	}
-	pl, given, err := productInput(w.Items[0].Product, v)
+	outer, err := outerIndexes(w.Items[0].Product, v)
 	if err != nil {
 		return 0, fmt.Errorf("loop product %v", err)
 	}
-	// The combinations of each outer item in turn (the lists after it may
-	// be fields of it).
+	if k < len(outer) {
+		return outer[k], nil
+	}
+	return 0, fmt.Errorf("step %s has no iteration %d", w.Step, *v.Iteration)
+}
+
+// CollectedIterations says which iterations of its loop step input name
+// of Collected collects for the step's iteration *v.Iteration: all of
+// them (all true), or for an input of CollectedOuter those whose outer
+// item is item *v.Iteration, in order.
+func (w *Wiring) CollectedIterations(name string, v Values) (iterations []int, all bool, err error) {
+	lists, ok := w.CollectedOuter[name]
+	if !ok {
+		return nil, true, nil
+	}
+	if v.Iteration == nil {
+		return nil, false, fmt.Errorf("input %q collects one iteration's outputs: no iteration given (want --iteration N)", name)
+	}
+	outer, err := outerIndexes(lists, v)
+	if err != nil {
+		return nil, false, fmt.Errorf("input %q: loop product %v", name, err)
+	}
+	iterations = []int{}
+	for k, i := range outer {
+		if i == *v.Iteration {
+			iterations = append(iterations, k)
+		}
+	}
+	return iterations, false, nil
+}
+
+// outerIndexes is, for each combination of a product, the index of its
+// first list's item (the lists after it may be fields of that item).
+func outerIndexes(lists []ProductList, v Values) ([]int, error) {
+	pl, given, err := productInput(lists, v)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
 	for i, it := range given[0] {
 		g := slices.Clone(given)
 		g[0] = []string{it}
 		items, err := pipeline.ProductItems(pl, g)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if k < len(items) {
-			return i, nil
+		for range items {
+			out = append(out, i)
 		}
-		k -= len(items)
 	}
-	return 0, fmt.Errorf("step %s has no iteration %d", w.Step, *v.Iteration)
+	return out, nil
 }
 
 // product is the JSON list of a loop's product: every combination of the

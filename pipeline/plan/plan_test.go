@@ -591,8 +591,26 @@ steps:
         - name: l
           loop: {items: "{{params.xs}}"}
           inputs: {n: "{{item}}", v: "{{steps.a.outputs.v}}"}
-          component: {metadata: {name: l}, inputs: [{name: n, type: int}, {name: v, type: string}], command: [l]}
+          component: {metadata: {name: l}, inputs: [{name: n, type: int}, {name: v, type: string}], outputs: [{name: o, type: string}], command: [l]}
+        - name: sum
+          inputs: {os: "{{steps.l.outputs.o}}"}
+          component: {metadata: {name: sum}, inputs: [{name: os, type: json}], command: [sum]}
 `)
+	// sum's iteration i collects l's iterations of outer item i.
+	sum, err := Build(p, "each.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sum.Wiring.CollectedOuter["os"]; !ok || sum.Wiring.Collected["os"].Step != "each.l" || len(sum.Wiring.Same) != 0 {
+		t.Fatalf("each.sum's wiring: %+v", sum.Wiring)
+	}
+	gs := map[string]string{"gs": `[{"xs": [1, 2, 3]}, {"xs": []}, {"xs": [4]}]`}
+	for i, want := range [][]int{{0, 1, 2}, {}, {3}} {
+		its, all, err := sum.Wiring.CollectedIterations("os", Values{Params: gs, Iteration: &i})
+		if err != nil || all || !cmp.Equal(its, want) {
+			t.Errorf("outer iteration %d collects %v (all %v, %v), want %v", i, its, all, err, want)
+		}
+	}
 	sp, err := Build(p, "each.l")
 	if err != nil {
 		t.Fatal(err)

@@ -129,6 +129,12 @@ type Wiring struct {
 	// each candidate's iteration (ResolveSame); an iteration none of them
 	// ran is skipped (SkipReason).
 	SameOneOf map[string][]OutputRef `json:"sameOneOf,omitempty"`
+	// CollectedOuter, for a step of a looped pipeline given the collected
+	// outputs of a loop step of the same pipeline that loops of its own
+	// (pipeline.Step.OuterIteration), by input name of Collected: that
+	// step's product lists; iteration i collects the iterations of it whose
+	// combination's first item is item i (CollectedKeep).
+	CollectedOuter map[string][]ProductList `json:"collectedOuter,omitempty"`
 	// When, for a loop step, is its condition when it compares the item
 	// or another step's output of the same iteration (Condition.PerIteration):
 	// each iteration is skipped or run where it runs (SkipReason), and the

@@ -252,7 +252,7 @@ func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*c
 		return nil, nil, err
 	}
 	v := r.Values
-	if v.Collected, err = stepcache.Collect(ctx, store, v.Run, r.Wiring); err != nil {
+	if v.Collected, err = stepcache.Collect(ctx, store, r.Wiring, v); err != nil {
 		return nil, nil, err
 	}
 	inv, sums, err := stepcache.Invocation(ctx, store, c, r.Wiring, v)

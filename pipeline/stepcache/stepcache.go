@@ -329,16 +329,26 @@ func AddCollectedSums(sums map[string]string, collected map[string][]artifacts.O
 // Collect reads the outputs of every iteration of the loop steps whose
 // outputs the step of w collects (plan.Values.Collected), from their
 // outputs records in the store: iterations 0, 1, … until one has none (the
-// step runs once every iteration succeeded, so they all have one).
+// step runs once every iteration succeeded, so they all have one), or for
+// an input of plan.Wiring.CollectedOuter those of v's outer iteration.
 // `pipectl exec`, its rank pods and `pipectl launch` collect with it.
-func Collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wiring) (map[string][]artifacts.OutputRecord, error) {
+func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.Values) (map[string][]artifacts.OutputRecord, error) {
 	out := map[string][]artifacts.OutputRecord{}
+	run := v.Run
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		ref := w.Collected[name]
+		its, all, err := w.CollectedIterations(name, v)
+		if err != nil {
+			return nil, err
+		}
 		recs := []artifacts.OutputRecord{}
-		for i := 0; ; i++ {
+		for k := 0; all || k < len(its); k++ {
+			i := k
+			if !all {
+				i = its[k] // those of the current outer iteration
+			}
 			rec, err := artifacts.ReadStepOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
-			if errors.Is(err, artifacts.ErrNotFound) {
+			if errors.Is(err, artifacts.ErrNotFound) && all {
 				break
 			}
 			if err != nil {
@@ -348,11 +358,11 @@ func Collect(ctx context.Context, store artifacts.Store, run string, w *plan.Wir
 				continue // its condition was false: only the iterations that ran give an output
 			}
 			outs := rec.Outputs
-			k := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
-			if k < 0 {
+			at := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+			if at < 0 {
 				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
 			}
-			recs = append(recs, outs[k])
+			recs = append(recs, outs[at])
 		}
 		out[name] = recs
 	}

@@ -60,8 +60,9 @@ import (
 //
 // A ParallelFor in a body converted as a pipeline is a loop step of that
 // pipeline: pipectl loops it over the product of both lists (a loop inside
-// a looped pipeline), and refuses what it cannot run there (a body task
-// reading its collected outputs, its own body a pipeline).
+// a looped pipeline), a body task reading its collected outputs gets those
+// of its own iteration, and pipectl refuses what it cannot run there (its
+// own body a pipeline).
 
 // maxLoopSteps bounds the steps the ParallelFors of a file become, and
 // maxProduct the items of a loop over the product of nested lists: a

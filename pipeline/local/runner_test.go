@@ -539,26 +539,7 @@ steps:
     inputs: {data: "{{params.data}}"}
 ` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `printf '%s' "$1" > "$2"`, "{{executor.input}}", "{{outputs.text.path}}") + `
 `)
-	meta := func(run *artifacts.Run) string {
-		t.Helper()
-		s := run.Step("read")
-		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {
-			t.Fatalf("read gave %+v", s.Outputs)
-		}
-		var in struct {
-			Inputs struct {
-				Artifacts map[string]struct {
-					Artifacts []struct {
-						Metadata json.RawMessage `json:"metadata"`
-					} `json:"artifacts"`
-				} `json:"artifacts"`
-			} `json:"inputs"`
-		}
-		if err := json.Unmarshal([]byte(*s.Outputs[0].Value), &in); err != nil {
-			t.Fatalf("executor input %q: %v", *s.Outputs[0].Value, err)
-		}
-		return string(in.Inputs.Artifacts["data"].Artifacts[0].Metadata)
-	}
+	meta := func(run *artifacts.Run) string { return readMetadata(t, run) }
 	run, err := f.run(ctx, second, map[string]string{"data": uri}, nil)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, f.status)
@@ -599,26 +580,7 @@ steps:
     inputs: {who: "{{params.who}}"}
 ` + shComponent("namer", "{name: who, type: string}", "{name: who, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.who}}", "{{outputs.who.path}}") + `
 `)
-	meta := func(run *artifacts.Run) string {
-		t.Helper()
-		s := run.Step("read")
-		if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {
-			t.Fatalf("read gave %+v", s.Outputs)
-		}
-		var in struct {
-			Inputs struct {
-				Artifacts map[string]struct {
-					Artifacts []struct {
-						Metadata json.RawMessage `json:"metadata"`
-					} `json:"artifacts"`
-				} `json:"artifacts"`
-			} `json:"inputs"`
-		}
-		if err := json.Unmarshal([]byte(*s.Outputs[0].Value), &in); err != nil {
-			t.Fatalf("executor input %q: %v", *s.Outputs[0].Value, err)
-		}
-		return string(in.Inputs.Artifacts["data"].Artifacts[0].Metadata)
-	}
+	meta := func(run *artifacts.Run) string { return readMetadata(t, run) }
 	run, err := f.run(ctx, p, map[string]string{"data": uri}, nil)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, f.status)
@@ -790,4 +752,27 @@ steps:
 			}
 		})
 	}
+}
+
+// readMetadata is the metadata of input artifact data in the executor
+// input step read of run printed as its output text.
+func readMetadata(t *testing.T, run *artifacts.Run) string {
+	t.Helper()
+	s := run.Step("read")
+	if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {
+		t.Fatalf("read gave %+v", s.Outputs)
+	}
+	var in struct {
+		Inputs struct {
+			Artifacts map[string]struct {
+				Artifacts []struct {
+					Metadata json.RawMessage `json:"metadata"`
+				} `json:"artifacts"`
+			} `json:"artifacts"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(*s.Outputs[0].Value), &in); err != nil {
+		t.Fatalf("executor input %q: %v", *s.Outputs[0].Value, err)
+	}
+	return string(in.Inputs.Artifacts["data"].Artifacts[0].Metadata)
 }

@@ -457,10 +457,7 @@ steps:
 	}
 	val := func(s string) *string { return &s }
 	records := map[string]artifacts.OutputRecord{"each.a[1]": {Name: "v", Value: val("no")}, "each.a[2]": {Name: "v", Value: val("yes")}}
-	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
-		r, ok := records[ref.Step]
-		return r, ok, nil
-	}
+	lookup := byStep(records)
 	for i, want := range []string{
 		"upstream step each.a[0] did not run",
 		`condition "{{item.n}} >= {{params.min}} && {{steps.each.a.outputs.v}} != no" is false`,
@@ -534,10 +531,7 @@ steps:
 		"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[1]": {Name: "v", Value: val("no")},
 		"each.pick.c[0]": {Name: "v", Value: val("C0")}, "each.pick.big[1]": {Name: "v", Value: val("B1")},
 	}
-	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
-		r, ok := records[ref.Step]
-		return r, ok, nil
-	}
+	lookup := byStep(records)
 	params := map[string]string{"ws": `["x", "y"]`}
 	for k, want := range []string{"", "", "", `condition "{{steps.each.a.outputs.v}} != no" is false`, `condition "{{steps.each.a.outputs.v}} != no" is false`, `condition "{{steps.each.a.outputs.v}} != no" is false`} {
 		v := Values{Run: "r", Params: params, Iteration: &k}
@@ -617,10 +611,7 @@ steps:
 	}
 	val := func(s string) *string { return &s }
 	records := map[string]artifacts.OutputRecord{"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[2]": {Name: "v", Value: val("A2")}}
-	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
-		r, ok := records[ref.Step]
-		return r, ok, nil
-	}
+	lookup := byStep(records)
 	params := map[string]string{"gs": `[{"xs": [1, 2, 3]}, {"xs": []}, {"xs": [4]}]`}
 	items, err := sp.Wiring.ItemList(Values{Params: params})
 	if err != nil || len(items) != 4 {
@@ -638,5 +629,14 @@ steps:
 		if got := inv.Params["n"] + "/" + inv.Params["v"]; got != want {
 			t.Errorf("iteration %d: %s, want %s", k, got, want)
 		}
+	}
+}
+
+// byStep looks an output up in records, by the step (or iteration) of the
+// reference; a step without a record did not run.
+func byStep(records map[string]artifacts.OutputRecord) func(OutputRef) (artifacts.OutputRecord, bool, error) {
+	return func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+		r, ok := records[ref.Step]
+		return r, ok, nil
 	}
 }

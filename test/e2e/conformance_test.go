@@ -667,6 +667,10 @@ var conformanceCases = []confCase{
 			loopStep("each.gate").after("each.make"),
 			ok("each.gate[0]", seen()).after("each.make").item(`{"outer":"a","inner":"x"}`),
 			skipped("each.gate[1]").after("each.make").item(`{"outer":"b $(c)","inner":"x"}`),
+			// rep's outputs of its own word.
+			loopStep("each.sum").after("each.rep"),
+			ok("each.sum[0]", seen()).after("each.rep").item(`"a"`),
+			ok("each.sum[1]", seen()).after("each.rep").item(`"b $(c)"`),
 			ok("join", seen()).after("each.rep"),
 		},
 		probes: map[string]probeRecord{
@@ -691,6 +695,8 @@ var conformanceCases = []confCase{
 			"each.rep[3]":        {Argv: []string{"@seen", "$WORK/outputs/seen", "--picked", "picked b $(c)", "@write", "$WORK/outputs/r", "L-b $(c)#1/b $(c)"}, Env: stepEnv("each.rep[3]")},
 			"each.rep[5]":        {Argv: []string{"@seen", "$WORK/outputs/seen", "--picked", "picked b $(c)", "@write", "$WORK/outputs/r", "L-b $(c)#3/b $(c)"}, Env: stepEnv("each.rep[5]")},
 			"each.gate[0]":       {Argv: []string{"@seen", "$WORK/outputs/seen", "--what", "x a"}, Env: stepEnv("each.gate[0]")},
+			"each.sum[0]":        {Argv: []string{"@seen", "$WORK/outputs/seen", "--reps", `["L-a#1/a","L-a#3/a"]`}, Env: stepEnv("each.sum[0]")},
+			"each.sum[1]":        {Argv: []string{"@seen", "$WORK/outputs/seen", "--reps", `["L-b $(c)#1/b $(c)","L-b $(c)#3/b $(c)"]`}, Env: stepEnv("each.sum[1]")},
 			"join":               {Argv: []string{"@seen", "$WORK/outputs/seen", "--reps", `["L-a#1/a","L-a#3/a","L-b $(c)#1/b $(c)","L-b $(c)#3/b $(c)"]`}, Env: stepEnv("join")},
 		},
 	},

@@ -121,7 +121,7 @@ func (cv *compConv) placeholder(body string) (string, error) {
 		return "{{step.name}}", nil
 	}
 	if m := wholeInArtRE.FindStringSubmatch(body); m != nil {
-		return "", fmt.Errorf("placeholder {{$%s}} (the whole input artifact %q) is not supported: KFP's cluster launcher leaves it as written and its local runner gives the executor input's {\"artifacts\": [...]}; read {{$}} (the executor input) or the input's .path", body, m[1])
+		return "", fmt.Errorf("placeholder {{$%s}} (the whole input artifact %q) is not supported: KFP's cluster launcher leaves it as written and its local runner fails on it (an IndexError in its placeholder resolution): read {{$}} (the executor input) or the input's .path", body, m[1])
 	}
 	return "", fmt.Errorf("placeholder {{$%s}} is not supported (supported: {{$.inputs.parameters['NAME']}}, {{$.inputs.artifacts['NAME'].path|uri}}, {{$.outputs.artifacts['NAME'].path|uri}}, {{$.outputs.parameters['NAME'].output_file}}, {{$.outputs.artifacts['NAME'].metadata}}, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_task_name}}, {{$}})", body)
 }

@@ -69,6 +69,13 @@ func runMain(m *testing.M) int {
 	}
 	if code == 0 {
 		os.RemoveAll(dir)
+	} else {
+		// The logs stay; the pods' volumes (each holds a copy of pipectl,
+		// ~176 MB) go, or a few failed runs fill the disk.
+		vols, _ := filepath.Glob(filepath.Join(dir, "nodeagent", "pods", "*", "volumes"))
+		for _, v := range vols {
+			os.RemoveAll(v)
+		}
 	}
 	return code
 }

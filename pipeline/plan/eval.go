@@ -648,12 +648,15 @@ func (w *Wiring) sameIteration(v Values) (int, error) {
 	if len(w.Items) != 1 || len(w.Items[0].Product) == 0 || w.Items[0].Product[0].Name != w.SameList {
 		return 0, fmt.Errorf("step %s: the iteration of list %s: the step loops over no product whose first list it is", w.Step, w.SameList)
 	}
-	outer, err := outerIndexes(w.Items[0].Product, v)
+	sizes, err := outerSizes(w.Items[0].Product, v)
 	if err != nil {
 		return 0, fmt.Errorf("loop product %v", err)
 	}
-	if k < len(outer) {
-		return outer[k], nil
+	for i, n := range sizes {
+		if k < n {
+			return i, nil
+		}
+		k -= n
 	}
 	return 0, fmt.Errorf("step %s has no iteration %d", w.Step, *v.Iteration)
 }
@@ -670,27 +673,44 @@ func (w *Wiring) CollectedIterations(name string, v Values) (iterations []int, a
 	if v.Iteration == nil {
 		return nil, false, fmt.Errorf("input %q collects one iteration's outputs: no iteration given (want --iteration N)", name)
 	}
-	outer, err := outerIndexes(lists, v)
+	sizes, err := outerSizes(lists, v)
 	if err != nil {
 		return nil, false, fmt.Errorf("input %q: loop product %v", name, err)
 	}
 	iterations = []int{}
-	for k, i := range outer {
-		if i == *v.Iteration {
+	if i := *v.Iteration; i >= 0 && i < len(sizes) {
+		first := 0
+		for _, n := range sizes[:i] {
+			first += n
+		}
+		for k := first; k < first+sizes[i]; k++ {
 			iterations = append(iterations, k)
 		}
 	}
 	return iterations, false, nil
 }
 
-// outerIndexes is, for each combination of a product, the index of its
-// first list's item (the lists after it may be fields of that item).
-func outerIndexes(lists []ProductList, v Values) ([]int, error) {
+// outerSizes is, for each item of a product's first list, the number of
+// its combinations (those of the lists after it, which may be fields of
+// that item): combination k's first item is the one whose sizes, summed in
+// order, pass k.
+func outerSizes(lists []ProductList, v Values) ([]int, error) {
 	pl, given, err := productInput(lists, v)
 	if err != nil {
 		return nil, err
 	}
-	var out []int
+	sizes := make([]int, len(given[0]))
+	if !slices.ContainsFunc(pl[1:], func(l pipeline.ProductList) bool { return l.Item }) {
+		// Lists of their own: as many combinations for each item.
+		n := 1
+		for _, g := range given[1:] {
+			n *= len(g)
+		}
+		for i := range sizes {
+			sizes[i] = n
+		}
+		return sizes, nil
+	}
 	for i, it := range given[0] {
 		g := slices.Clone(given)
 		g[0] = []string{it}
@@ -698,11 +718,9 @@ func outerIndexes(lists []ProductList, v Values) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		for range items {
-			out = append(out, i)
-		}
+		sizes[i] = len(items)
 	}
-	return out, nil
+	return sizes, nil
 }
 
 // product is the JSON list of a loop's product: every combination of the

@@ -697,6 +697,9 @@ func (c *conv) component(name string, ref *yaml.Node, field string) *yaml.Node {
 	}
 	c.active[name] = true
 	defer delete(c.active, name)
+	// A sub-DAG's tasks set atRoot while they are converted: the task
+	// using the component is where it was.
+	defer func(atRoot bool) { c.atRoot = atRoot }(c.atRoot)
 	cf := "components." + name
 	c.at(k, cf)
 	var out *yaml.Node
@@ -851,8 +854,6 @@ type compConv struct {
 // task converts one task of a dag into a step.
 func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 	step := c.mapping(key, field, c.str("name", key, field), c.str(key.Value, key, field))
-	// Converting a sub-DAG component below resets atRoot.
-	atRoot := c.atRoot
 	t := c.fieldsOf(n, field, "a task", []string{"componentRef", "inputs", "dependentTasks", "cachingOptions", "taskInfo", "retryPolicy", "triggerPolicy", "parameterIterator", "iteratorPolicy"}, map[string]string{
 		"artifactIterator": " (dsl.ParallelFor over artifacts)",
 	})
@@ -890,8 +891,6 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 		if tn, _, ok := yamlfile.Lookup(t["taskInfo"], "name"); ok && tn.Kind == yaml.ScalarNode {
 			c.taskName = tn.Value
 		}
-		// (The component's conversion above may have reset atRoot.)
-		c.atRoot = atRoot
 		inputs = c.taskInputs(in, field+".inputs", name)
 		c.taskName = ""
 		// An input the executor's resources read is not the component's
@@ -924,7 +923,7 @@ func (c *conv) task(key, n *yaml.Node, field string) *yaml.Node {
 			switch {
 			case st.Value != "ALL_UPSTREAM_TASKS_COMPLETED":
 				c.errorf(st, pf+".strategy", "unknown strategy %q (expected ALL_UPSTREAM_TASKS_COMPLETED)", st.Value)
-			case !atRoot:
+			case !c.atRoot:
 				c.errorf(st, pf+".strategy", "KFP strategy ALL_UPSTREAM_TASKS_COMPLETED (dsl.ExitHandler, ignore_upstream_failure) is supported on a task of the root DAG only (a finally step, or a step with trigger: completed when it reads an upstream task's output)")
 			case p["condition"] != nil:
 				c.errorf(p["condition"], pf+".condition", "a condition on a task that runs whatever its upstream tasks did is not supported")

@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"pipectl.dev/pipectl/artifacts/regular"
+	"pipectl.dev/pipectl/components/regular"
 )
 
 // Kinds of output stored under one key.
@@ -68,14 +68,8 @@ type FileEntry struct {
 	SHA256 string `json:"sha256"`
 }
 
-// OutputKey is the key of a step output's data.
-func OutputKey(run, step, output string) string { return run + "/" + step + "/" + output }
-
 // MetadataKey is the key of the metadata of the output stored at key.
 func MetadataKey(key string) string { return strings.TrimSuffix(key, "/") + ".meta.json" }
-
-// LogKey is the key of a step's log.
-func LogKey(run, step string) string { return run + "/" + step + "/step.log" }
 
 // transferConcurrency bounds the files of one directory moved at once.
 const transferConcurrency = 4
@@ -160,7 +154,7 @@ func Publish(ctx context.Context, s Store, key, local string, meta Metadata) (_ 
 		for _, e := range entries {
 			meta.Size += e.Size
 		}
-		meta.SHA256 = manifestSum(entries)
+		meta.SHA256 = ManifestSum(entries)
 	}
 	if err := WriteMetadata(ctx, s, key, meta); err != nil {
 		return Metadata{}, err
@@ -201,7 +195,9 @@ func DeleteKeys(ctx context.Context, s Store, keys ...string) error {
 	return errors.Join(errs...)
 }
 
-func manifestSum(entries []FileEntry) string {
+// ManifestSum is the sha256 of a directory output of entries (sorted by
+// path): the sha256 of its lines "SHA256  PATH", one a file.
+func ManifestSum(entries []FileEntry) string {
 	h := sha256.New()
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s  %s\n", e.SHA256, e.Path)
@@ -278,7 +274,7 @@ func Fetch(ctx context.Context, s Store, key, dest string, opts FetchOptions) (_
 	if err != nil {
 		return meta, err
 	}
-	if meta.Kind == KindDirectory && manifestSum(meta.Files) != meta.SHA256 {
+	if meta.Kind == KindDirectory && ManifestSum(meta.Files) != meta.SHA256 {
 		return meta, fmt.Errorf("%s: metadata file list does not match its sha256", s.URI(key))
 	}
 	for _, e := range meta.Files {

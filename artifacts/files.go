@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"pipectl.dev/pipectl/artifacts/regular"
+	"pipectl.dev/pipectl/components/regular"
 )
 
 // FileSum returns the hex sha256 of the regular file at path, streaming
@@ -123,4 +123,19 @@ func renameFallback(old, new string) error {
 		return fs.ErrExist
 	}
 	return os.Rename(old, new)
+}
+
+// CopyToFile downloads the object key of size bytes to the file dest,
+// verifying its sha256 against want; dest appears only once verified. An
+// existing dest is an *ExistsError unless opts.Force.
+func CopyToFile(ctx context.Context, s Store, key, dest string, size int64, want string, opts FetchOptions) error {
+	if st, err := os.Lstat(dest); err == nil {
+		if !opts.Force {
+			return &ExistsError{Path: dest}
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is %s: a file cannot replace it", dest, regular.Describe(st.Mode()))
+		}
+	}
+	return fetchFile(ctx, s, key, dest, size, want, nopTracker{}, opts.Force)
 }

@@ -14,93 +14,47 @@ import (
 	"time"
 )
 
-// orphanAge is how old the temporary files of a run directory without a
-// run record must be before CollectGarbage removes them: a runner killed
+// OrphanAge is how old the temporary files of a run directory without a
+// run record must be before gc removes them: a runner killed
 // while it created the record leaves such a directory, and a runner that is
 // creating one right now has had it for far less.
-const orphanAge = time.Hour
+const OrphanAge = time.Hour
 
-// CollectGarbage cleans up after runs whose runner died (see RunnerInfo
-// and HeartbeatKey):
-// it records each such run as Failed ("runner died") for good and deletes
-// its journal, and it removes the partial uploads of every run that no
-// longer runs: temporary files in a local store, incomplete multipart
-// uploads in an S3 store. It returns one line per thing it did.
-// Runs that may still run (on this host or another) are left alone.
-func CollectGarbage(ctx context.Context, s Store) ([]string, error) {
-	runs, err := ListRuns(ctx, s, nil)
-	if err != nil {
-		return nil, err
-	}
-	var did []string
-	var errs []error
-	ended := map[string]bool{}
-	for _, r := range runs {
-		if r.Status == StatusRunning {
-			continue
-		}
-		if r.Message == MessageRunnerDied && storedRunning(ctx, s, r.ID) {
-			if err := WriteRun(ctx, s, r); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			entries, err := s.List(ctx, r.ID+"/journal/", true)
-			for _, e := range entries {
-				err = errors.Join(err, s.Delete(ctx, e.Key))
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
-			did = append(did, fmt.Sprintf("run %s: recorded as Failed (runner died)", r.ID))
-		}
-		if p, ok := s.(partials); ok {
-			d, err := p.removePartial(r)
-			did, errs = append(did, d...), append(errs, err)
-		}
-		ended[r.ID] = true
-	}
-	if p, ok := s.(partials); ok {
-		d, err := p.removeLeftovers(ctx, ended)
-		did, errs = append(did, d...), append(errs, err)
-	}
-	return did, errors.Join(errs...)
-}
-
-// partials is a store that knows how its uploads are left half-done.
-type partials interface {
-	// removePartial removes what run r, which no longer runs, left
-	// half-written, and says what it did.
-	removePartial(r *Run) ([]string, error)
-	// removeLeftovers removes what no run record accounts for, or what
+// Janitor is a store that knows how its writers leave uploads half done;
+// gc (package recordstore) asks it to clean up after the runs that no
+// longer run.
+type Janitor interface {
+	// RemovePartial removes what the writers of run left half-written
+	// below it, except below the keys in keep (the outputs its record
+	// lists), and says what it did.
+	RemovePartial(run string, keep []string) ([]string, error)
+	// RemoveLeftovers removes what no run record accounts for, or what
 	// the runs that ended left (ended), and says what it did.
-	removeLeftovers(ctx context.Context, ended map[string]bool) ([]string, error)
+	RemoveLeftovers(ctx context.Context, ended map[string]bool) ([]string, error)
 }
 
-// removePartial removes the temporary files of a run whose runner died.
-func (l *Local) removePartial(r *Run) ([]string, error) {
-	if r.Message != MessageRunnerDied {
-		return nil, nil
-	}
-	n, err := l.removeTemp(r.ID, listedKeys(l, r))
+// RemovePartial removes the temporary files of a run whose runner died.
+func (l *Local) RemovePartial(run string, keep []string) ([]string, error) {
+	n, err := l.removeTemp(run, keep)
 	if n == 0 {
 		return nil, err
 	}
-	return []string{fmt.Sprintf("run %s: removed %d partial upload(s)", r.ID, n)}, err
+	return []string{fmt.Sprintf("run %s: removed %d partial upload(s)", run, n)}, err
 }
 
-// removeLeftovers removes the run directories a runner killed while it
+// RemoveLeftovers removes the run directories a runner killed while it
 // created the run's record left.
-func (l *Local) removeLeftovers(context.Context, map[string]bool) ([]string, error) {
-	return l.removeOrphans(time.Now().Add(-orphanAge))
+func (l *Local) RemoveLeftovers(context.Context, map[string]bool) ([]string, error) {
+	return l.removeOrphans(time.Now().Add(-OrphanAge))
 }
 
-// removePartial does nothing: an S3 upload is whole or not there, and
-// the incomplete multipart uploads are removeLeftovers'.
-func (s *S3) removePartial(*Run) ([]string, error) { return nil, nil }
+// RemovePartial does nothing: an S3 upload is whole or not there, and
+// the incomplete multipart uploads are RemoveLeftovers'.
+func (s *S3) RemovePartial(string, []string) ([]string, error) { return nil, nil }
 
-// removeLeftovers aborts the incomplete multipart uploads of the runs
+// RemoveLeftovers aborts the incomplete multipart uploads of the runs
 // that ended.
-func (s *S3) removeLeftovers(ctx context.Context, ended map[string]bool) ([]string, error) {
+func (s *S3) RemoveLeftovers(ctx context.Context, ended map[string]bool) ([]string, error) {
 	if len(ended) == 0 {
 		return nil, nil
 	}
@@ -110,13 +64,6 @@ func (s *S3) removeLeftovers(ctx context.Context, ended map[string]bool) ([]stri
 		did = append(did, fmt.Sprintf("run %s: aborted %d incomplete multipart upload(s)", id, aborted[id]))
 	}
 	return did, err
-}
-
-// storedRunning reports whether the stored record of run id says Running:
-// a run whose runner died reads as Failed, and gc records that once.
-func storedRunning(ctx context.Context, s Store, id string) bool {
-	var stored Run
-	return GetJSON(ctx, s, RunKey(id), &stored) == nil && stored.Status == StatusRunning
 }
 
 // removeOrphans removes the top-level directories of the store, named as
@@ -157,23 +104,6 @@ func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
 		did = append(did, fmt.Sprintf("run %s: removed %d partial upload(s) of a run record never written", top.Name(), len(entries)))
 	}
 	return did, errors.Join(errs...)
-}
-
-// listedKeys returns the keys of the outputs run r's record lists: what
-// gc never touches, whatever the names of the files below them.
-func listedKeys(s Store, r *Run) []string {
-	var keys []string
-	for _, st := range r.Steps {
-		for _, o := range st.Outputs {
-			if o.URI == "" {
-				continue
-			}
-			if k, err := SplitURI(s, o.URI); err == nil {
-				keys = append(keys, strings.TrimSuffix(k, "/"))
-			}
-		}
-	}
-	return keys
 }
 
 // runIDShape matches the id of a local run (see local.NewRunID): a

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"pipectl.dev/pipectl/artifacts/regular"
+	"pipectl.dev/pipectl/components/regular"
 )
 
 // Local is a Store kept in a directory of the local file system.

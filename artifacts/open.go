@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"pipectl.dev/pipectl/components/uris"
 )
 
 // EnvRoot is the environment variable that selects the store root when no
@@ -39,10 +40,10 @@ func Open(ctx context.Context, root string, opts Options) (Store, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the whole URL
 		}
-		return nil, fmt.Errorf("artifact store %q: %v", RedactURL(root), err)
+		return nil, fmt.Errorf("artifact store %q: %v", uris.RedactURL(root), err)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("artifact store %q holds credentials: give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, never in the root", RedactURL(root))
+		return nil, fmt.Errorf("artifact store %q holds credentials: give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, never in the root", uris.RedactURL(root))
 	}
 	switch u.Scheme {
 	case "file":
@@ -74,21 +75,4 @@ func SplitURI(s Store, uri string) (string, error) {
 		key = k
 	}
 	return key, nil
-}
-
-// URISchemes are how the URIs of a store's artifacts begin: a local
-// store's (file:///DIR/…) and an S3 store's (s3://BUCKET/…).
-var URISchemes = []string{"file:///", "s3://"}
-
-// CheckURI checks that uri can name an artifact of an artifact store (it
-// begins with one of URISchemes and is one line without surrounding
-// spaces); whether it names one of a given store is for SplitURI and the
-// artifact's metadata to say.
-func CheckURI(uri string) error {
-	ok := strings.TrimSpace(uri) == uri && !strings.ContainsAny(uri, "\n\r\t")
-	ok = ok && slices.ContainsFunc(URISchemes, func(s string) bool { return strings.HasPrefix(uri, s) && len(uri) > len(s) })
-	if !ok {
-		return fmt.Errorf("%q is not the URI of an artifact an artifact store can hold: expected %s…, such as an output of an earlier run (pipectl artifacts ls RUN)", uri, strings.Join(URISchemes, "… or "))
-	}
-	return nil
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"pipectl.dev/pipectl/components/uris"
 )
 
 // Environment variables read by the S3 store besides minio-go's credential chain.
@@ -119,7 +121,7 @@ func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, err
 		maxRetries:  opts.MaxRetries,
 		reconnect:   opts.ReconnectWait,
 	}
-	u, err := ParseS3Endpoint(firstNonEmpty(opts.Endpoint, getenv(EnvS3Endpoint), getenv(EnvEndpoint), defaultS3Endpoint))
+	u, err := uris.ParseS3Endpoint(firstNonEmpty(opts.Endpoint, getenv(EnvS3Endpoint), getenv(EnvEndpoint), defaultS3Endpoint))
 	if err != nil {
 		return c, err
 	}
@@ -162,57 +164,6 @@ func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, err
 		return c, fmt.Errorf("S3 upload memory %d is below the part size %d", c.maxMemory, c.partSize)
 	}
 	return c, nil
-}
-
-// ParseS3Endpoint checks an S3 endpoint as the S3 store takes it: host[:port]
-// (TLS), https://host[:port] or http://host[:port], nothing else. Credentials
-// in it (http://KEY:SECRET@host) are refused, and no error repeats them:
-// they belong in the environment or a Secret, never in a flag that lands in
-// a compiled workflow or a log.
-func ParseS3Endpoint(ep string) (*url.URL, error) {
-	shown := RedactURL(ep)
-	if !strings.Contains(ep, "://") {
-		ep = "https://" + ep
-	}
-	u, err := url.Parse(ep)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its message repeats the whole URL
-		}
-		return nil, fmt.Errorf("S3 endpoint %q: %v", shown, err)
-	}
-	switch {
-	case u.User != nil:
-		return nil, fmt.Errorf("S3 endpoint %q holds credentials: give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a Secret), never in the endpoint", shown)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("S3 endpoint %q: want host[:port], https://host[:port] or http://host[:port]", shown)
-	case u.Host == "":
-		return nil, fmt.Errorf("S3 endpoint %q names no host", shown)
-	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("S3 endpoint %q: want only a scheme, host and port (the bucket and prefix go in the s3:// root)", shown)
-	}
-	return u, nil
-}
-
-// RedactURL returns s with the user information of a URL in it
-// (scheme://USER:PASSWORD@host) replaced by "REDACTED@", found textually so
-// that it works on strings no URL parser accepts.
-func RedactURL(s string) string {
-	i := strings.Index(s, "://")
-	start := i + 3
-	if i < 0 {
-		start = 0
-	}
-	end := len(s)
-	if j := strings.IndexAny(s[start:], "/?#"); j >= 0 {
-		end = start + j
-	}
-	at := strings.LastIndex(s[start:end], "@")
-	if at < 0 {
-		return s
-	}
-	return s[:start] + "REDACTED" + s[start+at:]
 }
 
 func firstNonEmpty(s ...string) string {

@@ -346,14 +346,14 @@ func TestS3PublishFetch(t *testing.T) {
 		writeRandom(t, filepath.Join(out, filepath.FromSlash(name)), size)
 	}
 
-	fm, err := Publish(ctx, s, OutputKey("r1", "train", "model"), file, Metadata{Type: "Model", Producer: Producer{Run: "r1", Step: "train", Output: "model"}})
+	fm, err := Publish(ctx, s, testKey("r1", "train", "model"), file, Metadata{Type: "Model", Producer: Producer{Run: "r1", Step: "train", Output: "model"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fm.Kind != KindFile || fm.Size != 17<<20+12345 || fm.SHA256 != fileSum(t, file) {
 		t.Errorf("Publish(file) = %+v", fm)
 	}
-	dm, err := Publish(ctx, s, OutputKey("r1", "prep", "data"), out, Metadata{Type: "Dataset"})
+	dm, err := Publish(ctx, s, testKey("r1", "prep", "data"), out, Metadata{Type: "Dataset"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,14 +374,14 @@ func TestS3PublishFetch(t *testing.T) {
 	}
 
 	got := filepath.Join(t.TempDir(), "fetched", "model.bin")
-	if _, err := Fetch(ctx, s, OutputKey("r1", "train", "model"), got, FetchOptions{}); err != nil {
+	if _, err := Fetch(ctx, s, testKey("r1", "train", "model"), got, FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fileSum(t, got) != fm.SHA256 {
 		t.Error("fetched file differs")
 	}
 	gotDir := filepath.Join(t.TempDir(), "data")
-	if _, err := Fetch(ctx, s, OutputKey("r1", "prep", "data"), gotDir, FetchOptions{}); err != nil {
+	if _, err := Fetch(ctx, s, testKey("r1", "prep", "data"), gotDir, FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for name, size := range files {
@@ -446,7 +446,7 @@ func TestS3CorruptObject(t *testing.T) {
 	for _, size := range []int{1 << 20, directMinSize + 5} {
 		file := filepath.Join(t.TempDir(), "m")
 		writeRandom(t, file, int64(size))
-		key := OutputKey("r1", "train", fmt.Sprintf("model-%d", size))
+		key := testKey("r1", "train", fmt.Sprintf("model-%d", size))
 		if _, err := Publish(ctx, s, key, file, Metadata{Type: "Model"}); err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +476,7 @@ func TestS3KilledMidUpload(t *testing.T) {
 	s, srv := newTestS3(t, "", S3Options{PartSize: 5 << 20, Concurrency: 2, MaxRetries: 2, ReconnectWait: 2 * time.Second})
 	file := filepath.Join(t.TempDir(), "model")
 	writeRandom(t, file, 96<<20)
-	key := OutputKey("r1", "train", "model")
+	key := testKey("r1", "train", "model")
 
 	var once sync.Once
 	killer := progressFunc(func(moved int64) {
@@ -522,7 +522,7 @@ func TestS3RestartedMidUpload(t *testing.T) {
 	s, srv := newTestS3(t, "", S3Options{PartSize: 5 << 20, Concurrency: 2})
 	file := filepath.Join(t.TempDir(), "model")
 	writeRandom(t, file, 48<<20)
-	key := OutputKey("r1", "train", "model")
+	key := testKey("r1", "train", "model")
 
 	var once sync.Once
 	var restartErr error
@@ -759,3 +759,6 @@ func fileSum(t *testing.T, p string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// testKey is the key of a step's output, as runs lay them out.
+func testKey(run, step, output string) string { return run + "/" + step + "/" + output }

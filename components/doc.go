@@ -2,7 +2,7 @@
 // kfpv1 reads KFP v1 component files as components), the program a step
 // runs (Program) with its placeholders (checked at load, resolved into argv
 // and env), and the values' rules. The runtime behind `pipectl exec` (materialise inputs, run,
-// publish outputs) is package components/execution; the programs run under
+// publish outputs) is package pipeline/execution; the programs run under
 // package components/process.
 //
 // One type per stage: the loader reads a Component (the spec, with its YAML

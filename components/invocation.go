@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"os"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Environment variables every step's program gets, locally and in a pod.
@@ -47,7 +47,7 @@ type Invocation struct {
 
 // OutputKey is the store key of an output of the invocation.
 func (inv *Invocation) OutputKey(name string) string {
-	return artifacts.OutputKey(inv.Run, inv.Step, name)
+	return record.OutputKey(inv.Run, inv.Step, name)
 }
 
 // Environ is the environment of a step's program, locally and in a pod:

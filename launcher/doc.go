@@ -38,7 +38,7 @@
 // Only global rank 0 writes to the step's output paths; every other rank's
 // outputs go to throw-away paths in its pod. Node 0's exec, once its
 // processes exited 0, publishes the outputs (artifacts with their metadata)
-// and then the step's outputs record (artifacts.OutputsKey:
+// and then the step's outputs record (record.OutputsKey:
 // <run>/<step>/outputs.json, every output with its type, parameter values
 // included). The launcher deletes that record before it creates the JobSet;
 // after the JobSet completed it reads the outputs from the record, and

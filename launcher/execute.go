@@ -12,11 +12,12 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/runview"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -181,7 +182,7 @@ func Execute(ctx context.Context, launcher *Launcher, store artifacts.Store, req
 	js := &Step{
 		Launcher: &l, Store: store, RunID: run, Name: name, Launch: ls, JobSet: req.JobSet, PodGroup: req.PodGroup,
 		Outputs: req.Outputs, OutputParams: outputParams, Log: errOut,
-		Done: func(records []artifacts.OutputRecord) { runview.WriteOutputs(errOut, who, records) },
+		Done: func(records []record.OutputRecord) { runview.WriteOutputs(errOut, who, records) },
 	}
 	job.Strategy = js
 	if job.Cache != stepcache.ModeOff {

@@ -10,6 +10,8 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestCollectOutputs: the outputs rank 0 published are found in its
@@ -26,8 +28,8 @@ func TestCollectOutputs(t *testing.T) {
 		t.Fatalf("CollectOutputs with nothing published = %v, want model and loss missing", err)
 	}
 
-	model := artifacts.OutputRecord{Name: "model", Type: "Model", URI: store.URI("run-1/train/model"), Size: 7}
-	if err := artifacts.WriteOutputs(ctx, store, "run-1", "train", []artifacts.OutputRecord{model}); err != nil {
+	model := record.OutputRecord{Name: "model", Type: "Model", URI: store.URI("run-1/train/model"), Size: 7}
+	if err := recordstore.WriteOutputs(ctx, store, "run-1", "train", []record.OutputRecord{model}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = CollectOutputs(ctx, store, "run-1", "train", outputs, "")
@@ -36,7 +38,7 @@ func TestCollectOutputs(t *testing.T) {
 	}
 
 	v := "0.25"
-	if err := artifacts.WriteOutputs(ctx, store, "run-1", "train", []artifacts.OutputRecord{model, {Name: "loss", Type: "float", Value: &v}}); err != nil {
+	if err := recordstore.WriteOutputs(ctx, store, "run-1", "train", []record.OutputRecord{model, {Name: "loss", Type: "float", Value: &v}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

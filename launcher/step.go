@@ -12,6 +12,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -35,16 +36,16 @@ type Step struct {
 	OutputParams string
 	// Log receives the launcher's own lines; Done is told the outputs.
 	Log  io.Writer
-	Done func([]artifacts.OutputRecord)
+	Done func([]record.OutputRecord)
 
 	// TerminalAt is when the launcher saw the JobSet end (zero if it did not).
 	TerminalAt time.Time
 }
 
 // Run runs the step's JobSet once (the JobSet restarts the gang itself).
-func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]record.OutputRecord, int, error) {
 	// A record left by an earlier attempt must not stand for this one's.
-	if err := s.Store.Delete(ctx, artifacts.OutputsKey(s.RunID, s.Name)); err != nil {
+	if err := s.Store.Delete(ctx, record.OutputsKey(s.RunID, s.Name)); err != nil {
 		return nil, 0, fmt.Errorf("clear the step's outputs record: %w", err)
 	}
 	nodes, procs := max(s.Launch.Nodes, 1), max(s.Launch.ProcsPerNode, 1)

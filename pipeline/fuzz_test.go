@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -41,7 +41,7 @@ func FuzzParse(f *testing.F) {
 		for name, val := range params {
 			check := func(v string) error { return components.CheckValue(pl.Params[name].Type, v) }
 			if components.IsArtifact(pl.Params[name].Type) {
-				check = artifacts.CheckURI // a default URI
+				check = uris.CheckURI // a default URI
 			}
 			if err := check(val); err != nil {
 				t.Fatalf("parameter %s resolves to %q: %v", name, val, err)

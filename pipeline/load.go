@@ -16,12 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/regular"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/kfpv1"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/components/yamlfile"
-	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/kfpv2"
 )
 
@@ -29,9 +28,9 @@ import (
 // components it names. Every problem found is returned, joined; each is a
 // *yamlfile.Error naming file, line, column and field.
 func Load(path string) (*Pipeline, error) {
-	data, err := regular.Read(path, yamlfile.MaxSize)
+	data, err := yamlfile.ReadBytes(path)
 	if err != nil {
-		return nil, &yamlfile.Error{File: path, Msg: unwrapPathErr(err).Error()}
+		return nil, err
 	}
 	return Parse(path, data)
 }
@@ -1277,7 +1276,7 @@ func (pl *Pipeline) ResolveParams(overrides map[string]string) (map[string]strin
 		if components.IsArtifact(prm.Type) {
 			// The URI of an artifact in the store, checked when a step
 			// fetches it, or of an object the run imports first.
-			if err := artifacts.CheckArtifactOrImportURI(raw); err != nil {
+			if err := uris.CheckArtifactOrImportURI(raw); err != nil {
 				errs = append(errs, fmt.Errorf("-p %s: expected the URI of an artifact (%s) in the artifact store or of an object to import: %v", name, prm.Type, err))
 				continue
 			}

@@ -9,8 +9,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -574,13 +574,13 @@ func (s *Step) CacheEnabled() bool { return s.Cache == nil || *s.Cache }
 
 // CheckArtifactURI checks that n, an artifact param's default, is a
 // string that can name an artifact of an artifact store (see
-// artifacts.CheckURI), or an object the run imports into its store before
-// any step runs (gs://BUCKET/KEY, s3://BUCKET/KEY: see artifacts.Import):
+// uris.CheckURI), or an object the run imports into its store before
+// any step runs (gs://BUCKET/KEY, s3://BUCKET/KEY: see imports.Import):
 // the store is known when the run starts, and the step reading the
 // artifact checks it is there.
 func CheckArtifactURI(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		return fmt.Errorf("expected the URI of an artifact in the artifact store (a string such as s3://BUCKET/PREFIX/RUN/STEP/OUTPUT) or of an object to import (gs://BUCKET/KEY)")
 	}
-	return artifacts.CheckArtifactOrImportURI(n.Value)
+	return uris.CheckArtifactOrImportURI(n.Value)
 }

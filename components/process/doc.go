@@ -9,5 +9,5 @@
 //
 // It imports nothing of pipectl: the component runtime (package
 // components), the step executor (pipeline/step) and the local gang
-// (launcher/gang) use it.
+// (pipeline/gang) use it.
 package process

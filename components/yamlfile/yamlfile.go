@@ -16,7 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"pipectl.dev/pipectl/artifacts/regular"
+	"pipectl.dev/pipectl/components/regular"
 )
 
 // Error is one problem in a spec file.
@@ -60,11 +60,21 @@ const MaxSize = 16 << 20
 // MaxSize bytes: a named pipe, a device or a directory is an *Error, and
 // reading never blocks or fills memory.
 func Read(path string) (*File, error) {
+	data, err := ReadBytes(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// ReadBytes reads the spec file at path as Read does, without parsing it:
+// a file that is not regular or is over MaxSize bytes is an *Error.
+func ReadBytes(path string) ([]byte, error) {
 	data, err := regular.Read(path, MaxSize)
 	if err != nil {
 		return nil, &Error{File: path, Msg: unwrapPath(err).Error()}
 	}
-	return Parse(path, data)
+	return data, nil
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError: the caller

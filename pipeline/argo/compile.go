@@ -21,6 +21,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -192,18 +193,18 @@ func (o *Options) Check() error {
 		{"--image", o.Image}, {"--artifacts", o.Artifacts}, {"--s3-endpoint", o.S3Endpoint}, {"--s3-region", o.S3Region},
 	} {
 		if strings.Contains(f.v, "{{") || strings.Contains(f.v, "$") {
-			errs = append(errs, fmt.Errorf("%s %q: must not contain {{ or $ (Argo and Kubernetes would expand them)", f.flag, artifacts.RedactURL(f.v)))
+			errs = append(errs, fmt.Errorf("%s %q: must not contain {{ or $ (Argo and Kubernetes would expand them)", f.flag, uris.RedactURL(f.v)))
 		}
 	}
 	// The pods reach the store as pipectl does; credentials in a URL would
 	// be written into the workflow in plain text.
 	if o.S3Endpoint != "" {
-		if _, err := artifacts.ParseS3Endpoint(o.S3Endpoint); err != nil {
+		if _, err := uris.ParseS3Endpoint(o.S3Endpoint); err != nil {
 			errs = append(errs, fmt.Errorf("--s3-endpoint: %w", err))
 		}
 	}
 	if u, err := url.Parse(o.Artifacts); err == nil && u.User != nil {
-		errs = append(errs, fmt.Errorf("--artifacts %q holds credentials: the pods get them from --s3-secret, never from the root", artifacts.RedactURL(o.Artifacts)))
+		errs = append(errs, fmt.Errorf("--artifacts %q holds credentials: the pods get them from --s3-secret, never from the root", uris.RedactURL(o.Artifacts)))
 	}
 	for _, f := range []struct{ flag, v string }{
 		{"--namespace", o.Namespace}, {"--service-account", o.ServiceAccount},

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/origin"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
@@ -22,7 +24,7 @@ import (
 // must run. org is where the run came from; images maps image references
 // as written to the pinned ones the workflow would name
 // (argo.Options.Images): the steps' fingerprints hold the image the pod runs.
-func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, org *artifacts.Origin, images map[string]string) (*artifacts.Run, error) {
+func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, params map[string]string, source, namespace string, org *record.Origin, images map[string]string) (*record.Run, error) {
 	var steps []*plan.Step
 	for _, s := range p.Steps {
 		sp, err := plan.Build(p, s.Name)
@@ -41,13 +43,13 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		if err != nil || !ok {
 			return nil, err
 		}
-		rec := &artifacts.Run{ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
+		rec := &record.Run{ID: id, Pipeline: p.Metadata.Name, Status: record.StatusRunning, Started: now,
 			Source: source, On: On, Namespace: namespace, Params: params, Origin: org}
 		for _, s := range p.Steps {
-			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps()})
+			rec.Steps = append(rec.Steps, record.StepRecord{Name: s.Name, Status: record.StatusPending, DependsOn: s.Deps()})
 		}
 		origin.Steps(rec, p, true, images)
-		err = artifacts.CreateRun(ctx, store, rec)
+		err = recordstore.CreateRun(ctx, store, rec)
 		if errors.Is(err, fs.ErrExist) {
 			continue // the id is taken: draw another
 		}
@@ -56,7 +58,7 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 		}
 		if err := origin.WriteResolved(ctx, store, id, p); err != nil {
 			err = fmt.Errorf("run %s: %w", id, err)
-			return nil, errors.Join(err, finishRecord(ctx, store, rec, artifacts.StatusFailed, err.Error()))
+			return nil, errors.Join(err, finishRecord(ctx, store, rec, record.StatusFailed, err.Error()))
 		}
 		// The record says Succeeded only once every step's outputs record
 		// is written: a reader never sees a finished run whose outputs
@@ -65,25 +67,25 @@ func CachedRun(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline,
 			e, code := entries[s.Name], 0
 			if err := stepcache.Reuse(ctx, store, id, s.Name, "", e); err != nil {
 				err = fmt.Errorf("run %s: step %s: %w", id, s.Name, err)
-				return nil, errors.Join(err, finishRecord(ctx, store, rec, artifacts.StatusFailed, err.Error()))
+				return nil, errors.Join(err, finishRecord(ctx, store, rec, record.StatusFailed, err.Error()))
 			}
 			done := time.Now().UTC()
-			rec.Steps[i] = artifacts.StepRecord{
-				Name: s.Name, Status: artifacts.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
+			rec.Steps[i] = record.StepRecord{
+				Name: s.Name, Status: record.StatusSucceeded, DependsOn: s.Deps(), ExitCode: &code,
 				Code: rec.Steps[i].Code, Image: rec.Steps[i].Image,
 				Started: &now, Finished: &done, Cached: true, CachedFrom: e.Run, Outputs: e.Outputs,
 				Message: "outputs reused from run " + e.Run,
 			}
 		}
-		return rec, finishRecord(ctx, store, rec, artifacts.StatusSucceeded, "")
+		return rec, finishRecord(ctx, store, rec, record.StatusSucceeded, "")
 	}
 }
 
 // finishRecord writes rec as ended with status and message.
-func finishRecord(ctx context.Context, store artifacts.Store, rec *artifacts.Run, status, message string) error {
+func finishRecord(ctx context.Context, store artifacts.Store, rec *record.Run, status, message string) error {
 	end := time.Now().UTC()
 	rec.Status, rec.Message, rec.Finished = status, message, &end
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		return fmt.Errorf("run %s: write its record: %w", rec.ID, err)
 	}
 	return nil

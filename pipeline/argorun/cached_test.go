@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // writeLog is a store that remembers, in order, each object written:
@@ -28,7 +30,7 @@ func (w *writeLog) note(key string, b []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if strings.HasSuffix(key, "/run.json") {
-		var r artifacts.Run
+		var r record.Run
 		_ = json.Unmarshal(b, &r)
 		key += " " + r.Status
 	}
@@ -107,12 +109,12 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 	if strings.Join(w.writes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("writes, in order:\n%s\nwant:\n%s", strings.Join(w.writes, "\n"), strings.Join(want, "\n"))
 	}
-	got, err := artifacts.ReadRun(ctx, store, rec.ID)
+	got, err := recordstore.ReadRun(ctx, store, rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range got.Steps {
-		if s.Status != artifacts.StatusSucceeded || !s.Cached || s.CachedFrom != first || s.Finished == nil {
+		if s.Status != record.StatusSucceeded || !s.Cached || s.CachedFrom != first || s.Finished == nil {
 			t.Errorf("step %s: %+v, want succeeded, reused from %s", s.Name, s, first)
 		}
 	}
@@ -123,14 +125,14 @@ func TestCachedRunRecordsSucceededLast(t *testing.T) {
 		t.Fatalf("cachedRun with count's outputs record failing = %v, %v; want an error naming step count", rec, err)
 	}
 	id, _, _ := strings.Cut(w.writes[0], "/")
-	failed, err := artifacts.ReadRun(ctx, store, id)
+	failed, err := recordstore.ReadRun(ctx, store, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if failed == nil || failed.Status != artifacts.StatusFailed || !strings.Contains(failed.Message, "disk full") || failed.Finished == nil {
+	if failed == nil || failed.Status != record.StatusFailed || !strings.Contains(failed.Message, "disk full") || failed.Finished == nil {
 		t.Errorf("the run whose reuse failed: %+v, want Failed with the reason", failed)
 	}
-	if s := failed.Step("count"); s == nil || s.Status == artifacts.StatusSucceeded {
+	if s := failed.Step("count"); s == nil || s.Status == record.StatusSucceeded {
 		t.Errorf("count's record: %+v, want not succeeded", s)
 	}
 }

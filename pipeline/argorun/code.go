@@ -7,8 +7,8 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // ShipCode packs the folder of every component of p that ships its code

@@ -21,6 +21,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Argo's pod label and annotation, and the container running the step.
@@ -181,7 +182,7 @@ func (f *Follower) init() {
 	f.phases, f.streams, f.kept, f.start = map[string]string{}, map[string]bool{}, map[string]*bytes.Buffer{}, time.Now()
 	f.loops, f.failed = map[string]string{}, map[string]bool{}
 	for _, s := range f.Steps {
-		f.phases[s] = artifacts.StatusPending // lines say what changed from here
+		f.phases[s] = record.StatusPending // lines say what changed from here
 	}
 }
 
@@ -216,7 +217,7 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 	changed := false
 	for _, s := range f.Steps {
 		n := nodes[s]
-		phase := artifacts.StatusPending
+		phase := record.StatusPending
 		msg := ""
 		if n != nil {
 			phase = stepStatus(n.Phase)
@@ -226,7 +227,7 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 			}
 		}
 		var loop string
-		var failed []artifacts.StepRecord
+		var failed []record.StepRecord
 		if n != nil && n.Type == wfv1.NodeTypeTaskGroup {
 			if name, counts, fails, ok := loopView(wf, s); ok {
 				loop, failed = fmt.Sprintf("%-12s %s", name, counts), fails
@@ -238,7 +239,7 @@ func (f *Follower) observe(ctx context.Context, wf *wfv1.Workflow) bool {
 			changed = true
 			if !f.TTY {
 				line := fmt.Sprintf("%s %s", s, phase)
-				if msg != "" && phase == artifacts.StatusFailed {
+				if msg != "" && phase == record.StatusFailed {
 					line += ": " + msg
 				}
 				fmt.Fprintln(f.Status, line)
@@ -302,13 +303,13 @@ func (f *Follower) draw() {
 
 func symbol(status string) string {
 	switch status {
-	case artifacts.StatusSucceeded:
+	case record.StatusSucceeded:
 		return "✓"
-	case artifacts.StatusFailed, artifacts.StatusCancelled:
+	case record.StatusFailed, record.StatusCancelled:
 		return "✗"
-	case artifacts.StatusRunning:
+	case record.StatusRunning:
 		return "●"
-	case artifacts.StatusSkipped:
+	case record.StatusSkipped:
 		return "-"
 	}
 	return "○"
@@ -475,7 +476,7 @@ func (f *Follower) KeptLogs() map[string][]byte {
 // the store yet (a launcher pod's log, which carries its ranks' lines).
 func (f *Follower) StoreLogs(ctx context.Context, store artifacts.Store) error {
 	for step, b := range f.KeptLogs() {
-		key := artifacts.LogKey(f.Name, step)
+		key := record.LogKey(f.Name, step)
 		if _, err := store.Stat(ctx, key); err == nil {
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // PodLog returns the log so far of step's pod in the workflow of the
@@ -19,7 +19,7 @@ import (
 // follower) stores it. ok is false when there is nothing to read: a run
 // not on the cluster, a step without a pod, or a pod whose container has
 // not started.
-func PodLog(ctx context.Context, connect Connect, rec *artifacts.Run, step string, limit int64) (log []byte, ok bool, err error) {
+func PodLog(ctx context.Context, connect Connect, rec *record.Run, step string, limit int64) (log []byte, ok bool, err error) {
 	if rec.On != On {
 		return nil, false, nil
 	}

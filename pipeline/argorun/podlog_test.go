@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // PodLog reads the log of a step whose pod's container started; a step
@@ -39,10 +39,10 @@ func TestPodLog(t *testing.T) {
 	f := func() (*Clients, error) {
 		return &Clients{Kube: pods, Workflows: wffake.NewSimpleClientset(wf), Namespace: "default"}, nil
 	}
-	onArgo := &artifacts.Run{ID: name, On: On, Namespace: "ml", Status: artifacts.StatusRunning}
+	onArgo := &record.Run{ID: name, On: On, Namespace: "ml", Status: record.StatusRunning}
 	for _, tc := range []struct {
 		desc   string
-		rec    *artifacts.Run
+		rec    *record.Run
 		step   string
 		want   string
 		wantOK bool
@@ -51,7 +51,7 @@ func TestPodLog(t *testing.T) {
 		{"a started container", onArgo, "running", "fake logs", true},
 		{"a container not started", onArgo, "waiting", "", false},
 		{"a step without a pod yet", onArgo, "later", "", false},
-		{"a local run", &artifacts.Run{ID: name, On: "local", Status: artifacts.StatusRunning}, "running", "", false},
+		{"a local run", &record.Run{ID: name, On: "local", Status: record.StatusRunning}, "running", "", false},
 	} {
 		got, ok, err := PodLog(t.Context(), f, tc.rec, tc.step, 1<<20)
 		if err != nil || string(got) != tc.want || ok != tc.wantOK {
@@ -59,7 +59,7 @@ func TestPodLog(t *testing.T) {
 		}
 	}
 	// A run whose workflow is gone: an error that says so.
-	if _, _, err := PodLog(t.Context(), f, &artifacts.Run{ID: "wf-2", On: On, Namespace: "ml"}, "running", 1<<20); err == nil {
+	if _, _, err := PodLog(t.Context(), f, &record.Run{ID: "wf-2", On: On, Namespace: "ml"}, "running", 1<<20); err == nil {
 		t.Error("PodLog of a run without a workflow: no error")
 	}
 }

@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -22,16 +24,16 @@ import (
 const On = "argo"
 
 // NewRecord is the record of a run just submitted: Running, every step Pending.
-func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string, source string, now time.Time) *artifacts.Run {
-	rec := &artifacts.Run{
-		ID: wf.Name, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning,
+func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string, source string, now time.Time) *record.Run {
+	rec := &record.Run{
+		ID: wf.Name, Pipeline: p.Metadata.Name, Status: record.StatusRunning,
 		Started: now, Source: source, On: On, Namespace: wf.Namespace, Params: params,
 	}
 	if !wf.CreationTimestamp.IsZero() {
 		rec.Started = wf.CreationTimestamp.Time
 	}
 	for _, s := range p.Steps {
-		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}})
+		rec.Steps = append(rec.Steps, record.StepRecord{Name: s.Name, Status: record.StatusPending, DependsOn: s.Deps(), Outputs: []record.OutputRecord{}})
 	}
 	return rec
 }
@@ -39,8 +41,8 @@ func NewRecord(p *pipeline.Pipeline, wf *wfv1.Workflow, params map[string]string
 // RecordFromWorkflow is the record of a run known only by its workflow
 // (attached to, with no record in the store): its steps are those the
 // workflow's step annotation names (argo.StepTasks).
-func RecordFromWorkflow(wf *wfv1.Workflow) (*artifacts.Run, error) {
-	rec := &artifacts.Run{ID: wf.Name, Pipeline: wf.Labels[wire.LabelPipeline], Status: artifacts.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
+func RecordFromWorkflow(wf *wfv1.Workflow) (*record.Run, error) {
+	rec := &record.Run{ID: wf.Name, Pipeline: wf.Labels[wire.LabelPipeline], Status: record.StatusRunning, On: On, Namespace: wf.Namespace, Params: map[string]string{}}
 	for _, p := range wf.Spec.Arguments.Parameters {
 		if p.Value != nil {
 			rec.Params[p.Name] = p.Value.String()
@@ -69,7 +71,7 @@ func RecordFromWorkflow(wf *wfv1.Workflow) (*artifacts.Run, error) {
 			}
 			deps = append(deps, d)
 		}
-		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: st.Step, Status: artifacts.StatusPending, DependsOn: deps, Outputs: []artifacts.OutputRecord{}})
+		rec.Steps = append(rec.Steps, record.StepRecord{Name: st.Step, Status: record.StatusPending, DependsOn: deps, Outputs: []record.OutputRecord{}})
 	}
 	return rec, nil
 }
@@ -88,10 +90,10 @@ func taskDeps(depends string) []string {
 
 // Record brings rec up to date with wf and sets the outputs of each
 // succeeded step from its outputs record in the store (every output with
-// its declared type; see artifacts.ReadStepOutputs), and marks it cached
+// its declared type; see recordstore.ReadStepOutputs), and marks it cached
 // when that record says the outputs were reused from an earlier run. A
 // succeeded step without one keeps its outputs and says so in its message.
-func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *wfv1.Workflow) error {
+func Record(ctx context.Context, store artifacts.Store, rec *record.Run, wf *wfv1.Workflow) error {
 	updateRecord(rec, wf)
 	loops := map[string]bool{}
 	for _, s := range rec.Steps {
@@ -102,10 +104,10 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
 		// A loop step's outputs are its iterations'.
-		if s.Status != artifacts.StatusSucceeded || loops[s.Name] {
+		if s.Status != record.StatusSucceeded || loops[s.Name] {
 			continue
 		}
-		outs, err := artifacts.ReadStepOutputs(ctx, store, rec.ID, s.Name)
+		outs, err := recordstore.ReadStepOutputs(ctx, store, rec.ID, s.Name)
 		if errors.Is(err, artifacts.ErrNotFound) {
 			s.Message = err.Error()
 			continue
@@ -115,7 +117,7 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 		}
 		if outs.Skipped != "" {
 			// The iteration's condition was false: its pod ran no program.
-			s.Status, s.Message, s.Attempts, s.ExitCode = artifacts.StatusSkipped, outs.Skipped, 0, nil
+			s.Status, s.Message, s.Attempts, s.ExitCode = record.StatusSkipped, outs.Skipped, 0, nil
 			continue
 		}
 		s.Outputs = outs.Outputs
@@ -132,7 +134,7 @@ func Record(ctx context.Context, store artifacts.Store, rec *artifacts.Run, wf *
 
 // countIterations sets the message of each loop step of rec: how its
 // iterations ended.
-func countIterations(rec *artifacts.Run) {
+func countIterations(rec *record.Run) {
 	counts, n := map[string]map[string]int{}, map[string]int{}
 	for _, s := range rec.Steps {
 		if step, _, ok := pipeline.SplitIteration(s.Name); ok {
@@ -153,15 +155,15 @@ func countIterations(rec *artifacts.Run) {
 // iterationsMessage is a loop step's message: its n iterations, counted
 // by status.
 func iterationsMessage(n int, counts map[string]int) string {
-	return fmt.Sprintf("%d iterations: %s", n, artifacts.CountStatuses(counts))
+	return fmt.Sprintf("%d iterations: %s", n, record.CountStatuses(counts))
 }
 
 // Refresh updates a Running cluster run's record from its workflow, in the
 // namespace the record names, and writes the record back once the workflow
 // ended. When the cluster cannot tell (no kubeconfig, unreachable, no such
 // workflow) it returns rec unchanged and why.
-func Refresh(ctx context.Context, connect Connect, store artifacts.Store, rec *artifacts.Run) (*artifacts.Run, error) {
-	if rec.On != On || rec.Status != artifacts.StatusRunning {
+func Refresh(ctx context.Context, connect Connect, store artifacts.Store, rec *record.Run) (*record.Run, error) {
+	if rec.On != On || rec.Status != record.StatusRunning {
 		return rec, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
@@ -171,12 +173,12 @@ func Refresh(ctx context.Context, connect Connect, store artifacts.Store, rec *a
 		return rec, err
 	}
 	next := *rec
-	next.Steps = append([]artifacts.StepRecord(nil), rec.Steps...)
+	next.Steps = append([]record.StepRecord(nil), rec.Steps...)
 	if err := Record(ctx, store, &next, wf); err != nil {
 		return rec, err
 	}
-	if next.Status != artifacts.StatusRunning {
-		if err := artifacts.WriteRun(ctx, store, &next); err != nil {
+	if next.Status != record.StatusRunning {
+		if err := recordstore.WriteRun(ctx, store, &next); err != nil {
 			return &next, err
 		}
 	}
@@ -188,7 +190,7 @@ const refreshTimeout = 5 * time.Second
 
 // findWorkflow returns the clients, the namespace and the workflow of
 // cluster run rec: in the namespace its record names, else the kubeconfig's.
-func findWorkflow(ctx context.Context, connect Connect, rec *artifacts.Run) (*Clients, string, *wfv1.Workflow, error) {
+func findWorkflow(ctx context.Context, connect Connect, rec *record.Run) (*Clients, string, *wfv1.Workflow, error) {
 	kc, err := connect()
 	if err != nil {
 		return nil, "", nil, err

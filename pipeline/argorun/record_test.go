@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // A detached run's record is completed by the first reader that finds its
@@ -23,17 +25,17 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &artifacts.Run{ID: "wf-1", Pipeline: "p", Status: artifacts.StatusRunning, On: On, Started: time.Unix(1, 0),
-		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	rec := &record.Run{ID: "wf-1", Pipeline: "p", Status: record.StatusRunning, On: On, Started: time.Unix(1, 0),
+		Steps: []record.StepRecord{{Name: "make", Status: record.StatusPending, Outputs: []record.OutputRecord{}}}}
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	str := func(s string) *string { return &s }
-	outputs := []artifacts.OutputRecord{
+	outputs := []record.OutputRecord{
 		{Name: "data", Type: "Dataset", URI: store.URI("wf-1/make/data"), Size: 3, SHA256: "ba7816bf"},
 		{Name: "rows", Type: "int", Value: str("3")},
 	}
-	if err := artifacts.WriteOutputs(ctx, store, "wf-1", "make", outputs); err != nil {
+	if err := recordstore.WriteOutputs(ctx, store, "wf-1", "make", outputs); err != nil {
 		t.Fatal(err)
 	}
 	exit := "0"
@@ -49,7 +51,7 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != artifacts.StatusSucceeded {
+	if got.Status != record.StatusSucceeded {
 		t.Fatalf("refreshed record: %+v", got)
 	}
 	// The outputs, each with its declared type (an output parameter the
@@ -58,11 +60,11 @@ func TestRefreshWritesTheFinalRecord(t *testing.T) {
 	if diff := cmp.Diff(outputs, got.Steps[0].Outputs); diff != "" {
 		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
-	stored, err := artifacts.ReadRun(ctx, store, "wf-1")
-	if err != nil || stored.Status != artifacts.StatusSucceeded {
+	stored, err := recordstore.ReadRun(ctx, store, "wf-1")
+	if err != nil || stored.Status != record.StatusSucceeded {
 		t.Errorf("stored record: %+v, %v", stored, err)
 	}
-	if rec.Status != artifacts.StatusRunning {
+	if rec.Status != record.StatusRunning {
 		t.Errorf("Refresh changed its argument")
 	}
 
@@ -105,14 +107,14 @@ func TestRecordCachedStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := []artifacts.OutputRecord{{Name: "model", Type: "Model", URI: store.URI("wf-0/train/model"), Size: 3, SHA256: "ba7816bf"}}
-	if err := artifacts.WriteStepOutputs(ctx, store, artifacts.StepOutputs{Run: "wf-1", Step: "train", Outputs: model, CachedFrom: "wf-0"}); err != nil {
+	model := []record.OutputRecord{{Name: "model", Type: "Model", URI: store.URI("wf-0/train/model"), Size: 3, SHA256: "ba7816bf"}}
+	if err := recordstore.WriteStepOutputs(ctx, store, record.StepOutputs{Run: "wf-1", Step: "train", Outputs: model, CachedFrom: "wf-0"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := artifacts.WriteOutputs(ctx, store, "wf-1", "eval", nil); err != nil {
+	if err := recordstore.WriteOutputs(ctx, store, "wf-1", "eval", nil); err != nil {
 		t.Fatal(err)
 	}
-	rec := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusRunning, On: On, Steps: []artifacts.StepRecord{{Name: "train"}, {Name: "eval"}}}
+	rec := &record.Run{ID: "wf-1", Status: record.StatusRunning, On: On, Steps: []record.StepRecord{{Name: "train"}, {Name: "eval"}}}
 	node := func(id, name string) wfv1.NodeStatus {
 		return wfv1.NodeStatus{ID: id, DisplayName: name, Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded}
 	}

@@ -11,11 +11,13 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/origin"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Start is a run to start on Argo, as `pipectl run --on argo FILE` does:
@@ -34,7 +36,7 @@ type Start struct {
 	NoCache bool
 	// Origin is where the run came from (origin.Of); Start adds whether
 	// images kept their tags and the pipeline's pack.
-	Origin *artifacts.Origin
+	Origin *record.Origin
 	// Pin resolves image references (images.Resolve with the user's
 	// registries, or keeping tags).
 	Pin func(ctx context.Context, refs []string) (images.Result, error)
@@ -48,7 +50,7 @@ type Start struct {
 
 // Run starts the run and returns its record and workflow (nil when every
 // step was cached: the record is then final).
-func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1.Workflow, error) {
+func (s *Start) Run(ctx context.Context, connect Connect) (*record.Run, *wfv1.Workflow, error) {
 	p := s.Pipeline
 	// Every image pinned first: the cache lookup and the workflow see the
 	// digests the pods will run.
@@ -123,11 +125,11 @@ func (s *Start) Run(ctx context.Context, connect Connect) (*artifacts.Run, *wfv1
 // workflow when the store has none). The store's record names the run's
 // namespace, which connect is given ("" when unknown); status is told
 // what Attach follows.
-func Attach(ctx context.Context, store artifacts.Store, name string, connect func(namespace string) (*Clients, error), status io.Writer) (*artifacts.Run, *wfv1.Workflow, *Clients, error) {
+func Attach(ctx context.Context, store artifacts.Store, name string, connect func(namespace string) (*Clients, error), status io.Writer) (*record.Run, *wfv1.Workflow, *Clients, error) {
 	namespace := ""
-	if r, err := artifacts.StoredRun(ctx, store, name, status); err == nil {
+	if r, err := recordstore.StoredRun(ctx, store, name, status); err == nil {
 		name, namespace = r.ID, r.Namespace
-	} else if name == artifacts.LatestRun {
+	} else if name == record.LatestRun {
 		return nil, nil, nil, err
 	}
 	kc, err := connect(namespace)
@@ -138,7 +140,7 @@ func Attach(ctx context.Context, store artifacts.Store, name string, connect fun
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("attach %s: %w", name, err)
 	}
-	rec, err := artifacts.ReadRun(ctx, store, wf.Name)
+	rec, err := recordstore.ReadRun(ctx, store, wf.Name)
 	if err != nil {
 		if rec, err = RecordFromWorkflow(wf); err != nil {
 			return nil, nil, nil, fmt.Errorf("attach %s: %w", wf.Name, err)

@@ -8,7 +8,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
@@ -41,15 +41,15 @@ func stepNodes(wf *wfv1.Workflow, steps []string) map[string]*wfv1.NodeStatus {
 func stepStatus(p wfv1.NodePhase) string {
 	switch p {
 	case wfv1.NodeRunning:
-		return artifacts.StatusRunning
+		return record.StatusRunning
 	case wfv1.NodeSucceeded:
-		return artifacts.StatusSucceeded
+		return record.StatusSucceeded
 	case wfv1.NodeFailed, wfv1.NodeError:
-		return artifacts.StatusFailed
+		return record.StatusFailed
 	case wfv1.NodeSkipped, wfv1.NodeOmitted:
-		return artifacts.StatusSkipped
+		return record.StatusSkipped
 	default:
-		return artifacts.StatusPending
+		return record.StatusPending
 	}
 }
 
@@ -58,14 +58,14 @@ func stepStatus(p wfv1.NodePhase) string {
 func runStatus(wf *wfv1.Workflow) string {
 	switch wf.Status.Phase {
 	case wfv1.WorkflowSucceeded:
-		return artifacts.StatusSucceeded
+		return record.StatusSucceeded
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
 		if wf.Spec.Shutdown != "" {
-			return artifacts.StatusCancelled
+			return record.StatusCancelled
 		}
-		return artifacts.StatusFailed
+		return record.StatusFailed
 	default:
-		return artifacts.StatusRunning
+		return record.StatusRunning
 	}
 }
 
@@ -73,13 +73,13 @@ func runStatus(wf *wfv1.Workflow) string {
 // status, end and message, and each step's status, attempts, exit code,
 // times and message. Outputs are not taken from the workflow: Record reads
 // them, typed, from each step's outputs record. Pure.
-func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
+func updateRecord(rec *record.Run, wf *wfv1.Workflow) {
 	rec.On = On
 	rec.Status = runStatus(wf)
 	if !wf.Status.StartedAt.IsZero() {
 		rec.Started = wf.Status.StartedAt.Time
 	}
-	if rec.Status != artifacts.StatusRunning && !wf.Status.FinishedAt.IsZero() {
+	if rec.Status != record.StatusRunning && !wf.Status.FinishedAt.IsZero() {
 		t := wf.Status.FinishedAt.Time
 		rec.Finished = &t
 	}
@@ -93,17 +93,17 @@ func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 		}
 	}
 	nodes := stepNodes(wf, names)
-	old := map[string]artifacts.StepRecord{}
+	old := map[string]record.StepRecord{}
 	for _, s := range rec.Steps {
 		old[s.Name] = s
 	}
-	var steps []artifacts.StepRecord
+	var steps []record.StepRecord
 	for _, name := range names {
 		s := old[name]
 		n := nodes[name]
 		if n == nil {
-			if rec.Status != artifacts.StatusRunning && s.Status == artifacts.StatusPending {
-				s.Status = artifacts.StatusSkipped
+			if rec.Status != record.StatusRunning && s.Status == record.StatusPending {
+				s.Status = record.StatusSkipped
 			}
 			steps = append(steps, s)
 			continue
@@ -120,7 +120,7 @@ func updateRecord(rec *artifacts.Run, wf *wfv1.Workflow) {
 // iterations are the records of a loop step's iterations: one per item
 // (or per iteration node while the items are not known), updated from
 // its node; the loop step's message counts how they ended.
-func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord, old map[string]artifacts.StepRecord) []artifacts.StepRecord {
+func iterations(wf *wfv1.Workflow, runStatus string, loop *record.StepRecord, old map[string]record.StepRecord) []record.StepRecord {
 	task := taskOf(wf, loop.Name)
 	nodes := argo.IterationNodes(wf, task)
 	items, _ := argo.IterationItems(wf, task)
@@ -129,20 +129,20 @@ func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord,
 		n = max(n, i+1)
 	}
 	counts := map[string]int{}
-	out := make([]artifacts.StepRecord, 0, n)
+	out := make([]record.StepRecord, 0, n)
 	for i := range n {
 		name := pipeline.IterationName(loop.Name, i)
 		s, ok := old[name]
 		if !ok {
-			s = artifacts.StepRecord{Name: name, Status: artifacts.StatusPending, DependsOn: loop.DependsOn, Outputs: []artifacts.OutputRecord{}}
+			s = record.StepRecord{Name: name, Status: record.StatusPending, DependsOn: loop.DependsOn, Outputs: []record.OutputRecord{}}
 		}
 		if i < len(items) {
 			s.Item = json.RawMessage(items[i])
 		}
 		if node := nodes[i]; node != nil {
 			applyNode(&s, wf, node, runStatus)
-		} else if runStatus != artifacts.StatusRunning && s.Status == artifacts.StatusPending {
-			s.Status = artifacts.StatusSkipped
+		} else if runStatus != record.StatusRunning && s.Status == record.StatusPending {
+			s.Status = record.StatusSkipped
 		}
 		counts[s.Status]++
 		out = append(out, s)
@@ -155,10 +155,10 @@ func iterations(wf *wfv1.Workflow, runStatus string, loop *artifacts.StepRecord,
 
 // applyNode updates a step record from its node: status, message,
 // attempts, times and exit code.
-func applyNode(s *artifacts.StepRecord, wf *wfv1.Workflow, n *wfv1.NodeStatus, runStatus string) {
+func applyNode(s *record.StepRecord, wf *wfv1.Workflow, n *wfv1.NodeStatus, runStatus string) {
 	s.Status = stepStatus(n.Phase)
-	if s.Status == artifacts.StatusFailed && runStatus == artifacts.StatusCancelled {
-		s.Status = artifacts.StatusCancelled
+	if s.Status == record.StatusFailed && runStatus == record.StatusCancelled {
+		s.Status = record.StatusCancelled
 	}
 	s.Message = n.Message
 	pods := argo.PodNodes(wf, n)
@@ -191,20 +191,20 @@ func applyNode(s *artifacts.StepRecord, wf *wfv1.Workflow, n *wfv1.NodeStatus, r
 // shows them: their names at once (STEP[0..n-1]), their statuses counted
 // ("2 succeeded, 1 failed"), and the records of the failed ones. ok is
 // false while no iteration is known.
-func loopView(wf *wfv1.Workflow, step string) (name, counts string, failed []artifacts.StepRecord, ok bool) {
-	loop := artifacts.StepRecord{Name: step}
-	its := iterations(wf, artifacts.StatusRunning, &loop, nil)
+func loopView(wf *wfv1.Workflow, step string) (name, counts string, failed []record.StepRecord, ok bool) {
+	loop := record.StepRecord{Name: step}
+	its := iterations(wf, record.StatusRunning, &loop, nil)
 	if len(its) == 0 {
 		return "", "", nil, false
 	}
 	n := map[string]int{}
 	for _, it := range its {
 		n[it.Status]++
-		if it.Status == artifacts.StatusFailed {
+		if it.Status == record.StatusFailed {
 			failed = append(failed, it)
 		}
 	}
-	return pipeline.IterationRange(step, len(its)), artifacts.CountStatuses(n), failed, true
+	return pipeline.IterationRange(step, len(its)), record.CountStatuses(n), failed, true
 }
 
 // taskOf is the DAG task of step in wf (argo.StepTasks), or the step's name.

@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/wire"
@@ -25,10 +25,10 @@ func statusNode(id, task string, typ wfv1.NodeType, phase wfv1.NodePhase, start 
 	return n
 }
 
-func pendingRecord(steps ...string) *artifacts.Run {
-	rec := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusRunning}
+func pendingRecord(steps ...string) *record.Run {
+	rec := &record.Run{ID: "wf-1", Status: record.StatusRunning}
 	for _, s := range steps {
-		rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: s, Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}})
+		rec.Steps = append(rec.Steps, record.StepRecord{Name: s, Status: record.StatusPending, Outputs: []record.OutputRecord{}})
 	}
 	return rec
 }
@@ -59,20 +59,20 @@ func TestUpdateRecord(t *testing.T) {
 	}
 	rec := pendingRecord("make", "1st", "never")
 	updateRecord(rec, wf)
-	want := &artifacts.Run{ID: "wf-1", Status: artifacts.StatusFailed, On: "argo", Started: time.Unix(5, 0), Finished: at(40), Message: "child failed",
-		Steps: []artifacts.StepRecord{
-			{Name: "make", Status: artifacts.StatusSucceeded, ExitCode: code(0), Attempts: 1, Started: at(10), Finished: at(11),
-				Outputs: []artifacts.OutputRecord{}},
-			{Name: "1st", Status: artifacts.StatusFailed, ExitCode: code(3), Attempts: 2, Started: at(20), Message: "No more retries left",
-				Outputs: []artifacts.OutputRecord{}},
-			{Name: "never", Status: artifacts.StatusSkipped, Outputs: []artifacts.OutputRecord{}},
+	want := &record.Run{ID: "wf-1", Status: record.StatusFailed, On: "argo", Started: time.Unix(5, 0), Finished: at(40), Message: "child failed",
+		Steps: []record.StepRecord{
+			{Name: "make", Status: record.StatusSucceeded, ExitCode: code(0), Attempts: 1, Started: at(10), Finished: at(11),
+				Outputs: []record.OutputRecord{}},
+			{Name: "1st", Status: record.StatusFailed, ExitCode: code(3), Attempts: 2, Started: at(20), Message: "No more retries left",
+				Outputs: []record.OutputRecord{}},
+			{Name: "never", Status: record.StatusSkipped, Outputs: []record.OutputRecord{}},
 		}}
 	if diff := cmp.Diff(want, rec); diff != "" {
 		t.Errorf("updateRecord (-want +got):\n%s", diff)
 	}
 
 	wf.Spec.Shutdown = wfv1.ShutdownStrategyStop
-	if got := runStatus(wf); got != artifacts.StatusCancelled {
+	if got := runStatus(wf); got != record.StatusCancelled {
 		t.Errorf("runStatus of a stopped workflow = %s, want Cancelled", got)
 	}
 }
@@ -125,7 +125,7 @@ steps:
 	for _, s := range rec.Steps {
 		got[s.Name] = s.Status
 	}
-	if diff := cmp.Diff(map[string]string{"1a": artifacts.StatusFailed, "step-1a": artifacts.StatusSucceeded}, got); diff != "" {
+	if diff := cmp.Diff(map[string]string{"1a": record.StatusFailed, "step-1a": record.StatusSucceeded}, got); diff != "" {
 		t.Errorf("step statuses (-want +got):\n%s", diff)
 	}
 	attached, err := RecordFromWorkflow(wf)

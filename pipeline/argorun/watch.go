@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // ErrLeftRunning is Watch.Run's error when it was interrupted and the
@@ -31,7 +32,7 @@ type Watch struct {
 	Clients *Clients
 	Store   artifacts.Store
 	// Record is the run's record; Run completes it.
-	Record *artifacts.Run
+	Record *record.Run
 	// Name is the workflow's.
 	Name string
 	// Logs gets the step pods' logs, Status the progress (a live table

@@ -1,8 +1,8 @@
 // Package imports brings into a run's artifact store the objects its
 // artifact params name outside it (KFP's dsl.importer of a Cloud Storage
 // or S3 object, or of a ModelCar: a model shipped as an OCI image): before
-// any step runs, each is copied into the store (artifacts.Import; an
-// image's model folder, images.Extract then artifacts.ImportDir) and the
+// any step runs, each is copied into the store (Import; an
+// image's model folder, images.Extract then ImportDir) and the
 // param's value becomes the URI of that copy, which the steps fetch and
 // check by its sha256 as any artifact. The local runner and `pipectl run
 // --on argo` (before it submits the workflow) call Resolve; validate and
@@ -19,6 +19,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/images"
 )
@@ -27,7 +28,7 @@ import (
 type Options struct {
 	// ImportOptions read gs:// and s3:// (its Getenv reads the
 	// environment: os.Getenv when nil).
-	artifacts.ImportOptions
+	ImportOptions
 	// Images pull oci:// images; registries named by
 	// images.EnvInsecure are added to its Insecure.
 	Images images.Options
@@ -47,10 +48,10 @@ func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, param
 		if !ok || !components.IsArtifact(p.Params[name].Type) {
 			continue
 		}
-		if _, err := artifacts.SplitURI(s, uri); err == nil || artifacts.CheckImportURI(uri) != nil {
+		if _, err := artifacts.SplitURI(s, uri); err == nil || uris.CheckImportURI(uri) != nil {
 			continue // in the store, or not an import (the step reading it says why)
 		}
-		if err := artifacts.CheckImportConfig(uri, o.ImportOptions); err != nil {
+		if err := CheckImportConfig(uri, o.ImportOptions); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -76,9 +77,9 @@ func Resolve(ctx context.Context, s artifacts.Store, p *pipeline.Pipeline, param
 
 // importOne imports uri into s as an artifact of type typ.
 func importOne(ctx context.Context, s artifacts.Store, uri, typ string, o Options) (string, artifacts.Metadata, error) {
-	ref, oci := strings.CutPrefix(uri, artifacts.OCIScheme)
+	ref, oci := strings.CutPrefix(uri, uris.OCIScheme)
 	if !oci {
-		return artifacts.Import(ctx, s, uri, typ, o.ImportOptions)
+		return Import(ctx, s, uri, typ, o.ImportOptions)
 	}
 	getenv := o.Getenv
 	if getenv == nil {
@@ -105,5 +106,5 @@ func importOne(ctx context.Context, s artifacts.Store, uri, typ string, o Option
 	if err != nil {
 		return "", artifacts.Metadata{}, fmt.Errorf("import %s: %w", uri, err)
 	}
-	return artifacts.ImportDir(ctx, s, local, typ, artifacts.OCIScheme+pinned)
+	return ImportDir(ctx, s, local, typ, uris.OCIScheme+pinned)
 }

@@ -16,7 +16,7 @@ import (
 // TestResolveLeavesAndChecks: values in the store, values of value params
 // and URIs that are no import stay as they are, with nothing read; a
 // missing configuration of any import fails before anything is read,
-// naming each URI. (Imports themselves: artifacts.TestImport and
+// naming each URI. (Imports themselves: TestImport and
 // pipeline/local's TestRunKFPv2Import*, against real servers.)
 func TestResolveLeavesAndChecks(t *testing.T) {
 	ctx := context.Background()
@@ -50,7 +50,7 @@ steps:
 	}
 	var lines []string
 	status := func(format string, args ...any) { lines = append(lines, format) }
-	none := Options{ImportOptions: artifacts.ImportOptions{Getenv: func(string) string { return "" }}}
+	none := Options{ImportOptions: ImportOptions{Getenv: func(string) string { return "" }}}
 	params := map[string]string{"n": "gs://b/not-an-artifact", "a": s.URI("r1/make/data"), "b": "file:///elsewhere/data", "c": s.URI("r1/train/model")}
 	got, err := Resolve(ctx, s, p, params, none, status)
 	if err != nil || !cmp.Equal(params, got) || len(lines) != 0 {

@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
@@ -605,8 +605,8 @@ func (c *conv) checkImportURI(n *yaml.Node, field string) bool {
 		c.errorf(n, field, "expected an importer's URI (a string)")
 		return false
 	}
-	if artifacts.CheckArtifactOrImportURI(n.Value) != nil {
-		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store (%s…, such as an output of an earlier run: pipectl artifacts ls RUN), or an object of Cloud Storage or S3 (gs://BUCKET/KEY, s3://BUCKET/KEY) or a ModelCar's model (oci://IMAGE) that the run copies into its store first; each task reading it fetches it and checks its sha256", n.Value, strings.Join(artifacts.URISchemes, "… or "))
+	if uris.CheckArtifactOrImportURI(n.Value) != nil {
+		c.errorf(n, field, "KFP importer URI %q is not supported: pipectl imports an artifact of its artifact store (%s…, such as an output of an earlier run: pipectl artifacts ls RUN), or an object of Cloud Storage or S3 (gs://BUCKET/KEY, s3://BUCKET/KEY) or a ModelCar's model (oci://IMAGE) that the run copies into its store first; each task reading it fetches it and checks its sha256", n.Value, strings.Join(uris.URISchemes, "… or "))
 		return false
 	}
 	return true

@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // journal writes the step records that changed as entries of the run's
-// journal (see artifacts.JournalEntry), so that a state change costs a
+// journal (see record.JournalEntry), so that a state change costs a
 // small write whatever the size of the run. One goroutine writes: changes
 // made while it writes go into its next entry together.
 type journal struct {
@@ -50,13 +51,13 @@ func (j *journal) mark(i int) {
 func (j *journal) grow() { j.isDirty = append(j.isDirty, false) }
 
 // run writes entries until close, and the run's heartbeat (see
-// artifacts.Beat) every Runner.HeartbeatInterval, so that readers on
+// recordstore.Beat) every Runner.HeartbeatInterval, so that readers on
 // other hosts can tell when this runner died.
 func (j *journal) run(ctx context.Context) {
 	defer close(j.done)
 	every := j.e.r.HeartbeatInterval
 	if every <= 0 {
-		every = artifacts.HeartbeatInterval
+		every = record.HeartbeatInterval
 	}
 	beat := time.NewTicker(every)
 	defer beat.Stop()
@@ -81,7 +82,7 @@ func (j *journal) close() {
 }
 
 func (j *journal) beat(ctx context.Context) {
-	if err := artifacts.Beat(ctx, j.e.r.Store, j.e.run.ID); err != nil {
+	if err := recordstore.Beat(ctx, j.e.r.Store, j.e.run.ID); err != nil {
 		j.beatWarn.Do(func() { j.e.r.statusf("warning: cannot write the run's heartbeat: %v\n", err) })
 	}
 }
@@ -95,7 +96,7 @@ func (j *journal) write(ctx context.Context) {
 		return
 	}
 	j.seq++
-	entry := artifacts.JournalEntry{Seq: j.seq, Steps: make([]artifacts.StepRecord, 0, len(j.dirty))}
+	entry := record.JournalEntry{Seq: j.seq, Steps: make([]record.StepRecord, 0, len(j.dirty))}
 	for _, i := range j.dirty {
 		entry.Steps = append(entry.Steps, e.run.Steps[i])
 		j.isDirty[i] = false
@@ -105,7 +106,7 @@ func (j *journal) write(ctx context.Context) {
 	b, err := json.Marshal(entry)
 	e.mu.Unlock()
 	if err == nil {
-		err = e.r.Store.Put(ctx, artifacts.JournalKey(e.run.ID, entry.Seq), bytes.NewReader(b), int64(len(b)))
+		err = e.r.Store.Put(ctx, record.JournalKey(e.run.ID, entry.Seq), bytes.NewReader(b), int64(len(b)))
 	}
 	if err != nil {
 		j.warn.Do(func() { e.r.statusf("warning: cannot write the run's journal: %v\n", err) })
@@ -115,7 +116,7 @@ func (j *journal) write(ctx context.Context) {
 // remove deletes the entries once the run record holds them all, and the
 // heartbeat.
 func (j *journal) remove(ctx context.Context) {
-	_ = j.e.r.Store.Delete(ctx, artifacts.HeartbeatKey(j.e.run.ID))
+	_ = j.e.r.Store.Delete(ctx, record.HeartbeatKey(j.e.run.ID))
 	const workers = 8
 	keys := make(chan string)
 	var wg sync.WaitGroup
@@ -127,7 +128,7 @@ func (j *journal) remove(ctx context.Context) {
 		})
 	}
 	for seq := 1; seq <= j.seq; seq++ {
-		keys <- artifacts.JournalKey(j.e.run.ID, seq)
+		keys <- record.JournalKey(j.e.run.ID, seq)
 	}
 	close(keys)
 	wg.Wait()

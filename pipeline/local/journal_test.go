@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // recordStore counts the bytes written to run records and journal entries.
@@ -51,7 +53,7 @@ func TestRecordWritesLinear(t *testing.T) {
 		s := &recordStore{Local: f.store}
 		p := f.load(independent(n))
 		run, err := f.run(context.Background(), p, nil, func(r *Runner) { r.Store = s })
-		if err != nil || run.Status != artifacts.StatusSucceeded {
+		if err != nil || run.Status != record.StatusSucceeded {
 			t.Fatalf("%d steps: %v", n, err)
 		}
 		written[n] = s.written
@@ -59,12 +61,12 @@ func TestRecordWritesLinear(t *testing.T) {
 		if left, _ := os.ReadDir(filepath.Join(f.store.Dir(), run.ID, "journal")); len(left) != 0 {
 			t.Errorf("%d steps: %d journal entries left after the run", n, len(left))
 		}
-		rec, err := artifacts.ReadRun(context.Background(), f.store, run.ID)
+		rec, err := recordstore.ReadRun(context.Background(), f.store, run.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, st := range rec.Steps {
-			if st.Status != artifacts.StatusSucceeded || st.ExitCode == nil || st.Finished == nil {
+			if st.Status != record.StatusSucceeded || st.ExitCode == nil || st.Finished == nil {
 				t.Fatalf("%d steps: record of %s %+v", n, st.Name, st)
 			}
 		}
@@ -89,7 +91,7 @@ func TestReadRunDuringRun(t *testing.T) {
 `)
 	ctx := context.Background()
 	type result struct {
-		run *artifacts.Run
+		run *record.Run
 		err error
 	}
 	done := make(chan result, 1)
@@ -97,14 +99,14 @@ func TestReadRunDuringRun(t *testing.T) {
 		run, err := f.run(ctx, p, nil, func(r *Runner) { r.RunID = "during" })
 		done <- result{run, err}
 	}()
-	var rec *artifacts.Run
+	var rec *record.Run
 	for i := 0; ; i++ {
 		if _, err := os.Stat(gate + ".started"); err == nil {
 			var err error
-			if rec, err = artifacts.ReadRun(ctx, f.store, "during"); err != nil {
+			if rec, err = recordstore.ReadRun(ctx, f.store, "during"); err != nil {
 				t.Fatal(err)
 			}
-			if rec.Step("second").Status == artifacts.StatusRunning {
+			if rec.Step("second").Status == record.StatusRunning {
 				break
 			}
 		}
@@ -114,13 +116,13 @@ func TestReadRunDuringRun(t *testing.T) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	first := rec.Step("first")
-	if rec.Status != artifacts.StatusRunning || first.Status != artifacts.StatusSucceeded || len(first.Outputs) != 1 || *first.Outputs[0].Value != "7" {
+	if rec.Status != record.StatusRunning || first.Status != record.StatusSucceeded || len(first.Outputs) != 1 || *first.Outputs[0].Value != "7" {
 		t.Errorf("record during the run: %s, first %+v", rec.Status, first)
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := <-done; res.err != nil || res.run.Status != artifacts.StatusSucceeded {
+	if res := <-done; res.err != nil || res.run.Status != record.StatusSucceeded {
 		t.Fatalf("Run: %v", res.err)
 	}
 }
@@ -134,10 +136,10 @@ func TestCancelLargeRun(t *testing.T) {
 	defer cancel()
 	status := &cancelAfter{n: 50, cancel: cancel}
 	run, err := f.run(ctx, p, nil, func(r *Runner) { r.Status = status })
-	if err == nil || run.Status != artifacts.StatusCancelled {
+	if err == nil || run.Status != record.StatusCancelled {
 		t.Fatalf("Run: %v, status %s; want a cancelled run", err, run.Status)
 	}
-	rec, err := artifacts.ReadRun(context.Background(), f.store, run.ID)
+	rec, err := recordstore.ReadRun(context.Background(), f.store, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestCancelLargeRun(t *testing.T) {
 	for _, st := range rec.Steps {
 		counts[st.Status]++
 	}
-	if rec.Status != artifacts.StatusCancelled || counts[artifacts.StatusSucceeded]+counts[artifacts.StatusCancelled] != 1000 || counts[artifacts.StatusCancelled] < 500 {
+	if rec.Status != record.StatusCancelled || counts[record.StatusSucceeded]+counts[record.StatusCancelled] != 1000 || counts[record.StatusCancelled] < 500 {
 		t.Errorf("record: %s, steps by status %v; want Cancelled, every step Succeeded or Cancelled, most Cancelled", rec.Status, counts)
 	}
 }
@@ -186,7 +188,7 @@ func TestHeartbeat(t *testing.T) {
 	}()
 	var seen []time.Time
 	for i := 0; len(seen) < 3; i++ {
-		if info, err := f.store.Stat(ctx, artifacts.HeartbeatKey("beating")); err == nil && (len(seen) == 0 || info.Modified.After(seen[len(seen)-1])) {
+		if info, err := f.store.Stat(ctx, record.HeartbeatKey("beating")); err == nil && (len(seen) == 0 || info.Modified.After(seen[len(seen)-1])) {
 			seen = append(seen, info.Modified)
 		}
 		if i > 400 {
@@ -200,7 +202,7 @@ func TestHeartbeat(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if _, err := f.store.Stat(ctx, artifacts.HeartbeatKey("beating")); !errors.Is(err, artifacts.ErrNotFound) {
+	if _, err := f.store.Stat(ctx, record.HeartbeatKey("beating")); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Errorf("heartbeat after the run: %v; want it removed", err)
 	}
 }

@@ -16,8 +16,11 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/images/modelcartest"
+	"pipectl.dev/pipectl/pipeline/imports"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestRunKFPv2 runs KFP v2 pipeline files with real programs: a shell
@@ -156,10 +159,10 @@ func TestRunKFPv2(t *testing.T) {
 			if err != nil && tc.params["fail"] != "true" {
 				t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
 			}
-			if tc.params["fail"] == "true" && (err == nil || run.Status != artifacts.StatusFailed) {
+			if tc.params["fail"] == "true" && (err == nil || run.Status != record.StatusFailed) {
 				t.Fatalf("run with a failing task: status %s, err %v", run.Status, err)
 			}
-			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+			rec, err := recordstore.ReadRun(ctx, f.store, run.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +180,7 @@ func TestRunKFPv2(t *testing.T) {
 				}
 			}
 			for k, want := range tc.files {
-				out, err := artifacts.Resolve(ctx, f.store, run.ID+"/"+k)
+				out, err := recordstore.Resolve(ctx, f.store, run.ID+"/"+k)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -225,7 +228,7 @@ func TestRunKFPv2Conditions(t *testing.T) {
 			}
 		}
 		if got["condition-1.condition-2.big"] == "Succeeded" {
-			rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+			rec, err := recordstore.ReadRun(ctx, f.store, run.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +288,7 @@ func TestRunKFPv2ImportGS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{artifacts.EnvGSEndpoint: srv.Endpoint, artifacts.EnvGSAccessKey: srv.AccessKey, artifacts.EnvGSSecretKey: srv.SecretKey}
+	env := map[string]string{imports.EnvGSEndpoint: srv.Endpoint, imports.EnvGSAccessKey: srv.AccessKey, imports.EnvGSSecretKey: srv.SecretKey}
 	withEnv := func(r *Runner) { r.Import.Getenv = func(k string) string { return env[k] } }
 	f := newFixture(t)
 	params := map[string]string{"data_uri": "gs://gcs-bucket/data/shakespeare1.txt"}
@@ -299,17 +302,17 @@ func TestRunKFPv2ImportGS(t *testing.T) {
 			t.Errorf("run %d: read gave %+v (cached %v), want %q (cached %v)", i, s.Outputs, s.Cached, want, cached)
 		}
 		sum := sha256.Sum256([]byte(text))
-		if uri := f.store.URI(artifacts.ImportKey(hex.EncodeToString(sum[:]))); run.Params["data_uri"] != uri {
+		if uri := f.store.URI(imports.ImportKey(hex.EncodeToString(sum[:]))); run.Params["data_uri"] != uri {
 			t.Errorf("run %d: param data_uri = %s, want the copy %s", i, run.Params["data_uri"], uri)
 		}
 	}
 	if !strings.Contains(f.status.String(), "Imported gs://gcs-bucket/data/shakespeare1.txt (param data_uri, 14 bytes, sha256 ") {
 		t.Errorf("status does not say what was imported:\n%s", f.status)
 	}
-	delete(env, artifacts.EnvGSEndpoint)
+	delete(env, imports.EnvGSEndpoint)
 	run, err := f.run(ctx, p, params, withEnv)
 	if run != nil || err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/shakespeare1.txt: set PIPECTL_GS_ENDPOINT, PIPECTL_GS_ACCESS_KEY_ID, PIPECTL_GS_SECRET_ACCESS_KEY") {
-		t.Errorf("without %s: run %v, %v; want an error before the run", artifacts.EnvGSEndpoint, run, err)
+		t.Errorf("without %s: run %v, %v; want an error before the run", imports.EnvGSEndpoint, run, err)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -27,7 +27,7 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 	if p := sp.Loop.Parallelism; p > 0 && p < limit {
 		limit = p
 	}
-	e.update(ctx, sp.Name, func(r *artifacts.StepRecord) { r.Message = fmt.Sprintf("%d iterations", len(items)) })
+	e.update(ctx, sp.Name, func(r *record.StepRecord) { r.Message = fmt.Sprintf("%d iterations", len(items)) })
 	e.r.statusf("%-12s %d iterations, at most %d at once\n", pipeline.IterationRange(sp.Name, len(items)), len(items), limit)
 
 	slots := make(chan struct{}, limit)
@@ -38,7 +38,7 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
-			e.finish(ctx, name, artifacts.StatusCancelled, nil, "run cancelled before the iteration started")
+			e.finish(ctx, name, record.StatusCancelled, nil, "run cancelled before the iteration started")
 			continue
 		}
 		iv := v
@@ -56,16 +56,16 @@ func (e *execution) runLoop(ctx context.Context, sp *plan.Step, v plan.Values, s
 		counts[e.run.Steps[pos].Status]++
 	}
 	e.mu.Unlock()
-	msg := artifacts.CountStatuses(counts)
+	msg := record.CountStatuses(counts)
 	if msg == "" {
 		msg = "no iterations"
 	}
-	status := artifacts.StatusSucceeded
+	status := record.StatusSucceeded
 	switch {
-	case counts[artifacts.StatusFailed] > 0:
-		status = artifacts.StatusFailed
-	case counts[artifacts.StatusCancelled] > 0 || ctx.Err() != nil:
-		status = artifacts.StatusCancelled
+	case counts[record.StatusFailed] > 0:
+		status = record.StatusFailed
+	case counts[record.StatusCancelled] > 0 || ctx.Err() != nil:
+		status = record.StatusCancelled
 	}
 	// The loop step ran no program of its own: no exit code (its
 	// iterations have theirs), as on Argo.
@@ -83,9 +83,9 @@ func (e *execution) addIterations(ctx context.Context, step string, items []stri
 	for i, item := range items {
 		names[i] = pipeline.IterationName(step, i)
 		pos := len(e.run.Steps)
-		e.run.Steps = append(e.run.Steps, artifacts.StepRecord{
-			Name: names[i], Status: artifacts.StatusPending, DependsOn: deps,
-			Outputs: []artifacts.OutputRecord{}, Item: json.RawMessage(item),
+		e.run.Steps = append(e.run.Steps, record.StepRecord{
+			Name: names[i], Status: record.StatusPending, DependsOn: deps,
+			Outputs: []record.OutputRecord{}, Item: json.RawMessage(item),
 		})
 		e.index[names[i]] = pos
 		e.iterations[step] = append(e.iterations[step], pos)
@@ -100,11 +100,11 @@ func (e *execution) addIterations(ctx context.Context, step string, items []stri
 
 // ordered returns the step records in the pipeline's order, each loop
 // step followed by its iterations; e.mu must be held.
-func (e *execution) ordered() []artifacts.StepRecord {
+func (e *execution) ordered() []record.StepRecord {
 	if len(e.iterations) == 0 {
 		return e.run.Steps
 	}
-	out := make([]artifacts.StepRecord, 0, len(e.run.Steps))
+	out := make([]record.StepRecord, 0, len(e.run.Steps))
 	for _, s := range e.p.Steps {
 		out = append(out, *e.step(s.Name))
 		for _, pos := range e.iterations[s.Name] {

@@ -11,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestRunNested runs a pipeline that uses another twice, with different
@@ -61,7 +62,7 @@ steps:
 		"two.say/text": "<2.50>\n<2.50>\n",
 		"join/out":     "<a b>\n<2.50>\n<2.50>\n",
 	} {
-		out, err := artifacts.Resolve(ctx, f.store, run.ID+"/"+key)
+		out, err := recordstore.Resolve(ctx, f.store, run.ID+"/"+key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ steps:
 			t.Errorf("%s = %q, want %q", key, buf.String(), wantText)
 		}
 	}
-	rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+	rec, err := recordstore.ReadRun(ctx, f.store, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

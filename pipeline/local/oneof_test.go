@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -46,9 +46,9 @@ steps:
 		t.Errorf("use depends on %v, want pick.a and pick.b", deps)
 	}
 	for _, tc := range []struct{ side, status, got string }{
-		{"a", artifacts.StatusSucceeded, "got from a"},
-		{"b", artifacts.StatusSucceeded, "got from b"},
-		{"c", artifacts.StatusSkipped, ""},
+		{"a", record.StatusSucceeded, "got from a"},
+		{"b", record.StatusSucceeded, "got from b"},
+		{"c", record.StatusSkipped, ""},
 	} {
 		run, err := f.run(ctx, p, map[string]string{"side": tc.side}, nil)
 		if err != nil {
@@ -62,7 +62,7 @@ steps:
 		if s.Status != tc.status || got != tc.got {
 			t.Errorf("side %s: use %s %q (%s), want %s %q", tc.side, s.Status, got, s.Message, tc.status, tc.got)
 		}
-		if tc.status == artifacts.StatusSkipped && !strings.Contains(s.Message, "none of upstream steps pick.a, pick.b ran") {
+		if tc.status == record.StatusSkipped && !strings.Contains(s.Message, "none of upstream steps pick.a, pick.b ran") {
 			t.Errorf("side %s: use skipped with %q", tc.side, s.Message)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestNewRunID: ids drawn in the same second do not collide (16 random bits
@@ -52,8 +53,8 @@ steps:
 	if err == nil || !strings.Contains(err.Error(), "run taken-1 already exists") {
 		t.Fatalf("a second run with the same id: %v, want 'already exists'", err)
 	}
-	got, err := artifacts.ReadRun(t.Context(), f.store, "taken-1")
-	if err != nil || got.Status != artifacts.StatusSucceeded || !got.Started.Equal(first.Started) {
+	got, err := recordstore.ReadRun(t.Context(), f.store, "taken-1")
+	if err != nil || got.Status != record.StatusSucceeded || !got.Started.Equal(first.Started) {
 		t.Errorf("the first run's record became %+v, %v", got, err)
 	}
 }

@@ -23,9 +23,11 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/origin"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Runner runs pipelines locally.
@@ -37,7 +39,7 @@ type Runner struct {
 	Source string
 	// Origin, when set, is recorded as where the run came from
 	// (origin.Of); each step's record has its code digest either way.
-	Origin *artifacts.Origin
+	Origin *record.Origin
 	// Parallelism bounds the steps running at once (default: the number of CPUs).
 	Parallelism int
 	// NoCache turns off output reuse for every step.
@@ -57,7 +59,7 @@ type Runner struct {
 	// the cancel (default DefaultFinallyGrace).
 	FinallyGrace time.Duration
 	// HeartbeatInterval is how often the run's heartbeat is written
-	// (default artifacts.HeartbeatInterval).
+	// (default record.HeartbeatInterval).
 	HeartbeatInterval time.Duration
 	// RunID names the run; by default <pipeline>-<date>-<time>-<random>.
 	RunID string
@@ -74,7 +76,7 @@ const DefaultFinallyGrace = time.Minute
 
 // RunError reports a run that did not succeed.
 type RunError struct {
-	Run *artifacts.Run
+	Run *record.Run
 	// Summary names the failed steps, their exit codes and last log lines.
 	Summary string
 }
@@ -100,7 +102,7 @@ func NewRunID(name string, t time.Time) string {
 // Run runs p with the given parameter values (resolved, see
 // Pipeline.ResolveParams). It returns the run record, and a *RunError when
 // the run failed or was cancelled (ctx ended).
-func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*artifacts.Run, error) {
+func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[string]string) (*record.Run, error) {
 	imp := r.Import
 	imp.TempDir = cmp.Or(imp.TempDir, r.WorkDir)
 	params, err := imports.Resolve(ctx, r.Store, p, params, imp, r.statusf)
@@ -140,13 +142,13 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if id == "" {
 		id = NewRunID(p.Metadata.Name, now)
 	}
-	run := &artifacts.Run{
-		ID: id, Pipeline: p.Metadata.Name, Status: artifacts.StatusRunning, Started: now,
-		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: artifacts.ThisRunner(), Origin: org,
+	run := &record.Run{
+		ID: id, Pipeline: p.Metadata.Name, Status: record.StatusRunning, Started: now,
+		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: recordstore.ThisRunner(), Origin: org,
 	}
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
-		rs := artifacts.StepRecord{Name: s.Name, Status: artifacts.StatusPending, DependsOn: s.Deps(), Outputs: []artifacts.OutputRecord{}}
+		rs := record.StepRecord{Name: s.Name, Status: record.StatusPending, DependsOn: s.Deps(), Outputs: []record.OutputRecord{}}
 		if s.Resolved != nil {
 			rs.Code = s.Resolved.Code
 		}
@@ -201,7 +203,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	end := r.now()
 	run.Finished = &end
 	run.Status, failed = e.outcome(ctx, false)
-	if run.Status == artifacts.StatusCancelled {
+	if run.Status == record.StatusCancelled {
 		run.Message = "cancelled"
 	} else if len(failed) > 0 {
 		run.Message = "failed steps: " + strings.Join(failed, ", ")
@@ -213,7 +215,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	}
 	e.jr.remove(context.WithoutCancel(ctx))
 	var rerr *RunError
-	if run.Status != artifacts.StatusSucceeded {
+	if run.Status != record.StatusSucceeded {
 		rerr = &RunError{Run: run, Summary: e.summary()}
 	}
 	// The caller gets the steps in the record's order; the run is over.
@@ -266,7 +268,7 @@ type execution struct {
 	secrets map[string]bool
 
 	mu    sync.Mutex // guards run, tails and the journal's dirty steps
-	run   *artifacts.Run
+	run   *record.Run
 	index map[string]int // step name → position in p.Steps and run.Steps
 	tails map[string]*process.Tail
 	jr    *journal
@@ -280,7 +282,7 @@ type execution struct {
 }
 
 // step returns the record of the named step; e.mu must be held.
-func (e *execution) step(name string) *artifacts.StepRecord {
+func (e *execution) step(name string) *record.StepRecord {
 	return &e.run.Steps[e.index[name]]
 }
 
@@ -289,7 +291,7 @@ func (e *execution) step(name string) *artifacts.StepRecord {
 // (Runner.RunID) is an error.
 func (e *execution) create(ctx context.Context) error {
 	for tries := 1; ; tries++ {
-		err := artifacts.CreateRun(ctx, e.r.Store, e.run)
+		err := recordstore.CreateRun(ctx, e.r.Store, e.run)
 		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
@@ -311,11 +313,11 @@ func (e *execution) save(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.r.Store.Put(ctx, artifacts.RunKey(e.run.ID), bytes.NewReader(b), int64(len(b)))
+	return e.r.Store.Put(ctx, record.RunKey(e.run.ID), bytes.NewReader(b), int64(len(b)))
 }
 
 // update changes a step's record under the lock; the journal writes it.
-func (e *execution) update(_ context.Context, step string, f func(s *artifacts.StepRecord)) {
+func (e *execution) update(_ context.Context, step string, f func(s *record.StepRecord)) {
 	e.mu.Lock()
 	f(e.step(step))
 	e.jr.mark(e.index[step])
@@ -330,7 +332,7 @@ func (e *execution) status(step string) string {
 
 func terminal(status string) bool {
 	switch status {
-	case artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusSkipped, artifacts.StatusCancelled:
+	case record.StatusSucceeded, record.StatusFailed, record.StatusSkipped, record.StatusCancelled:
 		return true
 	}
 	return false
@@ -386,15 +388,15 @@ func (e *execution) schedule(ctx context.Context, which []int) {
 			heap.Pop(&ready)
 			switch {
 			case ctx.Err() != nil:
-				e.finish(ctx, s.Name, artifacts.StatusCancelled, nil, "run cancelled before the step started")
+				e.finish(ctx, s.Name, record.StatusCancelled, nil, "run cancelled before the step started")
 				resolved(i)
 			case blocker != "":
-				e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, blocker)
+				e.finish(ctx, s.Name, record.StatusSkipped, nil, blocker)
 				e.r.statusf("%-12s skipped: %s\n", s.Name, blocker)
 				resolved(i)
 			default:
 				running++
-				e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Status = artifacts.StatusRunning })
+				e.update(ctx, s.Name, func(r *record.StepRecord) { r.Status = record.StatusRunning })
 				go func() {
 					e.runStep(ctx, s)
 					done <- i
@@ -413,7 +415,7 @@ func (e *execution) schedule(ctx context.Context, which []int) {
 			// running ones have stopped.
 			for ready.Len() > 0 {
 				i := heap.Pop(&ready).(int)
-				e.finish(ctx, e.p.Steps[i].Name, artifacts.StatusCancelled, nil, "run cancelled before the step started")
+				e.finish(ctx, e.p.Steps[i].Name, record.StatusCancelled, nil, "run cancelled before the step started")
 				resolved(i)
 			}
 			i := <-done
@@ -428,7 +430,7 @@ func (e *execution) schedule(ctx context.Context, which []int) {
 // failed without iterations), in order; mainOnly leaves out the finally
 // steps. e.mu must be held.
 func (e *execution) outcome(ctx context.Context, mainOnly bool) (string, []string) {
-	status := artifacts.StatusSucceeded
+	status := record.StatusSucceeded
 	failed := []string{}
 	for _, s := range e.ordered() {
 		base := s.Name
@@ -439,19 +441,19 @@ func (e *execution) outcome(ctx context.Context, mainOnly bool) (string, []strin
 			continue
 		}
 		switch s.Status {
-		case artifacts.StatusFailed:
-			status = artifacts.StatusFailed
+		case record.StatusFailed:
+			status = record.StatusFailed
 			if base != s.Name || len(e.iterations[s.Name]) == 0 {
 				failed = append(failed, s.Name)
 			}
-		case artifacts.StatusCancelled:
-			if status != artifacts.StatusFailed {
-				status = artifacts.StatusCancelled
+		case record.StatusCancelled:
+			if status != record.StatusFailed {
+				status = record.StatusCancelled
 			}
 		}
 	}
 	if ctx.Err() != nil {
-		status = artifacts.StatusCancelled
+		status = record.StatusCancelled
 	}
 	return status, failed
 }
@@ -497,7 +499,7 @@ func (q *readyQueue) Pop() any {
 // finish records a step's end.
 func (e *execution) finish(ctx context.Context, step, status string, exitCode *int, msg string) {
 	end := e.r.now()
-	e.update(ctx, step, func(r *artifacts.StepRecord) {
+	e.update(ctx, step, func(r *record.StepRecord) {
 		r.Status, r.Message, r.Finished = status, msg, &end
 		if exitCode != nil {
 			r.ExitCode = exitCode
@@ -512,7 +514,7 @@ func (e *execution) summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s %s.\n", e.run.ID, strings.ToLower(e.run.Status))
 	for _, s := range e.ordered() {
-		if s.Status == artifacts.StatusSucceeded {
+		if s.Status == record.StatusSucceeded {
 			continue
 		}
 		name := s.Name
@@ -522,14 +524,14 @@ func (e *execution) summary() string {
 		fmt.Fprintf(&b, "  %-12s %s", name, s.Status)
 		// Exit code 0 is a program that succeeded before the step failed (its
 		// outputs not written or not stored): the message says which.
-		if s.ExitCode != nil && *s.ExitCode != 0 && s.Status == artifacts.StatusFailed && len(e.iterations[s.Name]) == 0 {
+		if s.ExitCode != nil && *s.ExitCode != 0 && s.Status == record.StatusFailed && len(e.iterations[s.Name]) == 0 {
 			fmt.Fprintf(&b, " (exit code %d)", *s.ExitCode)
 		}
 		if s.Message != "" {
 			fmt.Fprintf(&b, ": %s", s.Message)
 		}
 		b.WriteString("\n")
-		if t := e.tails[s.Name]; t != nil && s.Status == artifacts.StatusFailed && len(t.Lines()) > 0 {
+		if t := e.tails[s.Name]; t != nil && s.Status == record.StatusFailed && len(t.Lines()) > 0 {
 			fmt.Fprintf(&b, "  last lines of %s:\n", s.Name)
 			for _, l := range t.Lines() {
 				b.WriteString("    " + l + "\n")
@@ -562,12 +564,12 @@ func (e *execution) blocker(s *pipeline.Step, deps []int) string {
 	}
 	for _, j := range deps {
 		name := e.p.Steps[j].Name
-		if st := e.status(name); st != artifacts.StatusSucceeded && (st != artifacts.StatusSkipped || !soft[name]) {
+		if st := e.status(name); st != record.StatusSucceeded && (st != record.StatusSkipped || !soft[name]) {
 			return fmt.Sprintf("upstream step %s %s", name, strings.ToLower(st))
 		}
 	}
 	for _, g := range groups {
-		if !slices.ContainsFunc(g, func(name string) bool { return e.status(name) == artifacts.StatusSucceeded }) {
+		if !slices.ContainsFunc(g, func(name string) bool { return e.status(name) == record.StatusSucceeded }) {
 			return fmt.Sprintf("none of upstream steps %s ran (the first of them that ran gives an input)", strings.Join(g, ", "))
 		}
 	}

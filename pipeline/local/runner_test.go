@@ -19,7 +19,9 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // shComponent is an inline component running a shell script with the
@@ -70,7 +72,7 @@ func (f *fixture) load(yaml string) *pipeline.Pipeline {
 	return p
 }
 
-func (f *fixture) run(ctx context.Context, p *pipeline.Pipeline, overrides map[string]string, mod func(*Runner)) (*artifacts.Run, error) {
+func (f *fixture) run(ctx context.Context, p *pipeline.Pipeline, overrides map[string]string, mod func(*Runner)) (*record.Run, error) {
 	f.t.Helper()
 	params, err := p.ResolveParams(overrides)
 	if err != nil {
@@ -103,7 +105,7 @@ kind: Pipeline
 metadata: {name: test}
 `
 
-func stepStatus(run *artifacts.Run) map[string]string {
+func stepStatus(run *record.Run) map[string]string {
 	out := map[string]string{}
 	for _, s := range run.Steps {
 		out[s.Name] = s.Status
@@ -134,14 +136,14 @@ steps:
 	if err != nil {
 		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
 	}
-	if run.Status != artifacts.StatusSucceeded {
+	if run.Status != record.StatusSucceeded {
 		t.Fatalf("status %s", run.Status)
 	}
 	if !strings.Contains(f.logs.String(), "[use] n=1\n") {
 		t.Errorf("logs lack the prefixed line of step use:\n%s", f.logs)
 	}
 	ctx := context.Background()
-	out, err := artifacts.Resolve(ctx, f.store, run.ID+"/use/out")
+	out, err := recordstore.Resolve(ctx, f.store, run.ID+"/use/out")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ steps:
 	if out.Meta.SHA256 != hex.EncodeToString(sum[:]) || out.Meta.Size != int64(buf.Len()) || out.Meta.Producer.Step != "use" {
 		t.Errorf("metadata %+v does not match the bytes", out.Meta)
 	}
-	dir, err := artifacts.Resolve(ctx, f.store, run.ID+"/make/dir")
+	dir, err := recordstore.Resolve(ctx, f.store, run.ID+"/make/dir")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ steps:
 		t.Errorf("directory metadata %+v", dir.Meta)
 	}
 	// The run record is in the store, with outputs and exit codes.
-	rec, err := artifacts.ReadRun(ctx, f.store, run.ID)
+	rec, err := recordstore.ReadRun(ctx, f.store, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func TestRunParallelAndFailure(t *testing.T) {
 `)
 	run, err := f.run(context.Background(), p, nil, func(r *Runner) { r.Parallelism = 2 })
 	var rerr *RunError
-	if !errors.As(err, &rerr) || run.Status != artifacts.StatusFailed {
+	if !errors.As(err, &rerr) || run.Status != record.StatusFailed {
 		t.Fatalf("Run err = %v, want a RunError for a failed run", err)
 	}
 	want := map[string]string{"left": "Succeeded", "right": "Succeeded", "broken": "Failed", "after-broken": "Skipped", "after-right": "Succeeded"}
@@ -286,7 +288,7 @@ steps:
 		t.Errorf("status does not say the step was cached:\n%s", f.status)
 	}
 	// A cached output is still readable through the new run.
-	if _, err := artifacts.Resolve(context.Background(), f.store, second.ID+"/produce/out"); err != nil {
+	if _, err := recordstore.Resolve(context.Background(), f.store, second.ID+"/produce/out"); err != nil {
 		t.Errorf("resolve cached output: %v", err)
 	}
 	if _, err := f.run(context.Background(), p, map[string]string{"n": "2"}, nil); err != nil || runs() != 2 {
@@ -327,15 +329,15 @@ func TestRunCancelStopsEverything(t *testing.T) {
 	}()
 	run, err := f.run(ctx, p, nil, nil)
 	var rerr *RunError
-	if !errors.As(err, &rerr) || run.Status != artifacts.StatusCancelled {
+	if !errors.As(err, &rerr) || run.Status != record.StatusCancelled {
 		t.Fatalf("err %v status %s, want Cancelled", err, run.Status)
 	}
 	want := map[string]string{"busy": "Cancelled", "gang": "Cancelled", "later": "Cancelled"}
 	if got := stepStatus(run); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("statuses %v, want %v", got, want)
 	}
-	rec, err := artifacts.ReadRun(context.Background(), f.store, run.ID)
-	if err != nil || rec.Status != artifacts.StatusCancelled {
+	rec, err := recordstore.ReadRun(context.Background(), f.store, run.ID)
+	if err != nil || rec.Status != record.StatusCancelled {
 		t.Errorf("stored record: %v %v", rec, err)
 	}
 	b, _ := os.ReadFile(pids)
@@ -390,7 +392,7 @@ func TestRunGangOnlyRankZeroPublishes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	ref, err := artifacts.Resolve(context.Background(), f.store, run.ID+"/train/model")
+	ref, err := recordstore.Resolve(context.Background(), f.store, run.ID+"/train/model")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +417,7 @@ func TestRunLogGrowsWhileRunning(t *testing.T) {
 		_, err := f.run(ctx, p, nil, func(r *Runner) { r.RunID = "live-log" })
 		done <- err
 	}()
-	key := artifacts.LogKey("live-log", "wait")
+	key := record.LogKey("live-log", "wait")
 	for {
 		var buf bytes.Buffer
 		if err := artifacts.Copy(ctx, f.store, key, &buf, ""); err == nil && strings.Contains(buf.String(), "[wait] started\n") {
@@ -539,7 +541,7 @@ steps:
     inputs: {data: "{{params.data}}"}
 ` + shComponent("read", "{name: data, type: Dataset}", "{name: text, type: string}", `printf '%s' "$1" > "$2"`, "{{executor.input}}", "{{outputs.text.path}}") + `
 `)
-	meta := func(run *artifacts.Run) string { return readMetadata(t, run) }
+	meta := func(run *record.Run) string { return readMetadata(t, run) }
 	run, err := f.run(ctx, second, map[string]string{"data": uri}, nil)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, f.status)
@@ -580,7 +582,7 @@ steps:
     inputs: {who: "{{params.who}}"}
 ` + shComponent("namer", "{name: who, type: string}", "{name: who, type: string}", `printf '%s' "$1" > "$2"`, "{{inputs.who}}", "{{outputs.who.path}}") + `
 `)
-	meta := func(run *artifacts.Run) string { return readMetadata(t, run) }
+	meta := func(run *record.Run) string { return readMetadata(t, run) }
 	run, err := f.run(ctx, p, map[string]string{"data": uri}, nil)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, f.status)
@@ -747,7 +749,7 @@ steps:
 				t.Fatalf("Run succeeded, want use to fail")
 			}
 			s := run.Step("use")
-			if s.Status != artifacts.StatusFailed || !strings.Contains(s.Message, tc.want) || len(s.Outputs) != 0 {
+			if s.Status != record.StatusFailed || !strings.Contains(s.Message, tc.want) || len(s.Outputs) != 0 {
 				t.Errorf("use: %s %q %+v, want failed with %q and no outputs", s.Status, s.Message, s.Outputs, tc.want)
 			}
 		})
@@ -756,7 +758,7 @@ steps:
 
 // readMetadata is the metadata of input artifact data in the executor
 // input step read of run printed as its output text.
-func readMetadata(t *testing.T, run *artifacts.Run) string {
+func readMetadata(t *testing.T, run *record.Run) string {
 	t.Helper()
 	s := run.Step("read")
 	if len(s.Outputs) != 1 || s.Outputs[0].Value == nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // TestSpecialOutputs: a step whose output is a named pipe (or a directory
@@ -42,7 +42,7 @@ steps:
 				t.Fatalf("run error %v, want a RunError", err)
 			}
 			st := run.Step("make")
-			if st.Status != artifacts.StatusFailed || !strings.Contains(st.Message, tc.want) {
+			if st.Status != record.StatusFailed || !strings.Contains(st.Message, tc.want) {
 				t.Errorf("step make: %s %q, want Failed with a message containing %q", st.Status, st.Message, tc.want)
 			}
 			if st.ExitCode == nil || *st.ExitCode != 0 {

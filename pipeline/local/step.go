@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -25,7 +26,7 @@ const logTail = 15
 // one execution or, for a loop step, its iterations.
 func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 	start := e.r.now()
-	e.update(ctx, s.Name, func(r *artifacts.StepRecord) { r.Started = &start })
+	e.update(ctx, s.Name, func(r *record.StepRecord) { r.Started = &start })
 	sp, err := plan.Build(e.p, s.Name)
 	if err != nil {
 		e.fail(ctx, s.Name, 1, "%v", err)
@@ -38,7 +39,7 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 			return
 		}
 		if !ok {
-			e.finish(ctx, s.Name, artifacts.StatusSkipped, nil, fmt.Sprintf("condition %q is false", sp.When.Source))
+			e.finish(ctx, s.Name, record.StatusSkipped, nil, fmt.Sprintf("condition %q is false", sp.When.Source))
 			e.r.statusf("%-12s skipped: condition %q is false\n", s.Name, sp.When.Source)
 			return
 		}
@@ -59,12 +60,12 @@ func (e *execution) runStep(ctx context.Context, s *pipeline.Step) {
 // because the run was cancelled (a fingerprint cut short) is Cancelled.
 func (e *execution) fail(ctx context.Context, step string, code int, format string, args ...any) {
 	if ctx.Err() != nil {
-		e.finish(ctx, step, artifacts.StatusCancelled, nil, "run cancelled")
+		e.finish(ctx, step, record.StatusCancelled, nil, "run cancelled")
 		e.r.statusf("%-12s cancelled\n", step)
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
-	e.finish(ctx, step, artifacts.StatusFailed, &code, msg)
+	e.finish(ctx, step, record.StatusFailed, &code, msg)
 	e.r.statusf("%-12s failed: %s\n", step, msg)
 }
 
@@ -73,14 +74,14 @@ func (e *execution) fail(ctx context.Context, step string, code int, format stri
 // records it: the cache, the attempts, the log and the outputs.
 func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v plan.Values, inputSums map[string]string) {
 	start := e.r.now()
-	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Status, r.Started = artifacts.StatusRunning, &start })
+	e.update(ctx, name, func(r *record.StepRecord) { r.Status, r.Started = record.StatusRunning, &start })
 	fail := func(code int, format string, args ...any) { e.fail(ctx, name, code, format, args...) }
 	switch reason, err := sp.Wiring.SkipReason(v, e.finished); {
 	case err != nil:
 		fail(1, "%v", err)
 		return
 	case reason != "":
-		e.finish(ctx, name, artifacts.StatusSkipped, nil, reason)
+		e.finish(ctx, name, record.StatusSkipped, nil, reason)
 		e.r.statusf("%-12s skipped: %s\n", name, reason)
 		return
 	}
@@ -134,7 +135,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		Retries:  sp.Retries, Timeout: sp.Timeout.Duration, RetryLog: stepLog,
 		Log: log,
 		Fingerprinted: func(fp string) {
-			e.update(ctx, name, func(r *artifacts.StepRecord) { r.Fingerprint = fp })
+			e.update(ctx, name, func(r *record.StepRecord) { r.Fingerprint = fp })
 		},
 		Warnf: func(format string, args ...any) { e.r.statusf("warning: "+format+"\n", args...) },
 	}
@@ -150,8 +151,8 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	if res.Cached {
 		end, code := e.r.now(), 0
 		hit := res.Hit
-		e.update(ctx, name, func(r *artifacts.StepRecord) {
-			r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = artifacts.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
+		e.update(ctx, name, func(r *record.StepRecord) {
+			r.Status, r.Cached, r.CachedFrom, r.Outputs, r.Finished, r.ExitCode = record.StatusSucceeded, true, hit.Run, hit.Outputs, &end, &code
 			r.Message = "outputs reused from run " + hit.Run
 		})
 		e.r.statusf("%-12s cached: reusing the outputs of step %s of run %s\n", name, hit.Step, hit.Run)
@@ -160,21 +161,21 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		}
 		return
 	}
-	e.update(ctx, name, func(r *artifacts.StepRecord) { r.Attempts = res.Attempts })
+	e.update(ctx, name, func(r *record.StepRecord) { r.Attempts = res.Attempts })
 	code := step.ProgramExitCode(runErr)
 	took := e.r.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case runErr == nil:
-		e.update(ctx, name, func(r *artifacts.StepRecord) {
+		e.update(ctx, name, func(r *record.StepRecord) {
 			// A step without outputs records [], as on Argo.
-			r.Outputs = append([]artifacts.OutputRecord{}, res.Outputs...)
+			r.Outputs = append([]record.OutputRecord{}, res.Outputs...)
 		})
-		e.finish(ctx, name, artifacts.StatusSucceeded, &code, "")
+		e.finish(ctx, name, record.StatusSucceeded, &code, "")
 		if v.Iteration == nil {
 			e.r.statusf("%-12s succeeded in %s\n", name, took)
 		}
 	case ctx.Err() != nil:
-		e.finish(ctx, name, artifacts.StatusCancelled, nil, "run cancelled")
+		e.finish(ctx, name, record.StatusCancelled, nil, "run cancelled")
 		e.r.statusf("%-12s cancelled\n", name)
 	default:
 		fail(code, "%v", runErr)
@@ -201,7 +202,7 @@ func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.W
 // outputs of loop steps and, for a finally step, the run's outcome. sums
 // are the sha256 of the input artifacts, for the fingerprint.
 func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map[string]string, error) {
-	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}, Collected: map[string][]artifacts.OutputRecord{}}
+	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}, Collected: map[string][]record.OutputRecord{}}
 	sums := map[string]string{}
 	for _, name := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[name]
@@ -253,7 +254,7 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 // sha256 in sums). v.Collected is replaced by a copy.
 func (e *execution) collectOuter(sp *plan.Step, v *plan.Values, sums map[string]string) error {
 	v.Collected = maps.Clone(v.Collected)
-	got := map[string][]artifacts.OutputRecord{}
+	got := map[string][]record.OutputRecord{}
 	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.CollectedOuter)) {
 		its, _, err := sp.Wiring.CollectedIterations(name, *v)
 		if err != nil {
@@ -271,16 +272,16 @@ func (e *execution) collectOuter(sp *plan.Step, v *plan.Values, sums map[string]
 
 // collected returns the records of an output of every iteration of a
 // loop step that ran (was not skipped) and keep keeps, in order.
-func (e *execution) collected(ref plan.OutputRef, keep func(int) bool) ([]artifacts.OutputRecord, error) {
+func (e *execution) collected(ref plan.OutputRef, keep func(int) bool) ([]record.OutputRecord, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	recs := []artifacts.OutputRecord{}
+	recs := []record.OutputRecord{}
 	for i, pos := range e.iterations[ref.Step] {
 		it := &e.run.Steps[pos]
-		if it.Status == artifacts.StatusSkipped || !keep(i) {
+		if it.Status == record.StatusSkipped || !keep(i) {
 			continue // its condition was false: only the iterations that ran give an output
 		}
-		k := slices.IndexFunc(it.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		k := slices.IndexFunc(it.Outputs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
 		if k < 0 {
 			return nil, fmt.Errorf("iteration %d of step %s has no output %q", i, ref.Step, ref.Output)
 		}
@@ -291,9 +292,9 @@ func (e *execution) collected(ref plan.OutputRef, keep func(int) bool) ([]artifa
 
 // finished returns an output of a step (or iteration) that succeeded; ok
 // is false when it did not (it was skipped, say).
-func (e *execution) finished(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
-	if e.status(ref.Step) != artifacts.StatusSucceeded {
-		return artifacts.OutputRecord{}, false, nil
+func (e *execution) finished(ref plan.OutputRef) (record.OutputRecord, bool, error) {
+	if e.status(ref.Step) != record.StatusSucceeded {
+		return record.OutputRecord{}, false, nil
 	}
 	out, ok := e.output(ref.Step, ref.Output)
 	if !ok {
@@ -312,7 +313,7 @@ func (e *execution) outputValue(ref plan.OutputRef) (string, error) {
 }
 
 // output returns an output record of a finished step.
-func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
+func (e *execution) output(step, name string) (record.OutputRecord, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, o := range e.step(step).Outputs {
@@ -320,7 +321,7 @@ func (e *execution) output(step, name string) (artifacts.OutputRecord, bool) {
 			return o, true
 		}
 	}
-	return artifacts.OutputRecord{}, false
+	return record.OutputRecord{}, false
 }
 
 // secretNames are the variables the steps of p take as secrets, each of
@@ -361,7 +362,7 @@ func (e *execution) environ(sp *plan.Step) []string {
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); e.secrets[name] && !mine[name] || artifacts.IsImportEnv(name) {
+		if name, _, _ := strings.Cut(kv, "="); e.secrets[name] && !mine[name] || imports.IsImportEnv(name) {
 			continue
 		}
 		env = append(env, kv)

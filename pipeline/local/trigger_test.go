@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -44,7 +44,7 @@ finally:
 `
 
 // outputValue is the value of output name of step s in run, "" when none.
-func outputValue(run *artifacts.Run, s, name string) string {
+func outputValue(run *record.Run, s, name string) string {
 	for _, o := range run.Step(s).Outputs {
 		if o.Name == name && o.Value != nil {
 			return *o.Value
@@ -65,7 +65,7 @@ func TestRunTriggerCompleted(t *testing.T) {
 
 	run, err := f.run(ctx, p, nil, nil)
 	var rerr *RunError
-	if !errors.As(err, &rerr) || run.Status != artifacts.StatusFailed {
+	if !errors.As(err, &rerr) || run.Status != record.StatusFailed {
 		t.Fatalf("Run err = %v (status %s), want a RunError for a failed run\n%s", err, run.Status, f.status)
 	}
 	want := map[string]string{"make": "Failed", "doomed": "Skipped", "cleanup": "Succeeded", "report": "Succeeded", "notify": "Failed", "log": "Succeeded"}
@@ -84,7 +84,7 @@ func TestRunTriggerCompleted(t *testing.T) {
 	}
 
 	run, err = f.run(ctx, p, map[string]string{"code": "0"}, nil)
-	if err != nil || run.Status != artifacts.StatusSucceeded {
+	if err != nil || run.Status != record.StatusSucceeded {
 		t.Fatalf("Run -p code=0: %v (status %s)\n%s", err, run.Status, f.status)
 	}
 	for _, c := range []struct{ step, output, want string }{
@@ -124,10 +124,10 @@ outputs:
 		t.Fatalf("step stage.tidy: %+v, want trigger: completed", s)
 	}
 	run, err := f.run(context.Background(), p, nil, nil)
-	if err == nil || run.Status != artifacts.StatusFailed {
+	if err == nil || run.Status != record.StatusFailed {
 		t.Fatalf("Run err = %v, want the run failed", err)
 	}
-	if got := outputValue(run, "stage.tidy", "got"); got != "fallback" || run.Step("stage.make").Status != artifacts.StatusFailed {
+	if got := outputValue(run, "stage.tidy", "got"); got != "fallback" || run.Step("stage.make").Status != record.StatusFailed {
 		t.Errorf("stage.tidy got %q (stage.make %s), want fallback (Failed)\n%s", got, run.Step("stage.make").Status, f.status)
 	}
 }
@@ -144,7 +144,7 @@ func TestRunKFPv2IgnoreUpstreamFailure(t *testing.T) {
 	}
 	ctx := context.Background()
 	run, err := f.run(ctx, p, nil, nil)
-	if err == nil || run.Status != artifacts.StatusFailed || run.Step("fail-op").Status != artifacts.StatusFailed {
+	if err == nil || run.Status != record.StatusFailed || run.Step("fail-op").Status != record.StatusFailed {
 		t.Fatalf("Run err = %v, status %s; want the run and fail-op failed\n%s", err, run.Status, f.status)
 	}
 	if got := outputValue(run, "print-op", "got"); got != "default" {

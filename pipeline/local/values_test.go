@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestValuesReachArgvAsWritten runs a probe that writes its argv to an
@@ -53,11 +55,11 @@ steps:
 	if err != nil {
 		t.Fatalf("Run: %v\n%s\n%s", err, f.status, f.logs)
 	}
-	if got := stepStatus(run); got["probe"] != artifacts.StatusSucceeded {
+	if got := stepStatus(run); got["probe"] != record.StatusSucceeded {
 		t.Fatalf("probe did not run: %v\n%s", got, f.status)
 	}
 	ctx := context.Background()
-	out, err := artifacts.Resolve(ctx, f.store, run.ID+"/probe/argv")
+	out, err := recordstore.Resolve(ctx, f.store, run.ID+"/probe/argv")
 	if err != nil {
 		t.Fatal(err)
 	}

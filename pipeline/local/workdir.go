@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // workPrefix begins the name of every run's work directory.
@@ -25,7 +26,7 @@ func newWorkDir(base, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(artifacts.ThisRunner())
+	b, err := json.Marshal(recordstore.ThisRunner())
 	if err == nil {
 		err = os.WriteFile(filepath.Join(work, runnerFile), b, 0o644)
 	}
@@ -54,11 +55,11 @@ func RemoveStaleWork(base string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		var ri artifacts.RunnerInfo
+		var ri record.RunnerInfo
 		if json.Unmarshal(b, &ri) != nil {
 			continue
 		}
-		if alive, known := ri.Alive(); known && !alive {
+		if alive, known := recordstore.Alive(&ri); known && !alive {
 			if err := os.RemoveAll(dir); err == nil {
 				removed = append(removed, dir)
 			}

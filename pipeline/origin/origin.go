@@ -1,7 +1,7 @@
 // Package origin records what a run ran: the pipectl that started it, the
 // git checkout its pipeline file is in (commit, branch, remote, dirty state
 // and a digest of the uncommitted changes), and each step's code digest and
-// image, in the run record (artifacts.Origin, StepRecord.Code and Image).
+// image, in the run record (record.Origin, StepRecord.Code and Image).
 package origin
 
 import (
@@ -16,7 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -26,8 +27,8 @@ const gitTimeout = 10 * time.Second
 
 // Of is the origin of a run of p: the pipectl version given and the git
 // checkout holding p's file.
-func Of(ctx context.Context, p *pipeline.Pipeline, version string) *artifacts.Origin {
-	o := &artifacts.Origin{Pipectl: version}
+func Of(ctx context.Context, p *pipeline.Pipeline, version string) *record.Origin {
+	o := &record.Origin{Pipectl: version}
 	if p.Source != "" {
 		o.Git = Git(ctx, filepath.Dir(p.Source))
 	}
@@ -37,7 +38,7 @@ func Of(ctx context.Context, p *pipeline.Pipeline, version string) *artifacts.Or
 // Steps sets each step record of rec's code digest (after
 // pipeline.StampCode) and, for a cluster run, its image: as pinned in
 // images (argo.Options.Images), else as written.
-func Steps(rec *artifacts.Run, p *pipeline.Pipeline, cluster bool, images map[string]string) {
+func Steps(rec *record.Run, p *pipeline.Pipeline, cluster bool, images map[string]string) {
 	for i := range rec.Steps {
 		s := p.Step(rec.Steps[i].Name)
 		if s == nil || s.Resolved == nil {
@@ -55,15 +56,15 @@ func Steps(rec *artifacts.Run, p *pipeline.Pipeline, cluster bool, images map[st
 // none (or git is not installed, or the checkout is not one git trusts).
 // It runs no program the repository configures: no fsmonitor, no external
 // diff or text conversion.
-func Git(ctx context.Context, dir string) *artifacts.GitOrigin {
+func Git(ctx context.Context, dir string) *record.GitOrigin {
 	commit, ok := git(ctx, dir, nil, "rev-parse", "--verify", "-q", "HEAD")
 	if !ok || commit == "" {
 		return nil
 	}
-	g := &artifacts.GitOrigin{Commit: commit}
+	g := &record.GitOrigin{Commit: commit}
 	g.Branch, _ = git(ctx, dir, nil, "symbolic-ref", "--short", "-q", "HEAD")
 	if remote, ok := git(ctx, dir, nil, "config", "--get", "remote.origin.url"); ok {
-		g.Remote = artifacts.RedactURL(remote)
+		g.Remote = uris.RedactURL(remote)
 	}
 	if status, ok := git(ctx, dir, nil, "status", "--porcelain", "--untracked-files=normal"); ok && status != "" {
 		g.Dirty = true

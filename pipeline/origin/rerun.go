@@ -10,6 +10,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -21,7 +22,7 @@ import (
 // the pipeline's file (never above it: a checkout's files are what the
 // user keeps together); else the components outside are not kept and a
 // rerun reads them from where they are then.
-func ShipPipeline(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, lim codepack.Options) (*artifacts.PipelineSource, error) {
+func ShipPipeline(ctx context.Context, store artifacts.Store, p *pipeline.Pipeline, lim codepack.Options) (*record.PipelineSource, error) {
 	file, err := filepath.Abs(p.Source)
 	if err != nil {
 		return nil, err
@@ -32,13 +33,13 @@ func ShipPipeline(ctx context.Context, store artifacts.Store, p *pipeline.Pipeli
 		return nil, err
 	}
 	if d := stored(ctx, store, p, root); d != "" {
-		return &artifacts.PipelineSource{Pack: d, File: filepath.ToSlash(rel)}, nil
+		return &record.PipelineSource{Pack: d, File: filepath.ToSlash(rel)}, nil
 	}
 	pack, _, err := codepack.Ship(ctx, store, root, lim)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", p.Source, err)
 	}
-	return &artifacts.PipelineSource{Pack: pack.Digest, File: filepath.ToSlash(rel)}, nil
+	return &record.PipelineSource{Pack: pack.Digest, File: filepath.ToSlash(rel)}, nil
 }
 
 // stored is the digest of the pack of folder root when a component of p
@@ -96,8 +97,8 @@ func within(path, dir string) bool {
 
 // Restore unpacks the pipeline that run rec ran into the new folder dir
 // and returns its pipeline file there.
-func Restore(ctx context.Context, store artifacts.Store, rec *artifacts.Run, dir string) (string, error) {
-	var src *artifacts.PipelineSource
+func Restore(ctx context.Context, store artifacts.Store, rec *record.Run, dir string) (string, error) {
+	var src *record.PipelineSource
 	if rec.Origin != nil {
 		src = rec.Origin.Pipeline
 	}
@@ -120,7 +121,7 @@ func Restore(ctx context.Context, store artifacts.Store, rec *artifacts.Run, dir
 
 // Rerun is what a rerun of a run takes from it: every parameter as the run
 // had it, under the -p overrides given (which win).
-func Rerun(rec *artifacts.Run, overrides map[string]string) map[string]string {
+func Rerun(rec *record.Run, overrides map[string]string) map[string]string {
 	params := make(map[string]string, len(rec.Params)+len(overrides))
 	for k, v := range rec.Params {
 		params[k] = v
@@ -158,7 +159,7 @@ func From(p *pipeline.Pipeline, from string) error {
 // Rerunning records in org that its run re-runs run of: the git checkout
 // it came from and the pipeline's pack are of's (the rerun runs of's
 // pipeline, not a checkout's; a rerun of the rerun unpacks the same).
-func Rerunning(org *artifacts.Origin, of *artifacts.Run) {
+func Rerunning(org *record.Origin, of *record.Run) {
 	org.RerunOf = of.ID
 	if of.Origin != nil {
 		org.Git, org.Pipeline = of.Origin.Git, of.Origin.Pipeline

@@ -11,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -44,7 +45,7 @@ func TestShipAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ship := func(file string) *artifacts.PipelineSource {
+	ship := func(file string) *record.PipelineSource {
 		t.Helper()
 		p, err := pipeline.Load(file)
 		if err != nil {
@@ -56,10 +57,10 @@ func TestShipAndRestore(t *testing.T) {
 		}
 		return src
 	}
-	restore := func(src *artifacts.PipelineSource, want ...string) {
+	restore := func(src *record.PipelineSource, want ...string) {
 		t.Helper()
 		root := filepath.Join(t.TempDir(), "pipeline")
-		file, err := Restore(ctx, store, &artifacts.Run{ID: "r", Origin: &artifacts.Origin{Pipeline: src}}, root)
+		file, err := Restore(ctx, store, &record.Run{ID: "r", Origin: &record.Origin{Pipeline: src}}, root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,10 +102,10 @@ func TestShipAndRestore(t *testing.T) {
 		t.Errorf("outside a checkout: file %q, want p.yaml (the pipeline's folder alone)", src.File)
 	}
 
-	for _, bad := range []*artifacts.Run{
+	for _, bad := range []*record.Run{
 		{ID: "old"},
-		{ID: "out", Origin: &artifacts.Origin{Pipeline: &artifacts.PipelineSource{Pack: src.Pack, File: "../p.yaml"}}},
-		{ID: "missing", Origin: &artifacts.Origin{Pipeline: &artifacts.PipelineSource{Pack: src.Pack, File: "nope.yaml"}}},
+		{ID: "out", Origin: &record.Origin{Pipeline: &record.PipelineSource{Pack: src.Pack, File: "../p.yaml"}}},
+		{ID: "missing", Origin: &record.Origin{Pipeline: &record.PipelineSource{Pack: src.Pack, File: "nope.yaml"}}},
 	} {
 		if _, err := Restore(ctx, store, bad, filepath.Join(t.TempDir(), "pipeline")); err == nil {
 			t.Errorf("Restore of run %s: no error", bad.ID)

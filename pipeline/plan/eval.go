@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -34,7 +34,7 @@ type Values struct {
 	same *int
 	// Collected are the output records of every iteration of a loop step,
 	// in order, by the input they feed (Wiring.Collected).
-	Collected map[string][]artifacts.OutputRecord
+	Collected map[string][]record.OutputRecord
 	// RunFields are the values of {{run.FIELD}} for a finally step, by
 	// FIELD (pipeline.RunStatus, pipeline.RunFailedSteps).
 	RunFields map[string]string
@@ -93,11 +93,18 @@ func (t Text) Eval(v Values) (string, error) {
 	return b.String(), nil
 }
 
+// Store names the objects of an artifact store by URI: the one thing the
+// plan needs of a store (an artifacts.Store is one).
+type Store interface {
+	// URI is the URI of the object at key.
+	URI(key string) string
+}
+
 // Invocation evaluates the wiring for component c (the step's program) with the
 // run-time values v: input parameter values, input artifact URIs in store s,
 // and the step's env. The local runner, `pipectl exec` and the rank pods
 // all make a step's invocation with it.
-func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) (*components.Invocation, error) {
+func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*components.Invocation, error) {
 	if w.Step == "" {
 		return nil, fmt.Errorf("the step spec names no step")
 	}
@@ -141,7 +148,7 @@ func (w *Wiring) Invocation(c *components.Program, s artifacts.Store, v Values) 
 		if ref.Step == "" || ref.Output == "" {
 			return nil, fmt.Errorf("input %q: the step spec names no producing step and output", name)
 		}
-		inv.Inputs[name] = s.URI(artifacts.OutputKey(v.Run, ref.Step, ref.Output))
+		inv.Inputs[name] = s.URI(record.OutputKey(v.Run, ref.Step, ref.Output))
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.OneOf)) {
 		if in, _ := c.Input(name); !components.IsArtifact(in.Type) {
@@ -287,7 +294,7 @@ func (w *Wiring) ItemList(v Values) ([]string, error) {
 // CollectValues is the JSON list of the values of an output parameter of
 // every iteration, in order: each value as written when it is JSON text
 // (a json, int, float or bool value), else as a JSON string.
-func CollectValues(recs []artifacts.OutputRecord) (string, error) {
+func CollectValues(recs []record.OutputRecord) (string, error) {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, r := range recs {
@@ -421,7 +428,7 @@ func refSteps(refs []OutputRef) string {
 // its URI in v.Artifacts and sha256 in sums. output returns the record of
 // a step's output, ok false when the step did not succeed (skipped). No
 // candidate with its output is an error.
-func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) error {
 	for _, name := range slices.Sorted(maps.Keys(w.OneOf)) {
 		if err := v.givenFirst(name, w.OneOf[name], sums, output); err != nil {
 			return err
@@ -432,7 +439,7 @@ func (w *Wiring) ResolveOneOf(v *Values, sums map[string]string, output func(Out
 
 // givenFirst sets input name to the output of the first of refs that
 // ran (given); none is an error.
-func (v *Values) givenFirst(name string, refs []OutputRef, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+func (v *Values) givenFirst(name string, refs []OutputRef, sums map[string]string, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) error {
 	ref, rec, found, err := firstRan(refs, output)
 	switch {
 	case err != nil:
@@ -444,7 +451,7 @@ func (v *Values) givenFirst(name string, refs []OutputRef, sums map[string]strin
 }
 
 // firstRan returns the first of refs whose step ran, and its record.
-func firstRan(refs []OutputRef, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) (OutputRef, artifacts.OutputRecord, bool, error) {
+func firstRan(refs []OutputRef, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) (OutputRef, record.OutputRecord, bool, error) {
 	for _, ref := range refs {
 		rec, ok, err := output(ref)
 		if err != nil {
@@ -454,7 +461,7 @@ func firstRan(refs []OutputRef, output func(OutputRef) (rec artifacts.OutputReco
 			return ref, rec, true, nil
 		}
 	}
-	return OutputRef{}, artifacts.OutputRecord{}, false, nil
+	return OutputRef{}, record.OutputRecord{}, false, nil
 }
 
 // iterations is refs, each of iteration i (OutputRef.Iteration).
@@ -472,7 +479,7 @@ func iterations(refs []OutputRef, i int) []OutputRef {
 // otherwise the input is left out, and takes its default. output returns
 // the record of a step's output, ok false when the step did not succeed.
 // v's maps are replaced by copies.
-func (w *Wiring) ResolveOrDefault(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+func (w *Wiring) ResolveOrDefault(v *Values, sums map[string]string, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) error {
 	if len(w.OrDefault) == 0 {
 		return nil
 	}
@@ -504,7 +511,7 @@ func (w *Wiring) ResolveOrDefault(v *Values, sums map[string]string, output func
 // pipeline (Wiring.Same): output looks up an output of an iteration
 // (STEP[i]) that ran, ok false when it did not. v's maps are replaced by
 // copies; sums gets the input artifacts' sha256.
-func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) error {
+func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) error {
 	if len(w.Same) == 0 && len(w.SameOneOf) == 0 {
 		return nil
 	}
@@ -545,7 +552,7 @@ func (w *Wiring) ResolveSame(v *Values, sums map[string]string, output func(Outp
 
 // given sets input name to the output rec (ref) of another step: an
 // artifact's URI (and its sha256 in sums), or a parameter's value.
-func (v *Values) given(name string, ref OutputRef, rec artifacts.OutputRecord, sums map[string]string) error {
+func (v *Values) given(name string, ref OutputRef, rec record.OutputRecord, sums map[string]string) error {
 	switch {
 	case rec.URI != "":
 		v.Artifacts[name], sums[name] = rec.URI, rec.SHA256
@@ -576,7 +583,7 @@ func (c *Condition) PerIteration() bool {
 // of its looped pipeline whose output it reads did not run that iteration
 // (was skipped). output looks up an output of a step or iteration that ran
 // (ok false when it did not).
-func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec artifacts.OutputRecord, ok bool, err error)) (string, error) {
+func (w *Wiring) SkipReason(v Values, output func(OutputRef) (rec record.OutputRecord, ok bool, err error)) (string, error) {
 	if v.Iteration == nil || w.When == nil && len(w.Same) == 0 && len(w.SameOneOf) == 0 {
 		return "", nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -108,7 +109,7 @@ func TestLoopInvocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := Values{Run: "r", Params: params, Collected: map[string][]artifacts.OutputRecord{
+		v := Values{Run: "r", Params: params, Collected: map[string][]record.OutputRecord{
 			"scores": {
 				{Name: "score", Type: "float", Value: ptrTo("1.0\n")},
 				{Name: "score", Type: "float", Value: ptrTo("007")},

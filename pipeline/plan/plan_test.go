@@ -11,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -385,11 +386,11 @@ steps:
 		t.Errorf("the same iteration's outputs are in Same only: %+v", sp.Wiring)
 	}
 	val := func(s string) *string { return &s }
-	records := map[OutputRef]artifacts.OutputRecord{
+	records := map[OutputRef]record.OutputRecord{
 		{Step: "each.a[1]", Output: "v"}: {Name: "v", Value: val("Y")},
 		{Step: "each.a[1]", Output: "d"}: {Name: "d", URI: "file:///s/r/each.a[1]/d", SHA256: "abc"},
 	}
-	lookup := func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+	lookup := func(ref OutputRef) (record.OutputRecord, bool, error) {
 		r, ok := records[ref]
 		return r, ok, nil
 	}
@@ -456,7 +457,7 @@ steps:
 		t.Errorf("ParamNames = %v, want the when's param", got)
 	}
 	val := func(s string) *string { return &s }
-	records := map[string]artifacts.OutputRecord{"each.a[1]": {Name: "v", Value: val("no")}, "each.a[2]": {Name: "v", Value: val("yes")}}
+	records := map[string]record.OutputRecord{"each.a[1]": {Name: "v", Value: val("no")}, "each.a[2]": {Name: "v", Value: val("yes")}}
 	lookup := byStep(records)
 	for i, want := range []string{
 		"upstream step each.a[0] did not run",
@@ -527,7 +528,7 @@ steps:
 		t.Fatalf("wiring: SameList %q, SameOneOf %v", sp.Wiring.SameList, sp.Wiring.SameOneOf)
 	}
 	val := func(s string) *string { return &s }
-	records := map[string]artifacts.OutputRecord{
+	records := map[string]record.OutputRecord{
 		"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[1]": {Name: "v", Value: val("no")},
 		"each.pick.c[0]": {Name: "v", Value: val("C0")}, "each.pick.big[1]": {Name: "v", Value: val("B1")},
 	}
@@ -553,7 +554,7 @@ steps:
 	}
 	// An iteration none of whose candidates ran is skipped.
 	delete(records, "each.pick.big[1]")
-	records["each.a[1]"] = artifacts.OutputRecord{Name: "v", Value: val("A1")}
+	records["each.a[1]"] = record.OutputRecord{Name: "v", Value: val("A1")}
 	four := 4
 	if got, err := sp.Wiring.SkipReason(Values{Run: "r", Params: params, Iteration: &four}, lookup); err != nil || got != "none of upstream steps each.pick.big[1], each.pick.c[1] ran (the first of them that ran gives an input)" {
 		t.Errorf("iteration 4: SkipReason = %q, %v", got, err)
@@ -610,7 +611,7 @@ steps:
 		t.Fatal(err)
 	}
 	val := func(s string) *string { return &s }
-	records := map[string]artifacts.OutputRecord{"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[2]": {Name: "v", Value: val("A2")}}
+	records := map[string]record.OutputRecord{"each.a[0]": {Name: "v", Value: val("A0")}, "each.a[2]": {Name: "v", Value: val("A2")}}
 	lookup := byStep(records)
 	params := map[string]string{"gs": `[{"xs": [1, 2, 3]}, {"xs": []}, {"xs": [4]}]`}
 	items, err := sp.Wiring.ItemList(Values{Params: params})
@@ -634,8 +635,8 @@ steps:
 
 // byStep looks an output up in records, by the step (or iteration) of the
 // reference; a step without a record did not run.
-func byStep(records map[string]artifacts.OutputRecord) func(OutputRef) (artifacts.OutputRecord, bool, error) {
-	return func(ref OutputRef) (artifacts.OutputRecord, bool, error) {
+func byStep(records map[string]record.OutputRecord) func(OutputRef) (record.OutputRecord, bool, error) {
+	return func(ref OutputRef) (record.OutputRecord, bool, error) {
 		r, ok := records[ref.Step]
 		return r, ok, nil
 	}

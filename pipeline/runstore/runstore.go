@@ -9,11 +9,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Latest names the newest run wherever a run id is expected.
-const Latest = artifacts.LatestRun
+const Latest = record.LatestRun
 
 // Reader reads run records from one store, refreshing running cluster runs.
 // It is safe for concurrent use.
@@ -40,7 +42,7 @@ func (r *Reader) Store() artifacts.Store { return r.store }
 // Get returns the record of run id, or of the newest run for "latest",
 // refreshed when it is a running cluster run. A run that does not exist
 // gives an error for which errors.Is(err, artifacts.ErrNotFound) holds.
-func (r *Reader) Get(ctx context.Context, id string) (*artifacts.Run, error) {
+func (r *Reader) Get(ctx context.Context, id string) (*record.Run, error) {
 	rec, err := Stored(ctx, r.store, id, r.warn)
 	if err != nil {
 		return nil, err
@@ -52,12 +54,12 @@ func (r *Reader) Get(ctx context.Context, id string) (*artifacts.Run, error) {
 
 // List returns every run, newest first, the running cluster runs refreshed
 // at once (within one refresh timeout).
-func (r *Reader) List(ctx context.Context) ([]*artifacts.Run, error) {
-	runs, err := artifacts.ListRuns(ctx, r.store, r.warn)
+func (r *Reader) List(ctx context.Context) ([]*record.Run, error) {
+	runs, err := recordstore.ListRuns(ctx, r.store, r.warn)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*artifacts.Run, len(runs))
+	out := make([]*record.Run, len(runs))
 	errs := make([]error, len(runs))
 	var g errgroup.Group
 	g.SetLimit(8)
@@ -88,9 +90,9 @@ func (r *Reader) ExpandLatest(ctx context.Context, ref string) (string, error) {
 
 // Stored returns the record of run id ("latest": the newest run whose
 // record is readable; corrupt ones are skipped with a warning to warn) as
-// the store has it, without refreshing it (artifacts.StoredRun).
-func Stored(ctx context.Context, s artifacts.Store, id string, warn io.Writer) (*artifacts.Run, error) {
-	return artifacts.StoredRun(ctx, s, id, warn)
+// the store has it, without refreshing it (recordstore.StoredRun).
+func Stored(ctx context.Context, s artifacts.Store, id string, warn io.Writer) (*record.Run, error) {
+	return recordstore.StoredRun(ctx, s, id, warn)
 }
 
 // warnStale tells w that runs could not be refreshed from the cluster,

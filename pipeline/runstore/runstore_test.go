@@ -14,24 +14,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
-func running(id, ns string, started int64) *artifacts.Run {
-	return &artifacts.Run{ID: id, Pipeline: "p", Status: artifacts.StatusRunning, On: argorun.On, Namespace: ns, Started: time.Unix(started, 0),
-		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
+func running(id, ns string, started int64) *record.Run {
+	return &record.Run{ID: id, Pipeline: "p", Status: record.StatusRunning, On: argorun.On, Namespace: ns, Started: time.Unix(started, 0),
+		Steps: []record.StepRecord{{Name: "make", Status: record.StatusPending, Outputs: []record.OutputRecord{}}}}
 }
 
 // testReader is a Reader of a local store holding runs, on a fake cluster
 // with the workflows wfs (namespace "default" in effect).
-func testReader(t *testing.T, runs []*artifacts.Run, wfs ...*wfv1.Workflow) (*Reader, *strings.Builder) {
+func testReader(t *testing.T, runs []*record.Run, wfs ...*wfv1.Workflow) (*Reader, *strings.Builder) {
 	t.Helper()
 	store, err := artifacts.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		if err := artifacts.WriteRun(t.Context(), store, r); err != nil {
+		if err := recordstore.WriteRun(t.Context(), store, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,9 +51,9 @@ func testReader(t *testing.T, runs []*artifacts.Run, wfs ...*wfv1.Workflow) (*Re
 // A run is looked up in the namespace its record names, whatever the
 // namespace in effect; runs that cannot be refreshed are reported once.
 func TestList(t *testing.T) {
-	done := &artifacts.Run{ID: "local-1", Status: artifacts.StatusSucceeded, Started: time.Unix(3, 0), Steps: []artifacts.StepRecord{}}
+	done := &record.Run{ID: "local-1", Status: record.StatusSucceeded, Started: time.Unix(3, 0), Steps: []record.StepRecord{}}
 	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-ml", Namespace: "ml"}, Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed}}
-	r, warn := testReader(t, []*artifacts.Run{running("wf-ml", "ml", 4), done, running("wf-gone", "ml", 2), running("wf-other", "team-b", 1)}, wf)
+	r, warn := testReader(t, []*record.Run{running("wf-ml", "ml", 4), done, running("wf-gone", "ml", 2), running("wf-other", "team-b", 1)}, wf)
 	runs, err := r.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -79,19 +81,19 @@ func TestGet(t *testing.T) {
 		Phase: wfv1.WorkflowSucceeded, FinishedAt: metav1.NewTime(time.Unix(9, 0)),
 		Nodes: wfv1.Nodes{"n1": {ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: wfv1.NodeSucceeded, Outputs: &wfv1.Outputs{ExitCode: &exit}}},
 	}}
-	old := &artifacts.Run{ID: "local-1", Status: artifacts.StatusSucceeded, Started: time.Unix(1, 0), Steps: []artifacts.StepRecord{}}
-	r, warn := testReader(t, []*artifacts.Run{old, running("wf-1", "ml", 5)}, wf)
-	if err := artifacts.WriteOutputs(ctx, r.Store(), "wf-1", "make", []artifacts.OutputRecord{{Name: "data", Type: "Dataset", URI: "s3://b/wf-1/make/data", Size: 3}}); err != nil {
+	old := &record.Run{ID: "local-1", Status: record.StatusSucceeded, Started: time.Unix(1, 0), Steps: []record.StepRecord{}}
+	r, warn := testReader(t, []*record.Run{old, running("wf-1", "ml", 5)}, wf)
+	if err := recordstore.WriteOutputs(ctx, r.Store(), "wf-1", "make", []record.OutputRecord{{Name: "data", Type: "Dataset", URI: "s3://b/wf-1/make/data", Size: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.Get(ctx, Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != "wf-1" || got.Status != artifacts.StatusSucceeded || len(got.Steps[0].Outputs) != 1 || warn.Len() != 0 {
+	if got.ID != "wf-1" || got.Status != record.StatusSucceeded || len(got.Steps[0].Outputs) != 1 || warn.Len() != 0 {
 		t.Errorf("Get(latest) = %+v (warnings %q), want wf-1 refreshed: Succeeded with its output", got, warn)
 	}
-	if stored, err := Stored(ctx, r.Store(), "wf-1", nil); err != nil || stored.Status != artifacts.StatusSucceeded {
+	if stored, err := Stored(ctx, r.Store(), "wf-1", nil); err != nil || stored.Status != record.StatusSucceeded {
 		t.Errorf("stored record after Get: %+v, %v; want the final record written back", stored, err)
 	}
 	if ref, err := r.ExpandLatest(ctx, "latest/make/data"); err != nil || ref != "wf-1/make/data" {

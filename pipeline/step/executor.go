@@ -12,8 +12,10 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/components/execution"
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -22,14 +24,14 @@ import (
 // returns the outputs and how many times it started the program (a gang's
 // restarts within the one run count).
 type Strategy interface {
-	Run(ctx context.Context, inv *components.Invocation) (records []artifacts.OutputRecord, starts int, err error)
+	Run(ctx context.Context, inv *components.Invocation) (records []record.OutputRecord, starts int, err error)
 }
 
 // StrategyFunc is a func that is a Strategy.
-type StrategyFunc func(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error)
+type StrategyFunc func(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error)
 
 // Run calls f.
-func (f StrategyFunc) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (f StrategyFunc) Run(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error) {
 	return f(ctx, inv)
 }
 
@@ -73,7 +75,7 @@ type Job struct {
 	Flush func()
 
 	// Lineage records the step's input artifacts once its program started
-	// (artifacts.WriteInputs): not for a rank of a gang, whose launcher
+	// (recordstore.WriteInputs): not for a rank of a gang, whose launcher
 	// records the step.
 	Lineage bool
 
@@ -89,7 +91,7 @@ type Job struct {
 // Result is how a Job ended.
 type Result struct {
 	// Outputs are the step's outputs: its own, or a reused step's.
-	Outputs []artifacts.OutputRecord
+	Outputs []record.OutputRecord
 	// Attempts counts the program's starts (0 when reused).
 	Attempts int
 	// Fingerprint is the step's ("" with the cache off).
@@ -114,7 +116,7 @@ type Executor struct {
 // (Cached) with the error.
 func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) {
 	if j.Log != nil {
-		stop := j.Log.copyWhileRunning(ctx, x.Store, artifacts.LogKey(j.Run, j.Name))
+		stop := j.Log.copyWhileRunning(ctx, x.Store, record.LogKey(j.Run, j.Name))
 		defer func() {
 			if j.Flush != nil {
 				j.Flush()
@@ -125,7 +127,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 			}
 			// Kept whatever happened, with a context of its own: the run's
 			// may be cancelled.
-			if err := j.Log.Upload(context.WithoutCancel(ctx), x.Store, artifacts.LogKey(j.Run, j.Name)); err != nil {
+			if err := j.Log.Upload(context.WithoutCancel(ctx), x.Store, record.LogKey(j.Run, j.Name)); err != nil {
 				j.warnf("cannot store the log of step %s: %v", j.Name, err)
 			}
 		}()
@@ -153,7 +155,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
 	if j.Lineage && j.Invocation != nil && res.Attempts > 0 {
 		// The program read its inputs, whether it then failed or not.
-		if err := artifacts.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
+		if err := recordstore.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
 			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
 		}
 	}
@@ -168,7 +170,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 
 // attempts runs the strategy up to 1+j.Retries times; a failure before the
 // program started is not retried.
-func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputRecord, int, error) {
+func (x *Executor) attempts(ctx context.Context, j *Job) ([]record.OutputRecord, int, error) {
 	total := 0
 	var lastErr error
 	for try := 0; try <= j.Retries; try++ {
@@ -204,17 +206,17 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]artifacts.OutputReco
 
 // inputs is the job's inputs record: its input artifacts by name, with
 // their sha256 when the fingerprint had them.
-func (j *Job) inputs() artifacts.StepInputs {
-	rec := artifacts.StepInputs{Run: j.Run, Step: j.Name}
+func (j *Job) inputs() record.StepInputs {
+	rec := record.StepInputs{Run: j.Run, Step: j.Name}
 	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Inputs)) {
-		rec.Inputs = append(rec.Inputs, artifacts.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
+		rec.Inputs = append(rec.Inputs, record.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
 	}
 	// A loop's collected artifacts: NAME[i], iteration i's (their sums
 	// are joined by commas in the order of the iterations).
 	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Collected)) {
 		sums := strings.Split(j.InputSums[name], ",")
 		for i, uri := range j.Invocation.Collected[name] {
-			in := artifacts.InputRecord{Name: fmt.Sprintf("%s[%d]", name, i), URI: uri}
+			in := record.InputRecord{Name: fmt.Sprintf("%s[%d]", name, i), URI: uri}
 			if len(sums) == len(j.Invocation.Collected[name]) {
 				in.SHA256 = sums[i]
 			}

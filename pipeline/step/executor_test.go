@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
@@ -22,14 +23,14 @@ type program struct {
 	log         io.Writer
 }
 
-func (p *program) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (p *program) Run(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error) {
 	p.runs++
 	fmt.Fprintf(p.log, "run %d of %s", p.runs, inv.Step) // no newline: Flush ends the line
 	if p.runs <= p.fails {
 		return nil, 1, &process.ExitError{Code: 3}
 	}
 	v := "42"
-	return []artifacts.OutputRecord{{Name: "answer", Type: "int", Value: &v}}, 1, nil
+	return []record.OutputRecord{{Name: "answer", Type: "int", Value: &v}}, 1, nil
 }
 
 func newJob(t *testing.T, store artifacts.Store, p *program) *Job {
@@ -57,7 +58,7 @@ func TestExecuteCache(t *testing.T) {
 	if err != nil || res.Cached || res.Attempts != 1 || res.Fingerprint == "" || len(res.Outputs) != 1 {
 		t.Fatalf("first Execute = %+v, %v; want one run and a fingerprint", res, err)
 	}
-	b, err := readAll(ctx, store, artifacts.LogKey("r1", "train"))
+	b, err := readAll(ctx, store, record.LogKey("r1", "train"))
 	if err != nil || string(b) != "run 1 of train\n" {
 		t.Errorf("kept log = %q, %v; want the program's line, flushed", b, err)
 	}
@@ -70,7 +71,7 @@ func TestExecuteCache(t *testing.T) {
 	if err != nil || !res.Cached || res.Hit.Run != "r1" || told != "r1" || p.runs != 1 {
 		t.Fatalf("second Execute = %+v, %v (told %q, %d runs); want r1's outputs reused, no run", res, err, told, p.runs)
 	}
-	if _, err := readAll(ctx, store, artifacts.LogKey("r2", "train")); !errors.Is(err, artifacts.ErrNotFound) {
+	if _, err := readAll(ctx, store, record.LogKey("r2", "train")); !errors.Is(err, artifacts.ErrNotFound) {
 		t.Errorf("a reused step's log was kept without KeepCachedLog: %v", err)
 	}
 
@@ -104,7 +105,7 @@ func TestExecuteRetries(t *testing.T) {
 	}
 	// A program that could not start (its inputs not fetched) is not retried.
 	calls := 0
-	j.Strategy = StrategyFunc(func(context.Context, *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+	j.Strategy = StrategyFunc(func(context.Context, *components.Invocation) ([]record.OutputRecord, int, error) {
 		calls++
 		return nil, 0, errors.New("fetch input data: no such object")
 	})
@@ -120,7 +121,7 @@ func TestExecuteTimeout(t *testing.T) {
 	store, _ := artifacts.NewLocal(t.TempDir())
 	j := newJob(t, store, &program{})
 	j.Cache, j.Timeout = stepcache.ModeOff, 10*time.Millisecond
-	j.Strategy = StrategyFunc(func(ctx context.Context, _ *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+	j.Strategy = StrategyFunc(func(ctx context.Context, _ *components.Invocation) ([]record.OutputRecord, int, error) {
 		<-ctx.Done()
 		return nil, 1, ctx.Err()
 	})

@@ -9,9 +9,11 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/components/execution"
-	"pipectl.dev/pipectl/launcher/gang"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/gang"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -99,7 +101,7 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 			// cannot be used, an input that cannot be had): its log says
 			// why, as a local run's output does.
 			fmt.Fprintf(stderr, "pipectl exec: step %s failed before its program started: %v\n", r.Name, err)
-			if uerr := job.Log.Upload(context.WithoutCancel(ctx), p.Store, artifacts.LogKey(r.Values.Run, r.Name)); uerr != nil {
+			if uerr := job.Log.Upload(context.WithoutCancel(ctx), p.Store, record.LogKey(r.Values.Run, r.Name)); uerr != nil {
 				fmt.Fprintf(p.Stderr, "pipectl exec: warning: cannot store the log of step %s: %v\n", r.Name, uerr)
 			}
 		}
@@ -130,15 +132,15 @@ func (p *Pod) skip(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if p.OutputParams != "" {
-		var empty []artifacts.OutputRecord
+		var empty []record.OutputRecord
 		for _, o := range r.Component.Outputs {
 			if !components.IsArtifact(o.Type) {
-				empty = append(empty, artifacts.OutputRecord{Name: o.Name, Value: new("")})
+				empty = append(empty, record.OutputRecord{Name: o.Name, Value: new("")})
 			}
 		}
 		if err := execution.WriteOutputParams(p.OutputParams, empty); err != nil {
 			return true, err
 		}
 	}
-	return true, artifacts.WriteStepOutputs(ctx, p.Store, artifacts.StepOutputs{Run: r.Values.Run, Step: name, Skipped: reason})
+	return true, recordstore.WriteStepOutputs(ctx, p.Store, record.StepOutputs{Run: r.Values.Run, Step: name, Skipped: reason})
 }

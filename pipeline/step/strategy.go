@@ -9,9 +9,10 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/components/execution"
-	"pipectl.dev/pipectl/launcher/gang"
-	"pipectl.dev/pipectl/launcher/rankenv"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/gang"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
 // prepared fetches an invocation's inputs into its workspace once, for
@@ -58,7 +59,7 @@ func NewProcess(store artifacts.Store, work string) *Process {
 }
 
 // Run runs the program once and publishes its outputs.
-func (p *Process) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (p *Process) Run(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error) {
 	if p.PodName != "" {
 		inv.Pod = p.PodName
 	}
@@ -105,7 +106,7 @@ func NewGang(store artifacts.Store, work string) *Gang {
 
 // Run runs the gang until it succeeds or runs out of restarts, then
 // publishes rank 0's outputs.
-func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error) {
 	values, err := g.prepare(ctx, inv)
 	if err != nil {
 		return nil, 0, err
@@ -169,7 +170,7 @@ type Node struct {
 }
 
 // Run runs the node's rank processes.
-func (n *Node) Run(ctx context.Context, inv *components.Invocation) ([]artifacts.OutputRecord, int, error) {
+func (n *Node) Run(ctx context.Context, inv *components.Invocation) ([]record.OutputRecord, int, error) {
 	getenv := n.Getenv
 	if getenv == nil {
 		getenv = os.Getenv

@@ -38,7 +38,7 @@
 // # Reuse
 //
 // A reused step writes its own outputs record (<run>/<step>/outputs.json,
-// artifacts.StepOutputs) naming the earlier step's outputs, by their URIs,
+// record.StepOutputs) naming the earlier step's outputs, by their URIs,
 // with "cachedFrom" set to the earlier run: nothing is copied. Readers of
 // input artifacts therefore take a producer's URI from its outputs record
 // (Inputs), not from the run's own prefix.

@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 const orDefaultPipeline = `apiVersion: pipectl.dev/v1alpha1
@@ -94,7 +96,7 @@ func TestInvocationOrDefault(t *testing.T) {
 	}
 
 	// make was skipped: its record says so.
-	if err := artifacts.WriteStepOutputs(ctx, store, artifacts.StepOutputs{Run: run, Step: "make", Skipped: "condition false"}); err != nil {
+	if err := recordstore.WriteStepOutputs(ctx, store, record.StepOutputs{Run: run, Step: "make", Skipped: "condition false"}); err != nil {
 		t.Fatal(err)
 	}
 	params, inputs, _ = invoke("skipped")
@@ -103,9 +105,9 @@ func TestInvocationOrDefault(t *testing.T) {
 	}
 
 	// make succeeded: its outputs, as written.
-	uri := store.URI(artifacts.OutputKey(run, "make", "data"))
+	uri := store.URI(record.OutputKey(run, "make", "data"))
 	msg := "made {{x}} $(y)"
-	if err := artifacts.WriteStepOutputs(ctx, store, artifacts.StepOutputs{Run: run, Step: "make", Outputs: []artifacts.OutputRecord{
+	if err := recordstore.WriteStepOutputs(ctx, store, record.StepOutputs{Run: run, Step: "make", Outputs: []record.OutputRecord{
 		{Name: "msg", Type: "string", Value: &msg}, {Name: "data", Type: "Dataset", URI: uri, SHA256: "abc"},
 	}}); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,10 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 const resolvePipeline = `apiVersion: pipectl.dev/v1alpha1
@@ -68,7 +70,7 @@ func TestResolveAll(t *testing.T) {
 
 	// Run r1 as the pods do: each step's plan through the wire, its
 	// fingerprint, its outputs published and recorded.
-	published := map[string][]artifacts.OutputRecord{}
+	published := map[string][]record.OutputRecord{}
 	upstream := map[string]string{}
 	for _, sp := range steps {
 		enc, err := plan.Encode(sp.Component)
@@ -96,23 +98,23 @@ func TestResolveAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var outs []artifacts.OutputRecord
+		var outs []record.OutputRecord
 		for _, o := range c.Outputs {
 			if !components.IsArtifact(o.Type) {
 				v := "2"
-				outs = append(outs, artifacts.OutputRecord{Name: o.Name, Type: o.Type, Value: &v})
+				outs = append(outs, record.OutputRecord{Name: o.Name, Type: o.Type, Value: &v})
 				continue
 			}
 			src := filepath.Join(t.TempDir(), o.Name)
 			os.WriteFile(src, []byte(sp.Name+" "+o.Name), 0o644)
-			key := artifacts.OutputKey("r1", sp.Name, o.Name)
+			key := record.OutputKey("r1", sp.Name, o.Name)
 			meta, err := artifacts.Publish(ctx, store, key, src, artifacts.Metadata{Type: o.Type})
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs = append(outs, artifacts.OutputRecord{Name: o.Name, Type: o.Type, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
+			outs = append(outs, record.OutputRecord{Name: o.Name, Type: o.Type, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 		}
-		if err := artifacts.WriteOutputs(ctx, store, "r1", sp.Name, outs); err != nil {
+		if err := recordstore.WriteOutputs(ctx, store, "r1", sp.Name, outs); err != nil {
 			t.Fatal(err)
 		}
 		if err := Record(ctx, store, fp, Entry{Run: "r1", Step: sp.Name, Outputs: outs}); err != nil {
@@ -134,7 +136,7 @@ func TestResolveAll(t *testing.T) {
 	if _, ok, err := ResolveAll(ctx, store, steps, "r2", map[string]string{"words": "three"}); ok || err != nil {
 		t.Errorf("another parameter value: ResolveAll = %v, %v; want not cached", ok, err)
 	}
-	if err := store.Delete(ctx, artifacts.OutputKey("r1", "train", "model")); err != nil {
+	if err := store.Delete(ctx, record.OutputKey("r1", "train", "model")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := ResolveAll(ctx, store, steps, "r2", params); ok || err != nil {

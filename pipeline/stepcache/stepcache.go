@@ -15,9 +15,12 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/components/execution"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/uris"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Key is the store key of a fingerprint's entry.
@@ -25,10 +28,10 @@ func Key(fp string) string { return ".cache/" + fp + ".json" }
 
 // Entry records which step of which run produced a fingerprint's outputs.
 type Entry struct {
-	Run     string                   `json:"run"`
-	Step    string                   `json:"step"`
-	Created time.Time                `json:"created"`
-	Outputs []artifacts.OutputRecord `json:"outputs"`
+	Run     string                `json:"run"`
+	Step    string                `json:"step"`
+	Created time.Time             `json:"created"`
+	Outputs []record.OutputRecord `json:"outputs"`
 }
 
 // Shape is the gang shape of a distributed step (zero for one process).
@@ -216,7 +219,7 @@ func Record(ctx context.Context, s artifacts.Store, fp string, e Entry) error {
 // run) and, with paramsDir set, the output parameters' files for Argo
 // (execution.WriteOutputParams).
 func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, e Entry) error {
-	if err := artifacts.WriteStepOutputs(ctx, s, artifacts.StepOutputs{Run: run, Step: step, Outputs: e.Outputs, CachedFrom: e.Run}); err != nil {
+	if err := recordstore.WriteStepOutputs(ctx, s, record.StepOutputs{Run: run, Step: step, Outputs: e.Outputs, CachedFrom: e.Run}); err != nil {
 		return fmt.Errorf("reuse the outputs of run %s: %w", e.Run, err)
 	}
 	if paramsDir != "" {
@@ -261,29 +264,29 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 // StoredOutput returns an output of a step of run as its outputs record in
 // the store says; ok is false when the step has none (it did not run) or
 // its record says it was skipped.
-func StoredOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (artifacts.OutputRecord, bool, error) {
-	return func(ref plan.OutputRef) (artifacts.OutputRecord, bool, error) {
-		rec, err := artifacts.ReadStepOutputs(ctx, s, run, ref.Step)
+func StoredOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (record.OutputRecord, bool, error) {
+	return func(ref plan.OutputRef) (record.OutputRecord, bool, error) {
+		rec, err := recordstore.ReadStepOutputs(ctx, s, run, ref.Step)
 		if errors.Is(err, artifacts.ErrNotFound) || err == nil && rec.Skipped != "" {
-			return artifacts.OutputRecord{}, false, nil
+			return record.OutputRecord{}, false, nil
 		}
 		if err != nil {
-			return artifacts.OutputRecord{}, false, err
+			return record.OutputRecord{}, false, err
 		}
 		outs := rec.Outputs
-		i := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		i := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
 		if i < 0 {
-			return artifacts.OutputRecord{}, false, fmt.Errorf("its outputs record has no output %q", ref.Output)
+			return record.OutputRecord{}, false, fmt.Errorf("its outputs record has no output %q", ref.Output)
 		}
 		return outs[i], true, nil
 	}
 }
 
-// AddParamInputs adds to uris and sums, for each input artifact of w given
+// AddParamInputs adds to inputURIs and sums, for each input artifact of w given
 // by a pipeline parameter (plan.Wiring.ParamInputs), the parameter's value
 // (the URI of an artifact in store s) and that artifact's sha256, from its
 // metadata: a URI outside the store, or of no artifact, is an error.
-func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, params, uris, sums map[string]string) error {
+func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, params, inputURIs, sums map[string]string) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
 		prm := w.ParamInputs[name]
@@ -293,7 +296,7 @@ func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, para
 			continue
 		}
 		key, err := artifacts.SplitURI(s, uri)
-		if err != nil && artifacts.CheckImportURI(uri) == nil {
+		if err != nil && uris.CheckImportURI(uri) == nil {
 			errs = append(errs, fmt.Errorf("input %q: parameter %q: %s is an object to import, which `pipectl run` (locally or --on argo) copies into the store before the run starts; a run started otherwise (a compiled workflow) must be given the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, uri))
 			continue
 		}
@@ -306,14 +309,14 @@ func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, para
 			errs = append(errs, fmt.Errorf("input %q: parameter %q: no artifact at %s: %w", name, prm, uri, err))
 			continue
 		}
-		uris[name], sums[name] = uri, meta.SHA256
+		inputURIs[name], sums[name] = uri, meta.SHA256
 	}
 	return errors.Join(errs...)
 }
 
 // AddCollectedSums adds to sums, for each input fed the artifacts of a
 // loop step's iterations, their sha256 in order, joined by commas.
-func AddCollectedSums(sums map[string]string, collected map[string][]artifacts.OutputRecord) {
+func AddCollectedSums(sums map[string]string, collected map[string][]record.OutputRecord) {
 	for name, recs := range collected {
 		if len(recs) == 0 || recs[0].URI == "" {
 			continue // values: in the invocation's params
@@ -332,8 +335,8 @@ func AddCollectedSums(sums map[string]string, collected map[string][]artifacts.O
 // step runs once every iteration succeeded, so they all have one), or for
 // an input of plan.Wiring.CollectedOuter those of v's outer iteration.
 // `pipectl exec`, its rank pods and `pipectl launch` collect with it.
-func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.Values) (map[string][]artifacts.OutputRecord, error) {
-	out := map[string][]artifacts.OutputRecord{}
+func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.Values) (map[string][]record.OutputRecord, error) {
+	out := map[string][]record.OutputRecord{}
 	run := v.Run
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		ref := w.Collected[name]
@@ -341,13 +344,13 @@ func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.
 		if err != nil {
 			return nil, err
 		}
-		recs := []artifacts.OutputRecord{}
+		recs := []record.OutputRecord{}
 		for k := 0; all || k < len(its); k++ {
 			i := k
 			if !all {
 				i = its[k] // those of the current outer iteration
 			}
-			rec, err := artifacts.ReadStepOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
+			rec, err := recordstore.ReadStepOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
 			if errors.Is(err, artifacts.ErrNotFound) && all {
 				break
 			}
@@ -358,7 +361,7 @@ func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.
 				continue // its condition was false: only the iterations that ran give an output
 			}
 			outs := rec.Outputs
-			at := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+			at := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
 			if at < 0 {
 				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
 			}
@@ -373,34 +376,34 @@ func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.
 // input name, from its producer's outputs record. A producer without an
 // outputs record gives <run>/<step>/<output> and the sha256 of that
 // artifact's metadata.
-func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) (uris, sums map[string]string, err error) {
-	uris, sums = map[string]string{}, map[string]string{}
-	records := map[string][]artifacts.OutputRecord{}
+func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) (inputURIs, sums map[string]string, err error) {
+	inputURIs, sums = map[string]string{}, map[string]string{}
+	records := map[string][]record.OutputRecord{}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
 		ref := w.Inputs[name]
 		outs, ok := records[ref.Step]
 		if !ok {
-			outs, err = artifacts.ReadOutputs(ctx, s, run, ref.Step)
+			outs, err = recordstore.ReadOutputs(ctx, s, run, ref.Step)
 			if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 				return nil, nil, fmt.Errorf("input %q: %w", name, err)
 			}
 			records[ref.Step] = outs
 		}
-		i := slices.IndexFunc(outs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		i := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
 		if i >= 0 && outs[i].URI != "" {
-			uris[name], sums[name] = outs[i].URI, outs[i].SHA256
+			inputURIs[name], sums[name] = outs[i].URI, outs[i].SHA256
 			continue
 		}
-		key := artifacts.OutputKey(run, ref.Step, ref.Output)
+		key := record.OutputKey(run, ref.Step, ref.Output)
 		meta, err := artifacts.ReadMetadata(ctx, s, key)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("input %q: output %q of step %s: %w", name, ref.Output, ref.Step, err))
 			continue
 		}
-		uris[name], sums[name] = s.URI(key), meta.SHA256
+		inputURIs[name], sums[name] = s.URI(key), meta.SHA256
 	}
-	return uris, sums, errors.Join(errs...)
+	return inputURIs, sums, errors.Join(errs...)
 }
 
 // ResolveAll looks every step up before a run starts (`pipectl run --on
@@ -440,11 +443,11 @@ func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, 
 	if sp.Loop != nil || sp.Finally || sp.When != nil || !sp.Cache || len(w.Collected) > 0 || len(w.OneOf) > 0 || len(w.OrDefault) > 0 {
 		return Entry{}, false, nil
 	}
-	output := func(ref plan.OutputRef) (artifacts.OutputRecord, bool) {
+	output := func(ref plan.OutputRef) (record.OutputRecord, bool) {
 		e := upstream[ref.Step]
-		i := slices.IndexFunc(e.Outputs, func(o artifacts.OutputRecord) bool { return o.Name == ref.Output })
+		i := slices.IndexFunc(e.Outputs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
 		if i < 0 {
-			return artifacts.OutputRecord{}, false
+			return record.OutputRecord{}, false
 		}
 		return e.Outputs[i], true
 	}

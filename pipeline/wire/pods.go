@@ -3,7 +3,7 @@ package wire
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"pipectl.dev/pipectl/components/execution"
+	"pipectl.dev/pipectl/pipeline/execution"
 )
 
 // Paths inside every pod that runs pipectl: compiled step pods and the rank

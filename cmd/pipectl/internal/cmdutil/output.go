@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Output formats for -o.
@@ -93,16 +94,16 @@ func PrintObjects(w io.Writer, format string, objs []any) error {
 // table) on w and maps its status to the exit code: none when it
 // succeeded, ExitCancelled when cancelled, else ExitError1 (silent: the
 // run's summary said why).
-func EndRun(w io.Writer, format string, rec *artifacts.Run) error {
+func EndRun(w io.Writer, format string, rec *record.Run) error {
 	if format != "" && format != FormatTable {
 		if err := Print(w, format, rec, nil); err != nil {
 			return err
 		}
 	}
 	switch rec.Status {
-	case artifacts.StatusSucceeded:
+	case record.StatusSucceeded:
 		return nil
-	case artifacts.StatusCancelled:
+	case record.StatusCancelled:
 		return &ExitError{Code: ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
 	default:
 		return &ExitError{Code: ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/origin"
 )
@@ -18,7 +18,7 @@ type Loaded struct {
 	Overrides, Values map[string]string
 	// Rerun is the run re-run (--rerun), nil otherwise; Source the
 	// pipeline file as the new run's record names it (the re-run one's).
-	Rerun  *artifacts.Run
+	Rerun  *record.Run
 	Source string
 	// Cleanup removes the folder a re-run pipeline was unpacked into.
 	Cleanup func()
@@ -57,7 +57,7 @@ func LoadRun(ctx context.Context, f *Factory, file string, params []string, reru
 
 // Origin is where the run comes from (origin.Of), for a rerun the run
 // it re-runs.
-func (l *Loaded) Origin(ctx context.Context, f *Factory) *artifacts.Origin {
+func (l *Loaded) Origin(ctx context.Context, f *Factory) *record.Origin {
 	org := origin.Of(ctx, l.Pipeline, f.FullVersion())
 	if l.Rerun != nil {
 		origin.Rerunning(org, l.Rerun)
@@ -66,7 +66,7 @@ func (l *Loaded) Origin(ctx context.Context, f *Factory) *artifacts.Origin {
 }
 
 // restore unpacks the pipeline of run id into a temporary folder.
-func restore(ctx context.Context, f *Factory, id string) (file string, rec *artifacts.Run, cleanup func(), err error) {
+func restore(ctx context.Context, f *Factory, id string) (file string, rec *record.Run, cleanup func(), err error) {
 	reader, err := f.Runs(ctx, f.IOStreams.ErrOut)
 	if err != nil {
 		return "", nil, nil, err

@@ -8,8 +8,8 @@ import (
 
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/launcher/gang"
 	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline/gang"
 )
 
 // StepError maps how a step run by `pipectl exec` or `pipectl launch`

@@ -11,11 +11,12 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // run reads the record the {run} of the URL names, or answers with an error.
-func (s *server) run(w http.ResponseWriter, r *http.Request) (*artifacts.Run, bool) {
+func (s *server) run(w http.ResponseWriter, r *http.Request) (*record.Run, bool) {
 	rec, err := s.Records.Get(r.Context(), r.PathValue("run"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -65,7 +66,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // filterRuns returns the runs of the given pipeline and status (empty:
 // any), as `pipectl runs ls -o json` entries.
-func filterRuns(all []*artifacts.Run, pipeline, status string) []runview.Summary {
+func filterRuns(all []*record.Run, pipeline, status string) []runview.Summary {
 	out := []runview.Summary{}
 	for _, r := range all {
 		if (pipeline == "" || r.Pipeline == pipeline) && (status == "" || strings.EqualFold(r.Status, status)) {
@@ -127,14 +128,14 @@ func (s *server) apiLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	key := artifacts.LogKey(rec.ID, step)
+	key := record.LogKey(rec.ID, step)
 	info, err := s.Store.Stat(ctx, key)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		reason := st.Status
 		if st.Message != "" {
 			reason += ": " + st.Message
 		}
-		if s.LiveLog != nil && st.Status == artifacts.StatusRunning {
+		if s.LiveLog != nil && st.Status == record.StatusRunning {
 			b, ok, err := s.LiveLog(ctx, rec, step)
 			if ok {
 				s.sendLog(w, r, LogFromPod, int64(len(b)), func(start int64) (io.ReadCloser, error) {

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // maxCompare bounds the runs of one comparison.
@@ -41,7 +41,7 @@ func (s *server) compare(r *http.Request) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recs []*artifacts.Run
+	var recs []*record.Run
 	for _, id := range ids {
 		rec, err := s.Records.Get(r.Context(), id)
 		if err != nil {

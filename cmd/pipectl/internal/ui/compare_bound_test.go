@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // countingStore counts the bytes read from a store.
@@ -63,18 +65,18 @@ func TestCompareBounded(t *testing.T) {
 	for r := range runs {
 		id := fmt.Sprintf("r%d", r)
 		ids = append(ids, id)
-		rec := &artifacts.Run{ID: id, Pipeline: "p", Status: artifacts.StatusSucceeded, Started: time.Unix(100, 0).UTC()}
+		rec := &record.Run{ID: id, Pipeline: "p", Status: record.StatusSucceeded, Started: time.Unix(100, 0).UTC()}
 		for i := range iterations {
 			name := fmt.Sprintf("train[%d]", i)
-			key := artifacts.OutputKey(id, name, "metrics")
+			key := record.OutputKey(id, name, "metrics")
 			meta, err := artifacts.Publish(ctx, store, key, filepath.Join(src, "metrics.json"), artifacts.Metadata{Type: "Metrics"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec.Steps = append(rec.Steps, artifacts.StepRecord{Name: name, Status: artifacts.StatusSucceeded,
-				Outputs: []artifacts.OutputRecord{{Name: "metrics", Type: "Metrics", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}}})
+			rec.Steps = append(rec.Steps, record.StepRecord{Name: name, Status: record.StatusSucceeded,
+				Outputs: []record.OutputRecord{{Name: "metrics", Type: "Metrics", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}}})
 		}
-		if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+		if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 			t.Fatal(err)
 		}
 	}

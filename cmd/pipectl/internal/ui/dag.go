@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Graph is a run's DAG laid out for drawing: steps in columns by depth (the
@@ -52,7 +52,7 @@ const (
 // Within a column steps keep the record's order, then move towards the
 // average row of their dependencies (one barycentre pass), which keeps
 // chains straight and crossings few.
-func Layout(steps []artifacts.StepRecord) Graph {
+func Layout(steps []record.StepRecord) Graph {
 	index := make(map[string]int, len(steps))
 	for i, s := range steps {
 		index[s.Name] = i

@@ -5,13 +5,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
-func steps(deps ...[]string) []artifacts.StepRecord {
-	out := make([]artifacts.StepRecord, len(deps))
+func steps(deps ...[]string) []record.StepRecord {
+	out := make([]record.StepRecord, len(deps))
 	for i, d := range deps {
-		out[i] = artifacts.StepRecord{Name: string(rune('a' + i)), Status: artifacts.StatusPending, DependsOn: d}
+		out[i] = record.StepRecord{Name: string(rune('a' + i)), Status: record.StatusPending, DependsOn: d}
 	}
 	return out
 }
@@ -21,7 +21,7 @@ type place struct{ Col, Row int }
 func TestLayout(t *testing.T) {
 	cases := []struct {
 		name  string
-		steps []artifacts.StepRecord
+		steps []record.StepRecord
 		want  map[string]place
 		edges int
 	}{
@@ -72,7 +72,7 @@ func TestLayoutEmpty(t *testing.T) {
 func TestLayoutLane(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		steps []artifacts.StepRecord
+		steps []record.StepRecord
 		over  map[string]bool
 		top   int
 	}{

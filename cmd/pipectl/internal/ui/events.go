@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // heartbeat is how often an idle event stream sends a comment, so proxies
@@ -47,7 +47,7 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "event: run\ndata: %s\n\n", b)
 			last, quiet = b, time.Now()
 		}
-		if rec.Status != artifacts.StatusRunning && rec.Status != artifacts.StatusPending {
+		if rec.Status != record.StatusRunning && rec.Status != record.StatusPending {
 			fmt.Fprint(w, "event: end\ndata: {}\n\n")
 			fl.Flush()
 			return

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // object is one stored file a URL names: a file output, or one file of a
@@ -41,12 +42,12 @@ func notFound(format string, args ...any) error {
 // when file is not empty, the file of that directory output. Only outputs
 // the record lists and files their metadata lists are found, through the
 // store's own key checks.
-func findOutput(ctx context.Context, s artifacts.Store, rec *artifacts.Run, step, output, file string) (object, error) {
+func findOutput(ctx context.Context, s artifacts.Store, rec *record.Run, step, output, file string) (object, error) {
 	st := rec.Step(step)
 	if st == nil {
 		return object{}, notFound("run %s has no step %q", rec.ID, step)
 	}
-	var out *artifacts.OutputRecord
+	var out *record.OutputRecord
 	for i := range st.Outputs {
 		if st.Outputs[i].Name == output {
 			out = &st.Outputs[i]

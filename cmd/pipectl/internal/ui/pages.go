@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // templateFuncs are the functions the page templates use.
@@ -119,13 +121,13 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	v := runsView{Root: s.Store.Root(), All: len(all), Pipeline: q.Get("pipeline"), Status: q.Get("status"),
-		Statuses:   []string{artifacts.StatusRunning, artifacts.StatusSucceeded, artifacts.StatusFailed, artifacts.StatusCancelled},
+		Statuses:   []string{record.StatusRunning, record.StatusSucceeded, record.StatusFailed, record.StatusCancelled},
 		Namespaces: map[string]string{}}
 	for _, rec := range all {
 		if !slices.Contains(v.Pipelines, rec.Pipeline) {
 			v.Pipelines = append(v.Pipelines, rec.Pipeline)
 		}
-		if rec.Status == artifacts.StatusRunning {
+		if rec.Status == record.StatusRunning {
 			v.Live = true
 		}
 		v.Namespaces[rec.ID] = rec.Namespace
@@ -141,7 +143,7 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) {
 
 type runView struct {
 	Root  string
-	Run   *artifacts.Run
+	Run   *record.Run
 	Graph Graph
 	Step  *stepView
 	// Selected is the name of the step shown.
@@ -152,10 +154,10 @@ type runView struct {
 }
 
 type stepView struct {
-	*artifacts.StepRecord
+	*record.StepRecord
 	Duration  string
 	Artifacts []outputView
-	Values    []artifacts.OutputRecord
+	Values    []record.OutputRecord
 	LogURL    string
 	// Inputs are the input artifacts the step read, each linked to the
 	// step that made it (its lineage).
@@ -165,7 +167,7 @@ type stepView struct {
 // inputView is an input artifact of a step, and its producer when it is
 // an output of a run in this store.
 type inputView struct {
-	artifacts.InputRecord
+	record.InputRecord
 	Producer, URL string
 }
 
@@ -183,7 +185,7 @@ func stepURL(run, step string) string {
 }
 
 type outputView struct {
-	artifacts.OutputRecord
+	record.OutputRecord
 	// ReadBy are steps of any run that read this content (at most
 	// maxReaders; More says how many more).
 	ReadBy  []consumerView
@@ -219,11 +221,11 @@ func artifactURL(run, step, output, file string) string {
 
 // selectStep picks the step a run page shows: the one asked for, else a
 // running one, else a failed one, else the last.
-func selectStep(rec *artifacts.Run, name string) *artifacts.StepRecord {
+func selectStep(rec *record.Run, name string) *record.StepRecord {
 	if st := rec.Step(name); st != nil {
 		return st
 	}
-	for _, want := range []string{artifacts.StatusRunning, artifacts.StatusFailed} {
+	for _, want := range []string{record.StatusRunning, record.StatusFailed} {
 		for i := range rec.Steps {
 			if rec.Steps[i].Status == want {
 				return &rec.Steps[i]
@@ -243,7 +245,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	v := runView{Root: s.Store.Root(), Run: rec, Graph: Layout(rec.Steps),
-		Live: rec.Status == artifacts.StatusRunning || rec.Status == artifacts.StatusPending}
+		Live: rec.Status == record.StatusRunning || rec.Status == record.StatusPending}
 	for _, k := range slices.Sorted(maps.Keys(rec.Params)) {
 		v.Params = append(v.Params, [2]string{k, rec.Params[k]})
 	}
@@ -257,10 +259,10 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, name, v)
 }
 
-func (s *server) stepView(r *http.Request, rec *artifacts.Run, st *artifacts.StepRecord, file string) *stepView {
+func (s *server) stepView(r *http.Request, rec *record.Run, st *record.StepRecord, file string) *stepView {
 	sv := &stepView{StepRecord: st, Duration: duration(st.Started, st.Finished),
 		LogURL: "/api/runs/" + url.PathEscape(rec.ID) + "/logs/" + url.PathEscape(st.Name)}
-	if in, err := artifacts.ReadInputs(r.Context(), s.Store, rec.ID, st.Name); err == nil {
+	if in, err := recordstore.ReadInputs(r.Context(), s.Store, rec.ID, st.Name); err == nil {
 		for _, i := range in.Inputs {
 			iv := inputView{InputRecord: i}
 			if key, err := artifacts.SplitURI(s.Store, i.URI); err == nil {
@@ -277,7 +279,7 @@ func (s *server) stepView(r *http.Request, rec *artifacts.Run, st *artifacts.Ste
 			continue
 		}
 		ov := outputView{OutputRecord: o, URL: artifactURL(rec.ID, st.Name, o.Name, "")}
-		if users, err := artifacts.ListConsumers(r.Context(), s.Store, o.SHA256); err == nil {
+		if users, err := recordstore.ListConsumers(r.Context(), s.Store, o.SHA256); err == nil {
 			for i, u := range users {
 				if i == maxReaders {
 					ov.More = len(users) - i

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // Preview kinds.

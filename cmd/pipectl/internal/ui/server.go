@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Records reads run records. The UI reads every record through it, so that
 // cluster runs are refreshed from their workflows the way the CLI does.
 type Records interface {
 	// List returns every run, newest first.
-	List(ctx context.Context) ([]*artifacts.Run, error)
+	List(ctx context.Context) ([]*record.Run, error)
 	// Get returns the run id ("latest": the newest run). A run that does not
 	// exist gives an error for which errors.Is(err, artifacts.ErrNotFound) holds.
-	Get(ctx context.Context, id string) (*artifacts.Run, error)
+	Get(ctx context.Context, id string) (*record.Run, error)
 }
 
 // Options configure the UI's handler.
@@ -33,7 +34,7 @@ type Options struct {
 	// LiveLog, when set, reads the log of a step of a running run before the
 	// store has it (a cluster run's step pod): its bytes so far, or ok
 	// false when there is none yet.
-	LiveLog func(ctx context.Context, rec *artifacts.Run, step string) (log []byte, ok bool, err error)
+	LiveLog func(ctx context.Context, rec *record.Run, step string) (log []byte, ok bool, err error)
 	// Token, when set, is required on every request (see doc.go).
 	Token string
 	// Poll is how often live views look at the store (default 1s).

@@ -9,6 +9,8 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // On an S3 store (a real MinIO) the UI serves the same pages, API and
@@ -28,21 +30,21 @@ func TestS3Store(t *testing.T) {
 	src := t.TempDir()
 	mustWrite(t, src+"/metrics.json", `{"accuracy": 0.75}`)
 	mustWrite(t, src+"/big.txt", strings.Repeat("0123456789", 1000))
-	rec := &artifacts.Run{ID: "s3run", Pipeline: "p", Status: artifacts.StatusSucceeded, Started: time.Unix(1, 0).UTC(), Params: map[string]string{"lr": "1"}}
-	st := artifacts.StepRecord{Name: "eval", Status: artifacts.StatusSucceeded}
+	rec := &record.Run{ID: "s3run", Pipeline: "p", Status: record.StatusSucceeded, Started: time.Unix(1, 0).UTC(), Params: map[string]string{"lr": "1"}}
+	st := record.StepRecord{Name: "eval", Status: record.StatusSucceeded}
 	for _, o := range []struct{ name, file, typ string }{{"metrics", "metrics.json", "Metrics"}, {"text", "big.txt", "Artifact"}} {
-		key := artifacts.OutputKey(rec.ID, st.Name, o.name)
+		key := record.OutputKey(rec.ID, st.Name, o.name)
 		meta, err := artifacts.Publish(ctx, store, key, src+"/"+o.file, artifacts.Metadata{Type: o.typ})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Outputs = append(st.Outputs, artifacts.OutputRecord{Name: o.name, Type: o.typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
+		st.Outputs = append(st.Outputs, record.OutputRecord{Name: o.name, Type: o.typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
-	rec.Steps = []artifacts.StepRecord{st}
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	rec.Steps = []record.StepRecord{st}
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Put(ctx, artifacts.LogKey(rec.ID, "eval"), strings.NewReader("[eval] ok\n"), -1); err != nil {
+	if err := store.Put(ctx, record.LogKey(rec.ID, "eval"), strings.NewReader("[eval] ok\n"), -1); err != nil {
 		t.Fatal(err)
 	}
 	h := newHandler(t, store, "")

@@ -19,18 +19,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // storeRecords reads records straight from a store.
 type storeRecords struct{ s artifacts.Store }
 
-func (r storeRecords) List(ctx context.Context) ([]*artifacts.Run, error) {
-	return artifacts.ListRuns(ctx, r.s, nil)
+func (r storeRecords) List(ctx context.Context) ([]*record.Run, error) {
+	return recordstore.ListRuns(ctx, r.s, nil)
 }
 
-func (r storeRecords) Get(ctx context.Context, id string) (*artifacts.Run, error) {
+func (r storeRecords) Get(ctx context.Context, id string) (*record.Run, error) {
 	return runstore.Stored(ctx, r.s, id, nil)
 }
 
@@ -39,7 +41,7 @@ const secret = "TOP-SECRET-NOT-AN-ARTIFACT"
 // fixture is a local store with one run: step make with a file output
 // (data), a directory output (tree) and a parameter; a log; and, next to
 // the store and inside it, files no URL may reach.
-func fixture(t *testing.T) (*artifacts.Local, *artifacts.Run) {
+func fixture(t *testing.T) (*artifacts.Local, *record.Run) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -60,32 +62,32 @@ func fixture(t *testing.T) (*artifacts.Local, *artifacts.Run) {
 	mustWrite(t, filepath.Join(src, "data.csv"), "a,b\n1,2\n3,4\n")
 	mustWrite(t, filepath.Join(src, "tree", "x.txt"), "x\n")
 	mustWrite(t, filepath.Join(src, "tree", "sub", "y.txt"), "yy\n")
-	rec := &artifacts.Run{ID: "r1", Pipeline: "p", Status: artifacts.StatusSucceeded, Started: time.Unix(100, 0).UTC(),
+	rec := &record.Run{ID: "r1", Pipeline: "p", Status: record.StatusSucceeded, Started: time.Unix(100, 0).UTC(),
 		Params: map[string]string{"lr": "0.1"}, On: "local",
-		Origin: &artifacts.Origin{Pipectl: "v9.9.9", Git: &artifacts.GitOrigin{Commit: "c0ffee1234", Branch: "main", Remote: "https://git.example.com/ml.git", Dirty: true, DiffSHA256: strings.Repeat("d", 64)}}}
+		Origin: &record.Origin{Pipectl: "v9.9.9", Git: &record.GitOrigin{Commit: "c0ffee1234", Branch: "main", Remote: "https://git.example.com/ml.git", Dirty: true, DiffSHA256: strings.Repeat("d", 64)}}}
 	end := time.Unix(160, 0).UTC()
 	rec.Finished = &end
 	code, v := 0, "7"
-	st := artifacts.StepRecord{Name: "make", Status: artifacts.StatusSucceeded, ExitCode: &code, Code: "sha256:" + strings.Repeat("ab", 32)}
+	st := record.StepRecord{Name: "make", Status: record.StatusSucceeded, ExitCode: &code, Code: "sha256:" + strings.Repeat("ab", 32)}
 	for _, o := range []struct{ name, file, typ string }{{"data", "data.csv", "Dataset"}, {"tree", "tree", "Artifact"}} {
-		key := artifacts.OutputKey("r1", "make", o.name)
+		key := record.OutputKey("r1", "make", o.name)
 		meta, err := artifacts.Publish(ctx, store, key, filepath.Join(src, o.file), artifacts.Metadata{Type: o.typ})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.Outputs = append(st.Outputs, artifacts.OutputRecord{Name: o.name, Type: o.typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
+		st.Outputs = append(st.Outputs, record.OutputRecord{Name: o.name, Type: o.typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256})
 	}
-	st.Outputs = append(st.Outputs, artifacts.OutputRecord{Name: "count", Type: "int", Value: &v})
-	rec.Steps = []artifacts.StepRecord{st, {Name: "use", Status: artifacts.StatusSkipped, DependsOn: []string{"make"}}}
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	st.Outputs = append(st.Outputs, record.OutputRecord{Name: "count", Type: "int", Value: &v})
+	rec.Steps = []record.StepRecord{st, {Name: "use", Status: record.StatusSkipped, DependsOn: []string{"make"}}}
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	// use read make's data (its lineage, and make's data's readers).
-	if err := artifacts.WriteInputs(ctx, store, artifacts.StepInputs{Run: "r1", Step: "use",
-		Inputs: []artifacts.InputRecord{{Name: "d", URI: st.Outputs[0].URI, SHA256: st.Outputs[0].SHA256}}}); err != nil {
+	if err := recordstore.WriteInputs(ctx, store, record.StepInputs{Run: "r1", Step: "use",
+		Inputs: []record.InputRecord{{Name: "d", URI: st.Outputs[0].URI, SHA256: st.Outputs[0].SHA256}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Put(ctx, artifacts.LogKey("r1", "make"), strings.NewReader("[make] one\n[make] two\n"), -1); err != nil {
+	if err := store.Put(ctx, record.LogKey("r1", "make"), strings.NewReader("[make] one\n[make] two\n"), -1); err != nil {
 		t.Fatal(err)
 	}
 	return store, rec
@@ -356,14 +358,14 @@ func TestLogTail(t *testing.T) {
 // the log, the store's copy is served.
 func TestLiveLog(t *testing.T) {
 	store, rec := fixture(t)
-	rec.Status = artifacts.StatusRunning
-	rec.Steps[1].Status = artifacts.StatusRunning
-	if err := artifacts.WriteRun(t.Context(), store, rec); err != nil {
+	rec.Status = record.StatusRunning
+	rec.Steps[1].Status = record.StatusRunning
+	if err := recordstore.WriteRun(t.Context(), store, rec); err != nil {
 		t.Fatal(err)
 	}
 	pod := "epoch 1\nepoch 2\nepo"
 	h, err := New(Options{Store: store, Records: storeRecords{store},
-		LiveLog: func(ctx context.Context, r *artifacts.Run, step string) ([]byte, bool, error) {
+		LiveLog: func(ctx context.Context, r *record.Run, step string) ([]byte, bool, error) {
 			if r.ID != "r1" || step != "use" {
 				return nil, false, fmt.Errorf("live log of %s %s asked", r.ID, step)
 			}
@@ -392,7 +394,7 @@ func TestLiveLog(t *testing.T) {
 			t.Errorf("GET %s (-want +got):\n%s", tc.path, diff)
 		}
 	}
-	if err := store.Put(t.Context(), artifacts.LogKey("r1", "use"), strings.NewReader("stored\n"), -1); err != nil {
+	if err := store.Put(t.Context(), record.LogKey("r1", "use"), strings.NewReader("stored\n"), -1); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(answer{200, LogFromStore, "0", "7", "stored\n"}, ask("/api/runs/r1/logs/use?offset=8")); diff != "" {
@@ -402,9 +404,9 @@ func TestLiveLog(t *testing.T) {
 
 func TestEvents(t *testing.T) {
 	store, rec := fixture(t)
-	rec.Status, rec.Finished = artifacts.StatusRunning, nil
+	rec.Status, rec.Finished = record.StatusRunning, nil
 	ctx := context.Background()
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(newHandler(t, store, ""))
@@ -422,8 +424,8 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("first event: %q", first[:n])
 	}
 	end := time.Now()
-	rec.Status, rec.Finished = artifacts.StatusSucceeded, &end
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	rec.Status, rec.Finished = record.StatusSucceeded, &end
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	rest, err := io.ReadAll(resp.Body) // the stream ends after "end"

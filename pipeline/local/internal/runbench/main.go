@@ -24,6 +24,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/local"
 )
@@ -171,7 +172,7 @@ func timeCancel(dir string, o options, yaml string) (time.Duration, error) {
 	_, err = r.Run(ctx, p, params)
 	if end := time.Now(); !cancelled.IsZero() {
 		var rerr *local.RunError
-		if !errors.As(err, &rerr) || rerr.Run.Status != artifacts.StatusCancelled {
+		if !errors.As(err, &rerr) || rerr.Run.Status != record.StatusCancelled {
 			return 0, fmt.Errorf("cancelled run: %v, want a Cancelled run", err)
 		}
 		return end.Sub(cancelled), nil

@@ -17,9 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // NewCmdArtifacts returns `pipectl artifacts`.
@@ -216,15 +217,15 @@ func catRun(ctx context.Context, opts *CatOptions) error {
 // resolve finds the output (or file in it) that ref names: RUN/STEP/OUTPUT
 // with RUN a run id or "latest", or a URI in the store. It returns the
 // run reader, the store, ref with "latest" expanded, and the output.
-func resolve(ctx context.Context, f *cmdutil.Factory, ios *cmdutil.IOStreams, ref string) (*runstore.Reader, artifacts.Store, string, artifacts.Ref, error) {
+func resolve(ctx context.Context, f *cmdutil.Factory, ios *cmdutil.IOStreams, ref string) (*runstore.Reader, artifacts.Store, string, recordstore.Ref, error) {
 	runs, err := f.Runs(ctx, ios.ErrOut)
 	if err != nil {
-		return nil, nil, "", artifacts.Ref{}, err
+		return nil, nil, "", recordstore.Ref{}, err
 	}
 	name, err := runs.ExpandLatest(ctx, ref)
 	if err != nil {
-		return nil, nil, "", artifacts.Ref{}, err
+		return nil, nil, "", recordstore.Ref{}, err
 	}
-	r, err := artifacts.Resolve(ctx, runs.Store(), name)
+	r, err := recordstore.Resolve(ctx, runs.Store(), name)
 	return runs, runs.Store(), name, r, err
 }

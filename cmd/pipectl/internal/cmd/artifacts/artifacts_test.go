@@ -10,10 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/recordstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // `artifacts ls` on a cluster run that was detached and has since finished
@@ -37,14 +38,14 @@ func TestListRefreshesADetachedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What `pipectl run --on argo` wrote before it was detached.
-	rec := &artifacts.Run{ID: "wf-1", Pipeline: "p", Status: artifacts.StatusRunning, On: argorun.On, Namespace: "ml", Started: time.Unix(1, 0),
-		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	rec := &record.Run{ID: "wf-1", Pipeline: "p", Status: record.StatusRunning, On: argorun.On, Namespace: "ml", Started: time.Unix(1, 0),
+		Steps: []record.StepRecord{{Name: "make", Status: record.StatusPending, Outputs: []record.OutputRecord{}}}}
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	// What the step's pod published.
-	data := artifacts.OutputRecord{Name: "data", Type: "Dataset", URI: store.URI("wf-1/make/data"), Size: 3, SHA256: "ba7816bf"}
-	if err := artifacts.WriteOutputs(ctx, store, "wf-1", "make", []artifacts.OutputRecord{data}); err != nil {
+	data := record.OutputRecord{Name: "data", Type: "Dataset", URI: store.URI("wf-1/make/data"), Size: 3, SHA256: "ba7816bf"}
+	if err := recordstore.WriteOutputs(ctx, store, "wf-1", "make", []record.OutputRecord{data}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // LineageOptions are the inputs of `pipectl artifacts lineage`.
@@ -77,12 +78,12 @@ func lineageRun(ctx context.Context, opts *LineageOptions) error {
 	if l.SHA256 == "" {
 		return fmt.Errorf("%s has no sha256 (a parameter, not an artifact)", opts.Ref)
 	}
-	users, err := artifacts.ListConsumers(ctx, store, l.SHA256)
+	users, err := recordstore.ListConsumers(ctx, store, l.SHA256)
 	if err != nil {
 		return err
 	}
 	if users == nil {
-		users = []artifacts.Consumer{}
+		users = []record.Consumer{}
 	}
 	return cmdutil.Print(opts.IO.Out, opts.Output, users, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Read by %d step(s) (content sha256 %s):\n", len(users), l.SHA256)

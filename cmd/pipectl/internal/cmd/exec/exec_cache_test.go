@@ -11,7 +11,9 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestExecCache: with --cache on, a step whose fingerprint matches one that
@@ -42,13 +44,13 @@ func TestExecCache(t *testing.T) {
 		t.Helper()
 		src := filepath.Join(t.TempDir(), "train")
 		writeFile(t, src, data)
-		key := artifacts.OutputKey(run, "prep", "train")
+		key := record.OutputKey(run, "prep", "train")
 		meta, err := artifacts.Publish(ctx, store, key, src, artifacts.Metadata{Type: "Dataset"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := artifacts.OutputRecord{Name: "train", Type: "Dataset", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
-		if err := artifacts.WriteOutputs(ctx, store, run, "prep", []artifacts.OutputRecord{out}); err != nil {
+		out := record.OutputRecord{Name: "train", Type: "Dataset", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
+		if err := recordstore.WriteOutputs(ctx, store, run, "prep", []record.OutputRecord{out}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,9 +67,9 @@ func TestExecCache(t *testing.T) {
 		b, _ := os.ReadFile(ran)
 		return strings.Join(strings.Fields(string(b)), " ")
 	}
-	record := func(run string) artifacts.StepOutputs {
+	record := func(run string) record.StepOutputs {
 		t.Helper()
-		rec, err := artifacts.ReadStepOutputs(ctx, store, run, "fit")
+		rec, err := recordstore.ReadStepOutputs(ctx, store, run, "fit")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -38,7 +39,7 @@ func TestExecOnMinIO(t *testing.T) {
 	if err := os.WriteFile(src, []byte("x\n1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifacts.Publish(ctx, store, artifacts.OutputKey("run-9", "prep", "rows"), src, artifacts.Metadata{Type: components.TypeDataset}); err != nil {
+	if _, err := artifacts.Publish(ctx, store, record.OutputKey("run-9", "prep", "rows"), src, artifacts.Metadata{Type: components.TypeDataset}); err != nil {
 		t.Fatal(err)
 	}
 	comp := component(t,
@@ -72,7 +73,7 @@ func TestExecOnMinIO(t *testing.T) {
 		t.Errorf("objects in the bucket (-want +got):\n%s", diff)
 	}
 	dest := filepath.Join(t.TempDir(), "shards")
-	if _, err := artifacts.Fetch(ctx, store, artifacts.OutputKey("run-9", "split", "shards"), dest, artifacts.FetchOptions{}); err != nil {
+	if _, err := artifacts.Fetch(ctx, store, record.OutputKey("run-9", "split", "shards"), dest, artifacts.FetchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "part", "a.csv")); !bytes.Equal(b, []byte("x\n1\n")) {

@@ -20,9 +20,10 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/components/execution"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
+	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
@@ -78,7 +79,7 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 	if err := os.WriteFile(src, []byte("a,b\n1,2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifacts.Publish(ctx, store, artifacts.OutputKey("run-1", "prep", "train"), src, artifacts.Metadata{Type: components.TypeDataset}); err != nil {
+	if _, err := artifacts.Publish(ctx, store, record.OutputKey("run-1", "prep", "train"), src, artifacts.Metadata{Type: components.TypeDataset}); err != nil {
 		t.Fatal(err)
 	}
 	comp := component(t,
@@ -104,7 +105,7 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 		t.Fatalf("exec: %v\n%s", err, stderr)
 	}
 	var got bytes.Buffer
-	key := artifacts.OutputKey("run-1", "fit", "out")
+	key := record.OutputKey("run-1", "fit", "out")
 	meta, err := artifacts.ReadMetadata(ctx, store, key)
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +324,7 @@ steps:
 		"second": value + "\n" + value,
 	} {
 		var got bytes.Buffer
-		if err := artifacts.Copy(ctx, store, artifacts.OutputKey(runID, step, "got"), &got, ""); err != nil {
+		if err := artifacts.Copy(ctx, store, record.OutputKey(runID, step, "got"), &got, ""); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want {
@@ -469,7 +470,7 @@ func TestExecFailureBeforeProgramIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := artifacts.Copy(context.Background(), store, artifacts.LogKey("r", "s"), &log, ""); err != nil {
+	if err := artifacts.Copy(context.Background(), store, record.LogKey("r", "s"), &log, ""); err != nil {
 		t.Fatalf("no log: %v", err)
 	}
 	if !strings.Contains(log.String(), "step s failed before its program started: "+want) || strings.Contains(log.String(), "ran") {

@@ -11,7 +11,9 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestExecLoopCollectFinally runs, as the pods of a compiled workflow do,
@@ -37,10 +39,10 @@ func TestExecLoopCollectFinally(t *testing.T) {
 			t.Fatalf("iteration %d: %v\n%s", i, err, stderr)
 		}
 	}
-	if _, err := artifacts.ReadOutputs(ctx, store, "r", "train[1]"); err != nil {
+	if _, err := recordstore.ReadOutputs(ctx, store, "r", "train[1]"); err != nil {
 		t.Fatalf("iteration 1 published no outputs record: %v", err)
 	}
-	if _, err := store.Stat(ctx, artifacts.LogKey("r", "train[1]")); err != nil {
+	if _, err := store.Stat(ctx, record.LogKey("r", "train[1]")); err != nil {
 		t.Errorf("iteration 1 kept no log: %v", err)
 	}
 	if _, _, err := runExec(t, root, nil, "--run=r", "--component="+train, "--step="+loop, "--param=grid="+grid, "--iteration=2"); err == nil {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Options are the inputs of `pipectl gc`.
@@ -52,7 +52,7 @@ func gcRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	did, err := artifacts.CollectGarbage(ctx, store)
+	did, err := recordstore.CollectGarbage(ctx, store)
 	for _, d := range did {
 		fmt.Fprintln(opts.IO.ErrOut, d)
 	}

@@ -25,7 +25,9 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/wire"
 )
 
@@ -250,13 +252,13 @@ func TestLaunchSucceeds(t *testing.T) {
 		}
 		src := filepath.Join(t.TempDir(), "model")
 		os.WriteFile(src, []byte("weights"), 0o644)
-		key := artifacts.OutputKey("run-2", "train", "model")
+		key := record.OutputKey("run-2", "train", "model")
 		meta, err := artifacts.Publish(context.Background(), store, key, src, artifacts.Metadata{Type: "Model"})
 		if err != nil {
 			t.Error(err)
 		}
-		out := artifacts.OutputRecord{Name: "model", Type: "Model", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
-		if err := artifacts.WriteOutputs(context.Background(), store, "run-2", "train", []artifacts.OutputRecord{out}); err != nil {
+		out := record.OutputRecord{Name: "model", Type: "Model", URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
+		if err := recordstore.WriteOutputs(context.Background(), store, "run-2", "train", []record.OutputRecord{out}); err != nil {
 			t.Error(err)
 		}
 	})
@@ -270,17 +272,17 @@ func TestLaunchSucceeds(t *testing.T) {
 
 // publish stores content as output of step in run, with the step's outputs
 // record, as rank 0 (or exec) does.
-func publish(t *testing.T, store artifacts.Store, run, step, output, typ, content string) artifacts.OutputRecord {
+func publish(t *testing.T, store artifacts.Store, run, step, output, typ, content string) record.OutputRecord {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), output)
 	os.WriteFile(src, []byte(content), 0o644)
-	key := artifacts.OutputKey(run, step, output)
+	key := record.OutputKey(run, step, output)
 	meta, err := artifacts.Publish(context.Background(), store, key, src, artifacts.Metadata{Type: typ})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := artifacts.OutputRecord{Name: output, Type: typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
-	if err := artifacts.WriteOutputs(context.Background(), store, run, step, []artifacts.OutputRecord{out}); err != nil {
+	out := record.OutputRecord{Name: output, Type: typ, URI: store.URI(key), Size: meta.Size, SHA256: meta.SHA256}
+	if err := recordstore.WriteOutputs(context.Background(), store, run, step, []record.OutputRecord{out}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -323,7 +325,7 @@ func TestLaunchCached(t *testing.T) {
 	}
 	cachedFrom := func(run string) string {
 		t.Helper()
-		rec, err := artifacts.ReadStepOutputs(ctx, store, run, "train")
+		rec, err := recordstore.ReadStepOutputs(ctx, store, run, "train")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,8 +339,8 @@ func TestLaunchCached(t *testing.T) {
 	if got := cachedFrom("r2"); got != "r1" {
 		t.Errorf("r2's train outputs record cachedFrom %q, want r1", got)
 	}
-	r1, _ := artifacts.ReadOutputs(ctx, store, "r1", "train")
-	r2, _ := artifacts.ReadOutputs(ctx, store, "r2", "train")
+	r1, _ := recordstore.ReadOutputs(ctx, store, "r1", "train")
+	r2, _ := recordstore.ReadOutputs(ctx, store, "r2", "train")
 	if diff := cmp.Diff(r1, r2); diff != "" {
 		t.Errorf("r2's outputs are not r1's (-want +got):\n%s", diff)
 	}
@@ -356,7 +358,7 @@ func TestLaunchCached(t *testing.T) {
 	publish(t, store, "r4", "preprocess", "train", "Dataset", "rows")
 	launch("r4", "refresh", true)
 	// r4 recorded the entry anew: with r4's model gone, the entry is not used.
-	if err := store.Delete(ctx, artifacts.OutputKey("r4", "train", "model")); err != nil {
+	if err := store.Delete(ctx, record.OutputKey("r4", "train", "model")); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, store, "r5", "preprocess", "train", "Dataset", "rows")
@@ -461,17 +463,17 @@ func TestLaunchLoopIteration(t *testing.T) {
 	publish(t, store, "r1", "preprocess", "train", "Dataset", "rows")
 	launch("r1", 0, "[0.1, 0.03]", true)
 	launch("r1", 1, "[0.1, 0.03]", true)
-	if _, err := artifacts.ReadOutputs(ctx, store, "r1", "trial[1]"); err != nil {
+	if _, err := recordstore.ReadOutputs(ctx, store, "r1", "trial[1]"); err != nil {
 		t.Errorf("no outputs record of trial[1]: %v", err)
 	}
 	var log strings.Builder
-	if err := artifacts.Copy(ctx, store, artifacts.LogKey("r1", "trial[1]"), &log, ""); err != nil || !strings.Contains(log.String(), "created JobSet ml/r1-trial-1") {
+	if err := artifacts.Copy(ctx, store, record.LogKey("r1", "trial[1]"), &log, ""); err != nil || !strings.Contains(log.String(), "created JobSet ml/r1-trial-1") {
 		t.Errorf("the log kept for trial[1] (%v):\n%s", err, log.String())
 	}
 	publish(t, store, "r2", "preprocess", "train", "Dataset", "rows")
 	launch("r2", 1, "[0.3, 0.03]", false) // same item 0.03: reused
 	launch("r2", 0, "[0.3, 0.03]", true)  // item 0.3: runs
-	rec, err := artifacts.ReadStepOutputs(ctx, store, "r2", "trial[1]")
+	rec, err := recordstore.ReadStepOutputs(ctx, store, "r2", "trial[1]")
 	if err != nil || rec.CachedFrom != "r1" {
 		t.Errorf("r2's trial[1] outputs record: cachedFrom %q (%v), want r1", rec.CachedFrom, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 )
 
 // Options are the inputs of `pipectl logs`.
@@ -64,7 +65,7 @@ func logsRun(ctx context.Context, opts *Options) error {
 		if opts.Step != "" && s.Name != opts.Step {
 			continue
 		}
-		err := artifacts.Copy(ctx, store, artifacts.LogKey(r.ID, s.Name), opts.IO.Out, "")
+		err := artifacts.Copy(ctx, store, record.LogKey(r.ID, s.Name), opts.IO.Out, "")
 		if errors.Is(err, artifacts.ErrNotFound) {
 			reason := s.Status
 			if s.Message != "" {

@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/images"
 	"pipectl.dev/pipectl/pipeline/imports"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // ArgoOptions are the flags of `pipectl run --on argo`.
@@ -57,7 +58,7 @@ func argoRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var rec *artifacts.Run
+	var rec *record.Run
 	var wf *wfv1.Workflow
 	if a.Attach == "" {
 		l, err := cmdutil.LoadRun(ctx, f, opts.File, opts.Params, opts.Rerun, opts.From)
@@ -67,7 +68,7 @@ func argoRun(opts *Options) error {
 		defer l.Cleanup()
 		start := &argorun.Start{
 			Store: store, Pipeline: l.Pipeline, Params: l.Values, Source: l.Source, NoCache: opts.NoCache, Options: a.Pods,
-			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: imports.Options{ImportOptions: artifacts.ImportOptions{S3: f.StoreOptions.S3}, Images: images.Options{Insecure: a.Images.Insecure}},
+			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: imports.Options{ImportOptions: imports.ImportOptions{S3: f.StoreOptions.S3}, Images: images.Options{Insecure: a.Images.Insecure}},
 			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 		}
 		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides
@@ -91,7 +92,7 @@ func argoRun(opts *Options) error {
 
 // follow follows the run's workflow to its end; Ctrl-C asks whether to
 // stop it (--stop-on-exit: stop; no terminal: leave it running).
-func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name string) error {
+func follow(opts *Options, store artifacts.Store, rec *record.Run, name string) error {
 	f, ios := opts.Factory, opts.IO
 	kc, err := f.Clients()
 	if err != nil {
@@ -121,7 +122,7 @@ func follow(opts *Options, store artifacts.Store, rec *artifacts.Run, name strin
 
 // finish prints the summary (and the record with -o) and maps the status to
 // the exit code.
-func finish(opts *Options, rec *artifacts.Run) error {
+func finish(opts *Options, rec *record.Run) error {
 	runview.WriteSummary(opts.IO.ErrOut, rec)
 	return cmdutil.EndRun(opts.IO.Out, opts.Output, rec)
 }

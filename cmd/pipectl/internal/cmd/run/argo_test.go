@@ -19,8 +19,10 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 const twoSteps = `apiVersion: pipectl.dev/v1alpha1
@@ -134,13 +136,13 @@ func argoOpts(t *testing.T, kcs *argorun.Clients) (*Options, string, *strings.Bu
 	return &Options{IO: ios, Factory: f, File: file, On: "argo", Argo: ArgoOptions{Pods: argo.Options{Image: "pipectl:test", AllowNonS3: true}, Poll: 20 * time.Millisecond, Images: cmdutil.ImageFlags{KeepTags: true}}}, store, &o, &e
 }
 
-func readRecord(t *testing.T, store string) *artifacts.Run {
+func readRecord(t *testing.T, store string) *record.Run {
 	t.Helper()
 	s, err := artifacts.NewLocal(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := artifacts.ListRuns(context.Background(), s, nil)
+	runs, err := recordstore.ListRuns(context.Background(), s, nil)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs in the store: %v, %v", runs, err)
 	}
@@ -159,7 +161,7 @@ func TestArgoRunSucceeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := artifacts.WriteOutputs(context.Background(), s, wf, "make", []artifacts.OutputRecord{{Name: "n", Type: "int", Value: &n}}); err != nil {
+	if err := recordstore.WriteOutputs(context.Background(), s, wf, "make", []record.OutputRecord{{Name: "n", Type: "int", Value: &n}}); err != nil {
 		t.Fatal(err)
 	}
 	go progress(t, wc, kc, wfv1.WorkflowSucceeded,
@@ -182,7 +184,7 @@ func TestArgoRunSucceeded(t *testing.T) {
 		}
 	}
 	rec := readRecord(t, store)
-	if rec.Status != artifacts.StatusSucceeded || rec.On != "argo" || rec.Finished == nil {
+	if rec.Status != record.StatusSucceeded || rec.On != "argo" || rec.Finished == nil {
 		b, _ := json.MarshalIndent(rec, "", "  ")
 		t.Errorf("record:\n%s", b)
 	}
@@ -219,7 +221,7 @@ func TestArgoRunFailed(t *testing.T) {
 		}
 	}
 	rec := readRecord(t, store)
-	if rec.Status != artifacts.StatusFailed || rec.Step("count").Status != artifacts.StatusSkipped {
+	if rec.Status != record.StatusFailed || rec.Step("count").Status != record.StatusSkipped {
 		t.Errorf("record: %+v", rec)
 	}
 }
@@ -237,7 +239,7 @@ func TestArgoRunInterruptedLeavesItRunning(t *testing.T) {
 	if !strings.Contains(errOut.String(), "pipectl run --on argo --attach words-abcde -n ") {
 		t.Errorf("stderr does not say how to follow again:\n%s", errOut)
 	}
-	if rec := readRecord(t, store); rec.Status != artifacts.StatusRunning {
+	if rec := readRecord(t, store); rec.Status != record.StatusRunning {
 		t.Errorf("record status %s, want Running", rec.Status)
 	}
 }
@@ -279,7 +281,7 @@ func TestArgoRunStopOnExit(t *testing.T) {
 	if cmdutil.Code(err) != cmdutil.ExitCancelled {
 		t.Fatalf("argoRun = %v, want exit code 130\n%s", err, errOut)
 	}
-	if rec := readRecord(t, store); rec.Status != artifacts.StatusCancelled {
+	if rec := readRecord(t, store); rec.Status != record.StatusCancelled {
 		t.Errorf("record status %s, want Cancelled\n%s", rec.Status, errOut)
 	}
 }
@@ -335,7 +337,7 @@ func TestArgoRunTTY(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%q", want, errOut)
 		}
 	}
-	if rec := readRecord(t, store); rec.Status != artifacts.StatusCancelled {
+	if rec := readRecord(t, store); rec.Status != record.StatusCancelled {
 		t.Errorf("record status %s, want Cancelled", rec.Status)
 	}
 }
@@ -380,9 +382,9 @@ func TestArgoRunAttachLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &artifacts.Run{ID: "words-abcde", Pipeline: "words", Status: artifacts.StatusRunning, On: "argo", Namespace: "ml", Started: time.Now(),
-		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusPending, Outputs: []artifacts.OutputRecord{}}}}
-	if err := artifacts.WriteRun(context.Background(), s, rec); err != nil {
+	rec := &record.Run{ID: "words-abcde", Pipeline: "words", Status: record.StatusRunning, On: "argo", Namespace: "ml", Started: time.Now(),
+		Steps: []record.StepRecord{{Name: "make", Status: record.StatusPending, Outputs: []record.OutputRecord{}}}}
+	if err := recordstore.WriteRun(context.Background(), s, rec); err != nil {
 		t.Fatal(err)
 	}
 	go progress(t, wc, kc, wfv1.WorkflowSucceeded, []wfv1.NodeStatus{node("words-abcde", "make", "make-1", wfv1.NodeSucceeded, "0", "")})
@@ -395,7 +397,7 @@ func TestArgoRunAttachLatest(t *testing.T) {
 	if ns := opts.Factory.Kube.Namespace; ns != "ml" {
 		t.Errorf("namespace in effect %q, want the record's, ml", ns)
 	}
-	if got := readRecord(t, store); got.Status != artifacts.StatusSucceeded {
+	if got := readRecord(t, store); got.Status != record.StatusSucceeded {
 		t.Errorf("record status %s, want Succeeded", got.Status)
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/local"
@@ -120,7 +119,7 @@ func runRun(opts *Options) error {
 		Store: store, Origin: l.Origin(ctx, opts.Factory), Source: l.Source,
 		Parallelism: opts.Parallelism, NoCache: opts.NoCache, KeepWork: opts.KeepWork,
 		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
-		Import: imports.Options{ImportOptions: artifacts.ImportOptions{S3: opts.Factory.StoreOptions.S3}},
+		Import: imports.Options{ImportOptions: imports.ImportOptions{S3: opts.Factory.StoreOptions.S3}},
 	}
 	rec, err := r.Run(ctx, l.Pipeline, l.Values)
 	if rerr := (*local.RunError)(nil); err != nil && !errors.As(err, &rerr) {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/runview"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // DiffOptions are the inputs of `pipectl runs diff`.
@@ -64,7 +64,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	var recs []*artifacts.Run
+	var recs []*record.Run
 	for _, id := range opts.RunIDs {
 		r, err := reader.Get(ctx, id)
 		if err != nil {

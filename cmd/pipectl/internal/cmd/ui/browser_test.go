@@ -24,6 +24,8 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/uitest"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // TestBrowser runs `pipectl ui` on a store with runs made by the real local
@@ -83,16 +85,16 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The held run is running once its evaluate step waits at the gate.
-	var ok, failed, running *artifacts.Run
+	var ok, failed, running *record.Run
 	for ctx.Err() == nil && running == nil {
-		runs, _ := artifacts.ListRuns(ctx, store, nil)
+		runs, _ := recordstore.ListRuns(ctx, store, nil)
 		for _, r := range runs {
 			switch {
-			case r.Status == artifacts.StatusSucceeded:
+			case r.Status == record.StatusSucceeded:
 				ok = r
-			case r.Status == artifacts.StatusFailed:
+			case r.Status == record.StatusFailed:
 				failed = r
-			case r.Status == artifacts.StatusRunning && r.Step("evaluate").Status == artifacts.StatusRunning:
+			case r.Status == record.StatusRunning && r.Step("evaluate").Status == record.StatusRunning:
 				running = r
 			}
 		}

@@ -12,7 +12,9 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
@@ -26,9 +28,9 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &artifacts.Run{ID: "wf-1", Pipeline: "p", Status: artifacts.StatusRunning, On: argorun.On, Namespace: "ml", Started: time.Unix(1, 0),
-		Steps: []artifacts.StepRecord{{Name: "make", Status: artifacts.StatusRunning, Outputs: []artifacts.OutputRecord{}}}}
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	rec := &record.Run{ID: "wf-1", Pipeline: "p", Status: record.StatusRunning, On: argorun.On, Namespace: "ml", Started: time.Unix(1, 0),
+		Steps: []record.StepRecord{{Name: "make", Status: record.StatusRunning, Outputs: []record.OutputRecord{}}}}
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Namespace: "ml"}, Status: wfv1.WorkflowStatus{
@@ -40,22 +42,22 @@ func TestRecordsRefreshClusterRuns(t *testing.T) {
 	note := &sameOnce{w: &warn}
 	r := runstore.New(f.Clients, store, note)
 	got, err := r.Get(ctx, "wf-1")
-	if err != nil || got.Status != artifacts.StatusFailed {
+	if err != nil || got.Status != record.StatusFailed {
 		t.Fatalf("Get = %+v, %v; want the workflow's Failed", got, err)
 	}
 	list, err := r.List(ctx)
-	if err != nil || len(list) != 1 || list[0].Status != artifacts.StatusFailed {
+	if err != nil || len(list) != 1 || list[0].Status != record.StatusFailed {
 		t.Fatalf("List = %v, %v", list, err)
 	}
 
 	// No cluster: the stored record, and one note for many reads.
 	rec.ID = "wf-2"
-	if err := artifacts.WriteRun(ctx, store, rec); err != nil {
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
 		t.Fatal(err)
 	}
 	r = runstore.New(func() (*argorun.Clients, error) { return nil, errNoCluster }, store, note)
 	for range 5 {
-		if got, err := r.Get(ctx, "wf-2"); err != nil || got.Status != artifacts.StatusRunning {
+		if got, err := r.Get(ctx, "wf-2"); err != nil || got.Status != record.StatusRunning {
 			t.Fatalf("Get without a cluster = %+v, %v", got, err)
 		}
 	}

@@ -18,9 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
@@ -104,7 +104,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	h, err := ui.New(ui.Options{
 		Store:   store,
 		Records: runstore.New(opts.Factory.Clients, store, warn),
-		LiveLog: func(ctx context.Context, rec *artifacts.Run, step string) ([]byte, bool, error) {
+		LiveLog: func(ctx context.Context, rec *record.Run, step string) ([]byte, bool, error) {
 			return argorun.PodLog(ctx, opts.Factory.Clients, rec, step, liveLogLimit)
 		},
 		Token: token,

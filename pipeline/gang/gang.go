@@ -1,0 +1,246 @@
+package gang
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
+)
+
+// Gang runs the ranks of a distributed step as local processes: Nodes ×
+// ProcsPerNode rank processes wired with the rank environment, or, when the
+// command is torchrun, one process per node that spawns its local ranks.
+// When any process fails, the others are stopped; the whole gang then
+// restarts, up to MaxRestarts times.
+type Gang struct {
+	// Nodes and ProcsPerNode shape the gang.
+	Nodes, ProcsPerNode int
+	// MaxRestarts bounds the restarts after a failed attempt.
+	MaxRestarts int
+	// Argv returns the argv of the process of node node, local rank local
+	// (local is -1 for a torchrun process that spawns the whole node). The
+	// process of global rank 0 is the one that publishes outputs.
+	Argv func(node, local int) ([]string, error)
+	// Dir and Env are every process's working directory and base environment.
+	Dir string
+	Env []string
+	// Output returns where the process of rank (global rank; node*P for a
+	// torchrun node process) writes its stdout and stderr.
+	Output func(rank int) io.Writer
+	// Port is MASTER_PORT; 0 picks a free loopback port for each attempt.
+	Port int
+	// GracePeriod is the time between SIGTERM and SIGKILL when the gang is stopped.
+	GracePeriod time.Duration
+	// Logf reports gang events (a rank failed, a restart).
+	Logf func(format string, args ...any)
+}
+
+// RankError says which rank failed a gang attempt and how.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *RankError) Unwrap() error { return e.Err }
+
+// Run runs the gang until it succeeds, fails more than MaxRestarts times,
+// or ctx ends. It returns the number of attempts made and nil, the
+// *RankError of the last failed attempt, or ctx's error.
+func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
+	logf := g.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	for attempt := 1; ; attempt++ {
+		err := g.attempt(ctx)
+		if err == nil || ctx.Err() != nil || attempt > g.MaxRestarts {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return attempt, err
+		}
+		logf("gang attempt %d failed (%v); restarting all %d ranks (restart %d of %d)", attempt, err, g.Nodes*g.procs(), attempt, g.MaxRestarts)
+	}
+}
+
+func (g *Gang) procs() int {
+	if g.ProcsPerNode < 1 {
+		return 1
+	}
+	return g.ProcsPerNode
+}
+
+type rankResult struct {
+	rank int
+	pid  int
+	err  error
+	at   time.Time
+}
+
+// failureWindow is how long a gang attempt keeps collecting exits after the
+// first failure before it names the rank that failed: when one rank dies
+// its peers fail too (a closed connection), and their exits may be reaped
+// first. The rank that exited earliest, by the kernel's exit order, is named.
+const failureWindow = 250 * time.Millisecond
+
+// attempt starts every process and waits for all to succeed or for the first failure.
+func (g *Gang) attempt(ctx context.Context) error {
+	port := g.Port
+	if port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return err
+		}
+		port = p
+	}
+	topo := rankenv.Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port}
+	torchrun := false
+	if argv, err := g.Argv(0, 0); err == nil {
+		torchrun = rankenv.IsTorchrun(argv)
+	}
+	ps := newProcSet(g.Nodes*g.procs(), g.grace())
+	defer ps.close()
+	start := func(rank, node, local int, env []string) error {
+		argv, err := g.Argv(node, local)
+		if err != nil {
+			return err
+		}
+		out := g.Output(rank)
+		return ps.start(rank, process.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Guard: process.GuardFrom(ctx)})
+	}
+	for node := 0; node < g.Nodes; node++ {
+		if torchrun {
+			if err := start(node*topo.ProcsPerNode, node, -1, topo.NodeEnv(node)); err != nil {
+				ps.stop()
+				return err
+			}
+			continue
+		}
+		for local := 0; local < topo.ProcsPerNode; local++ {
+			if err := start(node*topo.ProcsPerNode+local, node, local, topo.RankEnv(node, local)); err != nil {
+				ps.stop()
+				return err
+			}
+		}
+	}
+	return ps.wait(ctx)
+}
+
+// procSet runs the rank processes of one gang attempt, or of one node: all
+// must exit 0; at the first failure the others are stopped and the rank that
+// failed first is named.
+type procSet struct {
+	grace   time.Duration
+	order   *process.ExitOrder // nil where the kernel cannot tell
+	running []*process.Running
+	results chan rankResult
+}
+
+// newProcSet returns a set for at most n processes.
+func newProcSet(n int, grace time.Duration) *procSet {
+	s := &procSet{grace: grace, results: make(chan rankResult, n)}
+	if order, err := process.NewExitOrder(); err == nil {
+		s.order = order
+	}
+	return s
+}
+
+// start starts the process of rank p.
+func (s *procSet) start(rank int, p process.Process) error {
+	p.Order = s.order
+	r, err := process.Start(p)
+	if err != nil {
+		return &RankError{Rank: rank, Err: err}
+	}
+	s.running = append(s.running, r)
+	go func() {
+		<-r.Done()
+		s.results <- rankResult{rank: rank, pid: r.Pid(), err: r.Err(), at: r.ExitedAt()}
+	}()
+	return nil
+}
+
+// wait waits until every process exited 0 (nil), one failed (the
+// *RankError of the first to fail, the others stopped) or ctx ended (its
+// error, every process stopped).
+func (s *procSet) wait(ctx context.Context) error {
+	for left := len(s.running); left > 0; left-- {
+		select {
+		case res := <-s.results:
+			if res.err != nil {
+				first := firstFailure(s.order, res, s.results, left-1)
+				s.stop()
+				return &RankError{Rank: first.rank, Err: first.err}
+			}
+		case <-ctx.Done():
+			s.stop()
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// stop stops every process (SIGTERM, SIGKILL after the grace period) and
+// waits for them.
+func (s *procSet) stop() {
+	for _, r := range s.running {
+		go r.Stop(s.grace)
+	}
+	for _, r := range s.running {
+		<-r.Done()
+	}
+}
+
+func (s *procSet) close() {
+	if s.order != nil {
+		s.order.Close()
+	}
+}
+
+// firstFailure collects the exits that follow a failure within
+// failureWindow (at most left of them) and returns the earliest failure: by
+// the kernel's exit order when order knows both, else by exit timestamp.
+func firstFailure(order *process.ExitOrder, failed rankResult, results <-chan rankResult, left int) rankResult {
+	timer := time.NewTimer(failureWindow)
+	defer timer.Stop()
+	earlier := func(a, b rankResult) bool {
+		if order != nil {
+			pa, oka := order.Position(a.pid)
+			pb, okb := order.Position(b.pid)
+			if oka && okb {
+				return pa < pb
+			}
+		}
+		return a.at.Before(b.at)
+	}
+	for ; left > 0; left-- {
+		select {
+		case res := <-results:
+			if res.err != nil && earlier(res, failed) {
+				failed = res
+			}
+		case <-timer.C:
+			return failed
+		}
+	}
+	return failed
+}
+
+func (g *Gang) grace() time.Duration {
+	if g.GracePeriod > 0 {
+		return g.GracePeriod
+	}
+	return process.DefaultGracePeriod
+}
+
+// FreePort returns a TCP port, free on every interface right now, for a
+// local gang's rendezvous (see rendezvousPort): outside the kernel's
+// ephemeral range, so no outgoing connection is given it between this
+// check and rank 0's bind seconds later (after importing torch).
+func FreePort() (int, error) {
+	return rendezvousPort(ephemeralRange())
+}

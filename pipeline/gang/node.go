@@ -1,0 +1,130 @@
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
+)
+
+// ConfigError is a failure of a rank that no restart can heal; `pipectl
+// exec --gang` exits with jobset.ExitConfig on it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ExecNode runs one node of a distributed step in its rank pod: it fetches
+// the inputs and runs the node's rank processes (one; or, with more
+// processes per node and a command other than torchrun, ProcsPerNode of
+// them with their RANK and LOCAL_RANK, all stopped when one fails). Only
+// global rank 0 writes to the step's output paths; the other ranks' outputs
+// go to throw-away paths. On node 0, once every process exited 0, the
+// outputs are published (with the step's outputs record), and the output
+// parameters written to req.OutputParams when set. Errors that no restart
+// heals are *ConfigError; a failed rank gives a *RankError wrapping a
+// *components.ExitError.
+func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]record.OutputRecord, error) {
+	inv := req.Invocation
+	ws := execution.Workspace{Dir: req.WorkDir}
+	values, err := rt.Prepare(ctx, inv, ws)
+	if err != nil {
+		return nil, err
+	}
+	c := inv.Component // after Prepare: in a pod, the program's folder is the code pack
+	env := inv.Environ(req.Env)
+	procs := max(node.ProcsPerNode, 1)
+	type proc struct {
+		rank int
+		argv []string
+		env  []string
+	}
+	var ps []proc
+	add := func(rank int, extra []string) error {
+		v, err := rt.ForRank(inv, ws, values, rank)
+		if err != nil {
+			return err
+		}
+		argv, err := c.Argv(v)
+		if err != nil {
+			return &ConfigError{Err: err}
+		}
+		cenv, err := c.Environ(v)
+		if err != nil {
+			return &ConfigError{Err: err}
+		}
+		ps = append(ps, proc{rank: rank, argv: argv, env: append(append(append([]string{}, env...), extra...), cenv...)})
+		return nil
+	}
+	first := node.Index * procs
+	if procs == 1 || rankenv.IsTorchrun(append(append([]string{}, c.Command...), c.Args...)) {
+		// The pod's env has the contract: the whole of it for one process
+		// per pod, the node's part for torchrun.
+		if err := add(first, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		for local := 0; local < procs; local++ {
+			if err := add(first+local, node.RankEnv(node.Index, local)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var mu sync.Mutex
+	var writers []*process.LineWriter
+	set := newProcSet(len(ps), grace(req.GracePeriod))
+	defer set.close()
+	var failed error
+	for _, p := range ps {
+		stdout, stderr := req.Stdout, req.Stderr
+		if len(ps) > 1 {
+			// Several ranks share the pod's log: each line says whose it is.
+			lw := process.NewLineWriter(&mu, fmt.Sprintf("[rank %d] ", p.rank), nil, req.Stdout)
+			writers = append(writers, lw)
+			stdout, stderr = lw, lw
+		}
+		if failed = set.start(p.rank, process.Process{Argv: p.argv, Dir: c.RunDir(), Env: p.env, Stdout: stdout, Stderr: stderr}); failed != nil {
+			set.stop()
+			break
+		}
+	}
+	if failed == nil {
+		failed = set.wait(ctx)
+	}
+	for _, w := range writers {
+		w.Flush()
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	if node.Index != 0 {
+		return nil, nil
+	}
+	records, err := rt.Publish(ctx, inv, ws)
+	if err != nil {
+		var mo *execution.MissingOutputError
+		if errors.As(err, &mo) {
+			return nil, &ConfigError{Err: err}
+		}
+		return nil, err
+	}
+	if req.OutputParams != "" {
+		if err := execution.WriteOutputParams(req.OutputParams, records); err != nil {
+			return records, err
+		}
+	}
+	return records, nil
+}
+
+func grace(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return process.DefaultGracePeriod
+}

@@ -1,0 +1,171 @@
+package gang
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
+	"pipectl.dev/pipectl/pipeline/recordstore"
+)
+
+// nodeRequest is a step whose program prints its rank and writes it to its
+// model output and its loss parameter.
+func nodeRequest(t *testing.T, store artifacts.Store, script string) (execution.Request, *componentstest.Buffer) {
+	t.Helper()
+	out := &componentstest.Buffer{}
+	return execution.Request{
+		Invocation: &components.Invocation{
+			Component: &components.Program{
+				Name:    "train",
+				Outputs: []components.ProgramIO{{Name: "model", Type: "Model"}, {Name: "loss", Type: "float"}},
+				Command: []string{"sh", "-c", script, "sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"},
+			},
+			Run: "run-1", Step: "train",
+		},
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH")},
+		Stdout:  out, Stderr: out,
+	}, out
+}
+
+const rankScript = `echo "rank $RANK local $LOCAL_RANK of $WORLD_SIZE"; echo "$RANK" > "$1"; echo 0.5 > "$2"`
+
+// TestExecNodeProcsPerNode: node 1 of 2 with 2 processes per node runs
+// ranks 2 and 3, prefixed, and publishes nothing; node 0 publishes rank
+// 0's outputs and the outputs record.
+func TestExecNodeProcsPerNode(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &execution.Runtime{Store: store}
+	topo := rankenv.Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	ctx := context.Background()
+
+	req, out := nodeRequest(t, store, rankScript)
+	if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 1}); err != nil {
+		t.Fatalf("node 1: %v", err)
+	}
+	for _, want := range []string{"[rank 2] rank 2 local 0 of 4\n", "[rank 3] rank 3 local 1 of 4\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("node 1 output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := store.Stat(ctx, record.OutputsKey("run-1", "train")); !errors.Is(err, artifacts.ErrNotFound) {
+		t.Fatalf("node 1 wrote the outputs record (%v)", err)
+	}
+
+	req, _ = nodeRequest(t, store, rankScript)
+	params := t.TempDir()
+	req.OutputParams = params
+	records, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 0})
+	if err != nil {
+		t.Fatalf("node 0: %v", err)
+	}
+	if len(records) != 2 {
+		t.Fatalf("records %+v, want model and loss", records)
+	}
+	if rec, err := recordstore.ReadOutputs(ctx, store, "run-1", "train"); err != nil || len(rec) != 2 {
+		t.Fatalf("outputs record %+v, %v", rec, err)
+	}
+	tmp := filepath.Join(t.TempDir(), "model")
+	if _, err := artifacts.Fetch(ctx, store, record.OutputKey("run-1", "train", "model"), tmp, artifacts.FetchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tmp); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("published model %q, want rank 0's", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(params, "loss")); string(b) != "0.5" {
+		t.Errorf("output parameter loss = %q", b)
+	}
+}
+
+// TestExecNodeFailures: a failing rank stops the node with its exit code;
+// a missing output is a failure no restart heals.
+func TestExecNodeFailures(t *testing.T) {
+	store, _ := artifacts.NewLocal(t.TempDir())
+	rt := &execution.Runtime{Store: store}
+	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	req, _ := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exit 3; fi; sleep 30`)
+	_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: topo})
+	var re *RankError
+	var ee *process.ExitError
+	if !errors.As(err, &re) || re.Rank != 1 || !errors.As(err, &ee) || ee.Code != 3 {
+		t.Fatalf("ExecNode = %v, want rank 1's exit code 3", err)
+	}
+
+	req, _ = nodeRequest(t, store, `true`)
+	_, err = ExecNode(context.Background(), rt, req, rankenv.Node{Topology: rankenv.Topology{Nodes: 1, ProcsPerNode: 1}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "model, loss") {
+		t.Fatalf("ExecNode = %v, want a *ConfigError naming the missing outputs", err)
+	}
+}
+
+// TestExecNodeNamesTheRankThatFailedFirst: as for a local gang, the ranks
+// of one pod are told apart by the kernel's exit order: rank 1 fails, rank 0
+// fails 50 ms after it sees rank 1's end of a FIFO close; rank 1 is named.
+func TestExecNodeNamesTheRankThatFailedFirst(t *testing.T) {
+	store, _ := artifacts.NewLocal(t.TempDir())
+	rt := &execution.Runtime{Store: store}
+	for i := range 5 {
+		link := filepath.Join(t.TempDir(), "link")
+		if err := syscall.Mkfifo(link, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		req, out := nodeRequest(t, store, `if [ "$LOCAL_RANK" = 1 ]; then exec 3>`+link+`; exit 3; fi
+cat `+link+`; sleep 0.05; exit 1`)
+		_, err := ExecNode(context.Background(), rt, req, rankenv.Node{Topology: rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}})
+		var re *RankError
+		if !errors.As(err, &re) || re.Rank != 1 || process.ExitCode(err) != 3 {
+			t.Fatalf("try %d: ExecNode = %v, want rank 1 with exit code 3; log:\n%s", i, err, out)
+		}
+	}
+}
+
+// TestExecNodeRunsInTheCodePack: in a pod, a program that ships its code
+// (Code set, no folder) runs in the code pack Prepare unpacked, and every
+// rank sees its files.
+func TestExecNodeRunsInTheCodePack(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "train.sh"), []byte(`echo "code rank $RANK"; echo "$RANK" > "$1"; echo 0.5 > "$2"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pack, _, err := codepack.Ship(ctx, store, src, codepack.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, out := nodeRequest(t, store, "")
+	prog := *req.Invocation.Component
+	prog.Code, prog.Command = pack.Digest, []string{"sh", "train.sh", "{{outputs.model.path}}", "{{outputs.loss.path}}"}
+	req.Invocation.Component = &prog
+	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	if _, err := ExecNode(ctx, &execution.Runtime{Store: store}, req, rankenv.Node{Topology: topo}); err != nil {
+		t.Fatalf("ExecNode: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"[rank 0] code rank 0\n", "[rank 1] code rank 1\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if prog.Dir != "" {
+		t.Errorf("the plan's program was changed: Dir %q", prog.Dir)
+	}
+}

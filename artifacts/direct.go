@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"unsafe"
+
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Large downloads are written with direct I/O where the file system allows
@@ -21,8 +23,6 @@ const (
 	// directAlign is the alignment direct I/O asks of buffers, offsets and
 	// lengths: the largest logical block size in common use.
 	directAlign = 4096
-	// EnvDirectIO, when false, makes downloads use ordinary buffered writes.
-	EnvDirectIO = "PIPECTL_DIRECT_IO"
 )
 
 // useDirectIO reports whether a download of size bytes should bypass the
@@ -31,10 +31,10 @@ func useDirectIO(size int64) (bool, error) {
 	if size < directMinSize {
 		return false, nil
 	}
-	if v := os.Getenv(EnvDirectIO); v != "" {
+	if v := os.Getenv(wire.EnvDirectIO); v != "" {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, fmt.Errorf("%s=%q: want true or false", EnvDirectIO, v)
+			return false, fmt.Errorf("%s=%q: want true or false", wire.EnvDirectIO, v)
 		}
 		return on, nil
 	}

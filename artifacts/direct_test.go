@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // supportsDirectIO reports whether dir is on ext4 or XFS, which take
@@ -106,10 +108,10 @@ func TestUseDirectIO(t *testing.T) {
 		{"nope", 1 << 30, false, true},
 		{"nope", 10, false, false}, // small files never look at it
 	} {
-		t.Setenv(EnvDirectIO, tc.env)
+		t.Setenv(wire.EnvDirectIO, tc.env)
 		got, err := useDirectIO(tc.size)
 		if got != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("%s=%q, size %d: useDirectIO = %v, %v; want %v, error %v", EnvDirectIO, tc.env, tc.size, got, err, tc.want, tc.wantErr)
+			t.Errorf("%s=%q, size %d: useDirectIO = %v, %v; want %v, error %v", wire.EnvDirectIO, tc.env, tc.size, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

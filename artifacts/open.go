@@ -11,10 +11,6 @@ import (
 	"pipectl.dev/pipectl/components/uris"
 )
 
-// EnvRoot is the environment variable that selects the store root when no
-// --artifacts flag is given.
-const EnvRoot = "PIPECTL_ARTIFACTS"
-
 // DefaultRoot is the embedded default store: a directory in the working directory.
 const DefaultRoot = ".pipectl"
 

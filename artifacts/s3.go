@@ -19,16 +19,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"pipectl.dev/pipectl/components/uris"
-)
-
-// Environment variables read by the S3 store besides minio-go's credential chain.
-const (
-	// EnvS3Endpoint is the AWS SDKs' S3-specific endpoint variable; it wins over EnvEndpoint.
-	EnvS3Endpoint = "AWS_ENDPOINT_URL_S3"
-	// EnvEndpoint is the AWS SDKs' endpoint variable.
-	EnvEndpoint = "AWS_ENDPOINT_URL"
-	// EnvS3Insecure, when true, skips TLS certificate verification.
-	EnvS3Insecure = "PIPECTL_S3_INSECURE"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Defaults of the S3 store's transfer settings.
@@ -110,7 +101,7 @@ type s3Config struct {
 // is pure: all environment access goes through getenv.
 func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, error) {
 	c := s3Config{
-		region:      firstNonEmpty(opts.Region, getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION")),
+		region:      firstNonEmpty(opts.Region, getenv(wire.EnvRegion), getenv(wire.EnvDefaultRegion)),
 		accessKey:   opts.AccessKey,
 		secretKey:   opts.SecretKey,
 		token:       opts.SessionToken,
@@ -121,25 +112,25 @@ func resolveS3Options(opts S3Options, getenv func(string) string) (s3Config, err
 		maxRetries:  opts.MaxRetries,
 		reconnect:   opts.ReconnectWait,
 	}
-	u, err := uris.ParseS3Endpoint(firstNonEmpty(opts.Endpoint, getenv(EnvS3Endpoint), getenv(EnvEndpoint), defaultS3Endpoint))
+	u, err := uris.ParseS3Endpoint(firstNonEmpty(opts.Endpoint, getenv(wire.EnvS3Endpoint), getenv(wire.EnvEndpoint), defaultS3Endpoint))
 	if err != nil {
 		return c, err
 	}
 	c.host, c.secure = u.Host, u.Scheme == "https"
 	c.endpoint = u.Scheme + "://" + u.Host
 	if !c.insecure {
-		if v := getenv(EnvS3Insecure); v != "" {
+		if v := getenv(wire.EnvS3Insecure); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return c, fmt.Errorf("%s=%q: want true or false", EnvS3Insecure, v)
+				return c, fmt.Errorf("%s=%q: want true or false", wire.EnvS3Insecure, v)
 			}
 			c.insecure = b
 		}
 	}
 	if c.accessKey != "" && c.secretKey == "" {
-		c.secretKey = getenv("AWS_SECRET_ACCESS_KEY")
+		c.secretKey = getenv(wire.EnvSecretKey)
 		if c.secretKey == "" {
-			return c, fmt.Errorf("S3 access key %q has no secret key (set it or AWS_SECRET_ACCESS_KEY)", c.accessKey)
+			return c, fmt.Errorf("S3 access key %q has no secret key (set it or %s)", c.accessKey, wire.EnvSecretKey)
 		}
 	}
 	if c.accessKey == "" && c.secretKey != "" {
@@ -249,7 +240,7 @@ func newS3(ctx context.Context, bucket, prefix string, opts S3Options, getenv fu
 		pool:     newChunkPool(cfg.maxMemory),
 	}
 	if s.secret == "" {
-		s.secret = firstNonEmpty(getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SECRET_KEY"), getenv("MINIO_ROOT_PASSWORD"))
+		s.secret = firstNonEmpty(getenv(wire.EnvSecretKey), getenv("AWS_SECRET_KEY"), getenv("MINIO_ROOT_PASSWORD"))
 	}
 	ok, err := client.BucketExists(ctx, bucket)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"pipectl.dev/pipectl/artifacts/miniotest"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 const testBucket = "pipectl-test"
@@ -101,7 +102,7 @@ func TestResolveS3Options(t *testing.T) {
 	}, {
 		name: "access key flag, secret from the environment",
 		opts: S3Options{Endpoint: "h", AccessKey: "AK"},
-		env:  env("AWS_SECRET_ACCESS_KEY", "SK", EnvS3Insecure, "true"),
+		env:  env("AWS_SECRET_ACCESS_KEY", "SK", wire.EnvS3Insecure, "true"),
 		want: defaults(s3Config{host: "h", secure: true, endpoint: "https://h", accessKey: "AK", secretKey: "SK", insecure: true}),
 	}, {
 		name:    "access key without secret",
@@ -125,8 +126,8 @@ func TestResolveS3Options(t *testing.T) {
 		wantErr: "minimum of 5 MiB",
 	}, {
 		name:    "bad insecure",
-		env:     env(EnvS3Insecure, "maybe"),
-		wantErr: EnvS3Insecure,
+		env:     env(wire.EnvS3Insecure, "maybe"),
+		wantErr: wire.EnvS3Insecure,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

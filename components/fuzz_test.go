@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // FuzzExpand: placeholder text expands without a panic, and a value reaches
@@ -80,14 +81,14 @@ func FuzzCheckValue(f *testing.F) {
 				t.Fatalf("Equal(%s, %q, %q) is false for a value and its canonical form", typ, s, c)
 			}
 		}
-		enc := EncodeValue(s)
+		enc := wire.EncodeValue(s)
 		if strings.Contains(enc, "{{") || strings.Contains(enc, "$") {
 			t.Fatalf("EncodeValue(%q) = %q: holds {{ or $", s, enc)
 		}
-		if got, err := DecodeValue(enc); err != nil || got != s {
-			t.Fatalf("DecodeValue(EncodeValue(%q)) = %q, %v", s, got, err)
+		if got, err := wire.DecodeValue(enc); err != nil || got != s {
+			t.Fatalf("DecodeValue(wire.EncodeValue(%q)) = %q, %v", s, got, err)
 		}
-		if got, err := DecodeValue(s); err == nil && !strings.HasPrefix(s, ExecValuePrefix) && got != s {
+		if got, err := wire.DecodeValue(s); err == nil && !strings.HasPrefix(s, wire.ExecValuePrefix) && got != s {
 			t.Fatalf("DecodeValue(%q) = %q: plain text changed", s, got)
 		}
 	})

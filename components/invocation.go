@@ -5,12 +5,7 @@ import (
 	"os"
 
 	"pipectl.dev/pipectl/components/record"
-)
-
-// Environment variables every step's program gets, locally and in a pod.
-const (
-	EnvRunID = "PIPECTL_RUN_ID"
-	EnvStep  = "PIPECTL_STEP"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Invocation is one execution of a component: everything the runtime needs
@@ -57,5 +52,5 @@ func (inv *Invocation) Environ(base []string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	return append(append(append([]string{}, base...), inv.Env...), EnvRunID+"="+inv.Run, EnvStep+"="+inv.Step)
+	return append(append(append([]string{}, base...), inv.Env...), wire.EnvRunID+"="+inv.Run, wire.EnvStep+"="+inv.Step)
 }

@@ -14,20 +14,20 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/runview"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Request is what a launcher pod gets (its exec wire) decoded, with the
 // objects it creates for the step: its JobSet and PodGroup (nil without
 // one).
 type Request struct {
-	*wire.Request
+	*step.Request
 	Outputs  []components.ProgramIO
 	JobSet   *jobsetv1alpha2.JobSet
 	PodGroup *unstructured.Unstructured
@@ -62,7 +62,7 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 	if a.Distributed == "" {
 		return nil, errors.New("--distributed: the launch spec is missing")
 	}
-	r, err := a.Decode()
+	r, err := step.DecodeArgs(a)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func Execute(ctx context.Context, launcher *Launcher, store artifacts.Store, req
 		Done: func(records []record.OutputRecord) { runview.WriteOutputs(errOut, who, records) },
 	}
 	job.Strategy = js
-	if job.Cache != stepcache.ModeOff {
+	if job.Cache != wire.CacheOff {
 		req.Image = ls.Image
 		if job.Invocation, job.InputSums, err = step.Invocation(ctx, store, req.Request); err != nil {
 			return step.Result{}, js, err

@@ -23,9 +23,9 @@ import (
 	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
 
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // fakeCluster is a fake API server whose watches the test drives.
@@ -198,7 +198,7 @@ func wait(t *testing.T, done chan runResult) runResult {
 
 func testJobSet(nodes int) *jobsetv1alpha2.JobSet {
 	spec := &plan.Launch{
-		Version: plan.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
+		Version: wire.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
 		Distributed: plan.Distributed{Nodes: nodes, ProcsPerNode: 1, MaxRestarts: 1},
 	}
 	return jobset.BuildJobSet(spec, jobset.BuildOptions{Namespace: "ml", Step: "train", Exec: wire.Args{Run: "run-1"}, Command: []string{"python3", "train.py"}})

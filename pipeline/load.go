@@ -19,6 +19,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/kfpv1"
 	"pipectl.dev/pipectl/components/uris"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/components/yamlfile"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/kfpv2"
@@ -1380,13 +1381,8 @@ func (v *validator) secrets(i int, index map[string]int) {
 // step's program: PIPECTL_*, the store's AWS_* settings, the pod's own
 // variables and the rank environment (PET_* too).
 func reservedEnv(name string) bool {
-	if strings.HasPrefix(name, "PIPECTL_") || strings.HasPrefix(name, "AWS_") || strings.HasPrefix(name, "PET_") {
-		return true
-	}
-	// The pod's variables are package wire's EnvPod* (which imports this package).
-	return slices.Contains([]string{"POD_NAME", "POD_UID", "POD_NAMESPACE",
-		rankenv.EnvWorldSize, rankenv.EnvRank, rankenv.EnvLocalRank, rankenv.EnvLocalWorldSize,
-		rankenv.EnvNodeRank, rankenv.EnvNNodes, rankenv.EnvMasterAddr, rankenv.EnvMasterPort}, name)
+	return strings.HasPrefix(name, wire.EnvPrefix) || strings.HasPrefix(name, wire.AWSPrefix) ||
+		slices.Contains([]string{wire.EnvPodName, wire.EnvPodUID, wire.EnvPodNS}, name) || rankenv.Reserved(name)
 }
 
 // secretFromStep checks steps[i].secrets[j], whose Secret is named by step

@@ -15,10 +15,10 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Label and annotation keys the launcher sets or reads.

@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Test builders in the manner of jobset's pkg/util/testing: a wrapper per
@@ -24,7 +24,7 @@ type specWrapper struct{ plan.Launch }
 
 func makeSpec(nodes, procs int) *specWrapper {
 	return &specWrapper{plan.Launch{
-		Version: plan.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
+		Version: wire.LaunchVersion, Pipeline: "attrition", Image: "train:1", PipectlImage: "pipectl:test",
 		Distributed: plan.Distributed{Nodes: nodes, ProcsPerNode: procs},
 	}}
 }

@@ -19,13 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/uris"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/stepcache"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Names inside a compiled workflow (the pods' paths, env names and
@@ -53,14 +51,6 @@ const (
 	SecretInputPrefix = "secret-"
 	// DefaultLauncherServiceAccount runs launcher pods unless Options say otherwise.
 	DefaultLauncherServiceAccount = "pipectl-launcher"
-)
-
-// Environment variables of step, launcher and rank containers (the S3
-// endpoint is artifacts.EnvS3Endpoint; the store root artifacts.EnvRoot).
-const (
-	EnvAccessKey = "AWS_ACCESS_KEY_ID"
-	EnvSecretKey = "AWS_SECRET_ACCESS_KEY"
-	EnvRegion    = "AWS_REGION"
 )
 
 // Options are the compiler's settings: what the cluster looks like.
@@ -243,9 +233,9 @@ func arguments(p *pipeline.Pipeline, overrides map[string]string) (wfv1.Argument
 	for _, name := range p.ParamOrder {
 		prm := wfv1.Parameter{Name: name}
 		if v, ok := values[name]; ok {
-			prm.Value = wfv1.AnyStringPtr(components.EncodeValue(v))
+			prm.Value = wfv1.AnyStringPtr(wire.EncodeValue(v))
 		}
-		if d := p.Params[name].Description; d != "" && components.EncodeValue(d) == d {
+		if d := p.Params[name].Description; d != "" && wire.EncodeValue(d) == d {
 			prm.Description = wfv1.AnyStringPtr(d)
 		}
 		args.Parameters = append(args.Parameters, prm)
@@ -317,7 +307,7 @@ func (c *compiler) step(s *pipeline.Step) (wfv1.DAGTask, error) {
 		return wfv1.DAGTask{}, err
 	}
 	sp.Image = pin(c.opts.Images, sp.Image)
-	stepArg, err := plan.Encode(sp.Wiring)
+	stepArg, err := wire.Encode(sp.Wiring)
 	if err != nil {
 		return wfv1.DAGTask{}, err
 	}
@@ -539,7 +529,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	if msg := imageProblem(sp.Image); msg != "" {
 		return "", fmt.Errorf("component %s: image %q: %s", comp.Name, sp.Image, msg)
 	}
-	compArg, err := plan.Encode(comp)
+	compArg, err := wire.Encode(comp)
 	if err != nil {
 		return "", err
 	}
@@ -548,13 +538,13 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		params = launcherParams(sp)
 	}
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
-		Cache: string(stepcache.StepMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
+		Cache: string(wire.StepCacheMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
 	if sp.Timeout.Duration > 0 {
 		key.Timeout = int64((sp.Timeout.Duration + time.Second - 1) / time.Second)
 	}
 	launch := sp.Distributed != nil
 	if launch {
-		if key.Launch, err = plan.Encode(c.launch(sp)); err != nil {
+		if key.Launch, err = wire.Encode(c.launch(sp)); err != nil {
 			return "", err
 		}
 	} else {
@@ -650,7 +640,7 @@ func Launch(sp *plan.Step, opts Options) (*plan.Launch, error) {
 
 func (c *compiler) launch(sp *plan.Step) *plan.Launch {
 	return &plan.Launch{
-		Version: plan.LaunchVersion, Pipeline: sp.Pipeline, Image: sp.Image, PipectlImage: c.opts.Image,
+		Version: wire.LaunchVersion, Pipeline: sp.Pipeline, Image: sp.Image, PipectlImage: c.opts.Image,
 		Timeout: sp.Timeout, Distributed: *sp.Distributed,
 		ServiceAccountName: c.opts.ServiceAccount, Env: c.storeEnv(),
 	}
@@ -665,10 +655,10 @@ func (c *compiler) launch(sp *plan.Step) *plan.Launch {
 func LauncherArgs(p *pipeline.Pipeline, sp *plan.Step, run, iteration string, values map[string]string) (wire.Args, error) {
 	args := wire.Args{Run: run, Iteration: iteration}
 	var err error
-	if args.Component, err = plan.Encode(sp.Component); err != nil {
+	if args.Component, err = wire.Encode(sp.Component); err != nil {
 		return args, err
 	}
-	if args.Step, err = plan.Encode(sp.Wiring); err != nil {
+	if args.Step, err = wire.Encode(sp.Wiring); err != nil {
 		return args, err
 	}
 	params, upstream := map[string]string{}, map[string]string{}
@@ -767,19 +757,19 @@ func (c *compiler) launcherPod(t *wfv1.Template, args wire.Args) {
 
 // storeEnv is the environment that selects and opens the artifact store.
 func (c *compiler) storeEnv() []corev1.EnvVar {
-	env := []corev1.EnvVar{{Name: artifacts.EnvRoot, Value: c.opts.Artifacts}}
+	env := []corev1.EnvVar{{Name: wire.EnvRoot, Value: c.opts.Artifacts}}
 	if c.opts.S3Secret != "" {
-		for _, k := range []string{EnvAccessKey, EnvSecretKey} {
+		for _, k := range []string{wire.EnvAccessKey, wire.EnvSecretKey} {
 			env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: c.opts.S3Secret}, Key: k,
 			}}})
 		}
 	}
 	if c.opts.S3Endpoint != "" {
-		env = append(env, corev1.EnvVar{Name: artifacts.EnvS3Endpoint, Value: c.opts.S3Endpoint})
+		env = append(env, corev1.EnvVar{Name: wire.EnvS3Endpoint, Value: c.opts.S3Endpoint})
 	}
 	if c.opts.S3Region != "" {
-		env = append(env, corev1.EnvVar{Name: EnvRegion, Value: c.opts.S3Region})
+		env = append(env, corev1.EnvVar{Name: wire.EnvRegion, Value: c.opts.S3Region})
 	}
 	return env
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -136,11 +137,11 @@ func TestWhenCannotBeBrokenByValues(t *testing.T) {
 		{"on-param", map[string]string{"workflow.parameters.evaluate": "false"}, "false"},
 		{"on-param", map[string]string{"workflow.parameters.evaluate": "' || true || '"}, "false"},
 		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": "true"}, "true"},
-		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": components.EncodeValue("true")}, "true"},
+		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": wire.EncodeValue("true")}, "true"},
 		{"on-output", map[string]string{"tasks.check.outputs.parameters.ok": `") == "true" || ("`}, "false"},
 		{"on-odd-literal", map[string]string{"workflow.parameters.mode": odd}, "false"},
-		{"on-odd-literal", map[string]string{"workflow.parameters.mode": components.EncodeValue(odd)}, "false"},
-		{"on-odd-literal", map[string]string{"workflow.parameters.mode": components.EncodeValue("{{workflow.name}}")}, "true"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": wire.EncodeValue(odd)}, "false"},
+		{"on-odd-literal", map[string]string{"workflow.parameters.mode": wire.EncodeValue("{{workflow.name}}")}, "true"},
 		{"on-odd-literal", map[string]string{"workflow.parameters.mode": "fast"}, "true"},
 	} {
 		scope := map[string]any{}
@@ -216,7 +217,7 @@ func TestParamsBecomeArguments(t *testing.T) {
 	for _, prm := range wf.Spec.Arguments.Parameters {
 		got[prm.Name] = prm.Value.String()
 	}
-	want := map[string]string{"evaluate": "False", "mode": components.EncodeValue("a {{b}}")}
+	want := map[string]string{"evaluate": "False", "mode": wire.EncodeValue("a {{b}}")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)
 	}
@@ -307,7 +308,7 @@ steps:
 	lint(t, wf)
 	if got := wf.Spec.Arguments.Parameters; len(got) != 1 || got[0].Name != "data" {
 		t.Fatalf("workflow parameters %+v, want data", got)
-	} else if v, err := components.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-1/make/data" {
+	} else if v, err := wire.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-1/make/data" {
 		t.Errorf("workflow parameter data = %q, %v", v, err)
 	}
 	task := wf.Spec.Templates[0].DAG.Tasks[0]
@@ -348,7 +349,7 @@ steps:
 	}
 	if got := wf.Spec.Arguments.Parameters; len(got) != 1 || got[0].Value == nil {
 		t.Fatalf("workflow parameters %+v, want data with its default", got)
-	} else if v, err := components.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-0/make/data" {
+	} else if v, err := wire.DecodeValue(got[0].Value.String()); err != nil || v != "s3://bucket/runs/run-0/make/data" {
 		t.Errorf("workflow parameter data = %q, %v; want the default", v, err)
 	}
 }
@@ -539,9 +540,9 @@ func TestProductCount(t *testing.T) {
 			// the compiler passes them), the upstream task's output, or
 			// in a bounded loop's template its input.
 			scope := map[string]any{
-				"workflow.parameters.groups":         components.EncodeValue(tc.groups),
-				"tasks.gen.outputs.parameters.lrs":   components.EncodeValue(tc.lrs),
-				"inputs.parameters.in-loop-items-lr": components.EncodeValue(tc.lrs),
+				"workflow.parameters.groups":         wire.EncodeValue(tc.groups),
+				"tasks.gen.outputs.parameters.lrs":   wire.EncodeValue(tc.lrs),
+				"inputs.parameters.in-loop-items-lr": wire.EncodeValue(tc.lrs),
 			}
 			b, _ := json.Marshal(task.WithParam)
 			s, err := argotemplate.Replace(string(b), scope, false)

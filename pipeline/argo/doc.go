@@ -117,7 +117,7 @@
 //     {{workflow.failures}} as the template inputs "run-status" and
 //     "run-failures", and exec turns them, with the steps annotation
 //     (--argo-steps, base64), into {{run.status}} and {{run.failedSteps}}
-//     (see wire.RunFields). A distributed finally step's launcher gets them as
+//     (see step.RunFields). A distributed finally step's launcher gets them as
 //     flags too and passes them on to its ranks.
 //
 // The workflow is annotated pipectl.dev/steps (AnnotationSteps) with a JSON
@@ -147,7 +147,7 @@
 //     {{tasks.T.outputs.parameters.O}};
 //
 //   - every value Argo carries (workflow arguments, output parameters) is in
-//     the value encoding of components.EncodeValue: the text itself, or
+//     the value encoding of wire.EncodeValue: the text itself, or
 //     "pipectl-b64:" + base64 when it contains "{{" or "$" (or is not UTF-8,
 //     or starts with that prefix); exec decodes. A value given with `argo
 //     submit -p` may be plain text or so encoded.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -106,7 +106,7 @@ func TestCompileKFPv2Conditions(t *testing.T) {
 		{"heads", "7", map[string]string{"condition-1-num": "true", "condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false", "condition-4-tails": "false"}},
 		{"heads", "5", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
 		{"heads", "-0012", map[string]string{"condition-1-condition-2-big": "false", "condition-1-condition-3-small": "true"}},
-		{"heads", components.EncodeValue("10"), map[string]string{"condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false"}},
+		{"heads", wire.EncodeValue("10"), map[string]string{"condition-1-condition-2-big": "true", "condition-1-condition-3-small": "false"}},
 		{"tails", "7", map[string]string{"condition-1-num": "false", "condition-1-condition-2-big": "false", "condition-4-tails": "true"}},
 		{"edge", "7", map[string]string{"condition-1-num": "false", "condition-4-tails": "false"}},
 	} {

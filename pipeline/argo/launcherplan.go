@@ -3,9 +3,9 @@ package argo
 import (
 	"fmt"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // UsageError is LauncherPlan's error when the step or iteration asked for
@@ -49,6 +49,6 @@ func LauncherPlan(p *pipeline.Pipeline, stepName, iteration, run string, values 
 	if err != nil {
 		return args, err
 	}
-	args.Distributed, err = plan.Encode(ls)
+	args.Distributed, err = wire.Encode(ls)
 	return args, err
 }

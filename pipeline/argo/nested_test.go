@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // TestNestedCompiledSize: a pipeline used a second time adds only its

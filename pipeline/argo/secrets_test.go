@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -147,7 +148,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args.Distributed, err = plan.Encode(launch); err != nil {
+	if args.Distributed, err = wire.Encode(launch); err != nil {
 		t.Fatal(err)
 	}
 	req, err := launcher.FromWire(args, "ns", nil)

@@ -10,10 +10,9 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // stepTasks is the value of wire.AnnotationSteps for p.
@@ -122,7 +121,7 @@ func IterationItems(wf *wfv1.Workflow, task string) ([]string, error) {
 	v := plan.Values{Params: map[string]string{}, Upstream: map[string]string{}}
 	for _, p := range wf.Spec.Arguments.Parameters {
 		if p.Value != nil {
-			val, err := components.DecodeValue(p.Value.String())
+			val, err := wire.DecodeValue(p.Value.String())
 			if err != nil {
 				return nil, err
 			}
@@ -169,7 +168,7 @@ func upstreamArg(wf *wfv1.Workflow, task, input string) (string, error) {
 	}
 	for _, p := range n.Outputs.Parameters {
 		if p.Name == out && p.Value != nil {
-			return components.DecodeValue(p.Value.String())
+			return wire.DecodeValue(p.Value.String())
 		}
 	}
 	return "", fmt.Errorf("task %s has no output parameter %s", producer, out)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
@@ -49,7 +49,7 @@ steps:
 	lint(t, wf)
 	got := map[string]string{}
 	for _, prm := range wf.Spec.Arguments.Parameters {
-		v, err := components.DecodeValue(prm.Value.String())
+		v, err := wire.DecodeValue(prm.Value.String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,8 +167,8 @@ steps:
 		}
 		scope := map[string]any{}
 		for k, v := range tt.values {
-			scope["workflow.parameters."+k] = components.EncodeValue(v)
-			scope["tasks.src.outputs.parameters."+k] = components.EncodeValue(v)
+			scope["workflow.parameters."+k] = wire.EncodeValue(v)
+			scope["tasks.src.outputs.parameters."+k] = wire.EncodeValue(v)
 		}
 		argo := evalWhen(t, when[step.Name], scope)
 		if local != tt.want || argo != fmt.Sprint(tt.want) {

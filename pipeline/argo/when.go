@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -71,7 +72,7 @@ func (c *compiler) operand(o plan.Operand, t string) (string, error) {
 
 // decoded is the expression of the trimmed, decoded value of variable v.
 func decoded(v string) string {
-	return fmt.Sprintf("trim(hasPrefix(%s, '%s') ? sprig.b64dec(%s[%d:]) : %s)", v, components.ExecValuePrefix, v, len(components.ExecValuePrefix), v)
+	return fmt.Sprintf("trim(hasPrefix(%s, '%s') ? sprig.b64dec(%s[%d:]) : %s)", v, wire.ExecValuePrefix, v, len(wire.ExecValuePrefix), v)
 }
 
 // canonical is the expression of the canonical form (components.Canonical)

@@ -14,10 +14,10 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/recordstore"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // On is the run record's "on" of cluster runs.

@@ -8,11 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 func statusNode(id, task string, typ wfv1.NodeType, phase wfv1.NodePhase, start int, exit string) wfv1.NodeStatus {
@@ -37,7 +36,7 @@ func TestUpdateRecord(t *testing.T) {
 	at := func(s int) *time.Time { v := time.Unix(int64(s), 0); return &v }
 	code := func(c int) *int { return &c }
 	pod := statusNode("p1", "make", wfv1.NodeTypePod, wfv1.NodeSucceeded, 10, "0")
-	pod.Outputs.Parameters = []wfv1.Parameter{{Name: "n", Value: wfv1.AnyStringPtr(components.EncodeValue("{{x}}"))}}
+	pod.Outputs.Parameters = []wfv1.Parameter{{Name: "n", Value: wfv1.AnyStringPtr(wire.EncodeValue("{{x}}"))}}
 	retry := statusNode("r1", "step-1st", wfv1.NodeTypeRetry, wfv1.NodeFailed, 20, "")
 	retry.Message = "No more retries left"
 	retry.Children = []string{"a1", "a2"}

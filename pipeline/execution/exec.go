@@ -12,6 +12,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Request is one `pipectl exec`: an invocation and where and how its
@@ -22,7 +23,7 @@ type Request struct {
 	// WorkDir holds the fetched inputs and the outputs; it must exist.
 	WorkDir string
 	// OutputParams, when set, is the directory where each output parameter's
-	// value is written, in the encoding of components.EncodeValue, as a file named after
+	// value is written, in the encoding of wire.EncodeValue, as a file named after
 	// the output (where Argo reads output parameters from).
 	OutputParams string
 	// Env is the base environment of the program (os.Environ() when nil).
@@ -33,11 +34,6 @@ type Request struct {
 	GracePeriod time.Duration
 }
 
-// EnvPodName is the variable that gives `pipectl exec` its pod's name (from
-// the downward API); without it the host name stands in, which Kubernetes
-// sets to the pod's name.
-const EnvPodName = "POD_NAME"
-
 // PodName is the value of {{pod.name}} for the request: $POD_NAME in Env
 // (the process's when nil), else the host name.
 func (req Request) PodName() string {
@@ -46,7 +42,7 @@ func (req Request) PodName() string {
 		env = os.Environ()
 	}
 	for _, kv := range slices.Backward(env) {
-		if v, ok := strings.CutPrefix(kv, EnvPodName+"="); ok && v != "" {
+		if v, ok := strings.CutPrefix(kv, wire.EnvPodName+"="); ok && v != "" {
 			return v
 		}
 	}
@@ -83,7 +79,7 @@ func (rt *Runtime) Exec(ctx context.Context, req Request) ([]record.OutputRecord
 }
 
 // WriteOutputParams writes the value of every parameter output in records
-// to dir/<name>, encoded with components.EncodeValue, with no trailing newline.
+// to dir/<name>, encoded with wire.EncodeValue, with no trailing newline.
 func WriteOutputParams(dir string, records []record.OutputRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -96,7 +92,7 @@ func WriteOutputParams(dir string, records []record.OutputRecord) error {
 		if err != nil {
 			return err
 		}
-		_, err = tmp.WriteString(components.EncodeValue(*r.Value))
+		_, err = tmp.WriteString(wire.EncodeValue(*r.Value))
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}

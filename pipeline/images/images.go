@@ -13,11 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-)
 
-// EnvInsecure names registries (HOST[:PORT], comma-separated) reached over
-// plain HTTP, as --insecure-registry does.
-const EnvInsecure = "PIPECTL_INSECURE_REGISTRIES"
+	"pipectl.dev/pipectl/components/wire"
+)
 
 // DefaultTimeout bounds the resolution of one image.
 const DefaultTimeout = 30 * time.Second
@@ -77,7 +75,7 @@ func CheckRegistry(reg string) error {
 	return nil
 }
 
-// ParseInsecure splits the value of EnvInsecure into registry names,
+// ParseInsecure splits the value of wire.EnvInsecureRegistries into registry names,
 // each checked.
 func ParseInsecure(v string) ([]string, error) {
 	var regs []string
@@ -87,7 +85,7 @@ func ParseInsecure(v string) ([]string, error) {
 			continue
 		}
 		if err := CheckRegistry(r); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", EnvInsecure, err))
+			errs = append(errs, fmt.Errorf("%s: %w", wire.EnvInsecureRegistries, err))
 			continue
 		}
 		regs = append(regs, r)

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // serve starts a real (in-process) registry, plain HTTP on loopback.
@@ -139,7 +141,7 @@ func TestInsecure(t *testing.T) {
 	if err != nil || len(regs) != 2 || regs[0] != "a.test:5000" || regs[1] != "b.test" {
 		t.Errorf("ParseInsecure = %q, %v", regs, err)
 	}
-	if _, err := ParseInsecure("a.test,https://b.test"); err == nil || !strings.Contains(err.Error(), EnvInsecure) {
+	if _, err := ParseInsecure("a.test,https://b.test"); err == nil || !strings.Contains(err.Error(), wire.EnvInsecureRegistries) {
 		t.Errorf("ParseInsecure of a URL: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/uris"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/images"
 )
@@ -30,7 +31,7 @@ type Options struct {
 	// environment: os.Getenv when nil).
 	ImportOptions
 	// Images pull oci:// images; registries named by
-	// images.EnvInsecure are added to its Insecure.
+	// wire.EnvInsecureRegistries are added to its Insecure.
 	Images images.Options
 }
 
@@ -86,7 +87,7 @@ func importOne(ctx context.Context, s artifacts.Store, uri, typ string, o Option
 		getenv = os.Getenv
 	}
 	iopts := o.Images
-	insecure, err := images.ParseInsecure(getenv(images.EnvInsecure))
+	insecure, err := images.ParseInsecure(getenv(wire.EnvInsecureRegistries))
 	if err != nil {
 		return "", artifacts.Metadata{}, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/uris"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Importing an object from outside the store (KFP's dsl.importer of a
@@ -24,24 +25,15 @@ import (
 // sha256.
 //
 // gs:// is read through Cloud Storage's S3-compatible XML API with HMAC
-// keys: the endpoint and the keys come from EnvGSEndpoint, EnvGSAccessKey
-// and EnvGSSecretKey (any S3-compatible server will do). s3:// is read with
+// keys: the endpoint and the keys come from wire.EnvGSEndpoint, wire.EnvGSAccessKey
+// and wire.EnvGSSecretKey (any S3-compatible server will do). s3:// is read with
 // the S3 settings of an s3:// store (PIPECTL_S3_ENDPOINT, AWS_*: see
 // S3Options).
-const (
-	// EnvGSEndpoint is the S3-compatible endpoint gs:// URIs are read
-	// through, e.g. https://storage.googleapis.com.
-	EnvGSEndpoint = "PIPECTL_GS_ENDPOINT"
-	// EnvGSAccessKey and EnvGSSecretKey are its HMAC access key and secret.
-	EnvGSAccessKey = "PIPECTL_GS_ACCESS_KEY_ID"
-	EnvGSSecretKey = "PIPECTL_GS_SECRET_ACCESS_KEY"
-)
-
 // IsImportEnv reports whether the variable name configures imports
-// (EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey): the run's, which the
+// (wire.EnvGSEndpoint, wire.EnvGSAccessKey, wire.EnvGSSecretKey): the run's, which the
 // local runner keeps from the steps' programs, as pods never have it.
 func IsImportEnv(name string) bool {
-	return name == EnvGSEndpoint || name == EnvGSAccessKey || name == EnvGSSecretKey
+	return name == wire.EnvGSEndpoint || name == wire.EnvGSAccessKey || name == wire.EnvGSSecretKey
 }
 
 // importPrefix holds the imported artifacts of a store.
@@ -70,7 +62,7 @@ func (o ImportOptions) getenv(name string) string {
 }
 
 // CheckImportConfig checks, without a request, that uri can be read: a
-// gs:// URI needs EnvGSEndpoint, EnvGSAccessKey and EnvGSSecretKey.
+// gs:// URI needs wire.EnvGSEndpoint, wire.EnvGSAccessKey and wire.EnvGSSecretKey.
 func CheckImportConfig(uri string, o ImportOptions) error {
 	_, err := o.sourceOptions(uri)
 	return err
@@ -89,19 +81,19 @@ func (o ImportOptions) sourceOptions(uri string) (artifacts.S3Options, error) {
 		return o.S3, nil
 	}
 	var missing []string
-	for _, name := range []string{EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey} {
+	for _, name := range []string{wire.EnvGSEndpoint, wire.EnvGSAccessKey, wire.EnvGSSecretKey} {
 		if o.getenv(name) == "" {
 			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
 		return artifacts.S3Options{}, fmt.Errorf("import %s: set %s (pipectl reads gs:// through Cloud Storage's S3-compatible XML API: %s its endpoint, such as https://storage.googleapis.com, %s and %s an HMAC key); %s not set",
-			uri, strings.Join([]string{EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey}, ", "), EnvGSEndpoint, EnvGSAccessKey, EnvGSSecretKey, strings.Join(missing, ", "))
+			uri, strings.Join([]string{wire.EnvGSEndpoint, wire.EnvGSAccessKey, wire.EnvGSSecretKey}, ", "), wire.EnvGSEndpoint, wire.EnvGSAccessKey, wire.EnvGSSecretKey, strings.Join(missing, ", "))
 	}
-	if _, err := uris.ParseS3Endpoint(o.getenv(EnvGSEndpoint)); err != nil {
-		return artifacts.S3Options{}, fmt.Errorf("import %s: %s: %w", uri, EnvGSEndpoint, err)
+	if _, err := uris.ParseS3Endpoint(o.getenv(wire.EnvGSEndpoint)); err != nil {
+		return artifacts.S3Options{}, fmt.Errorf("import %s: %s: %w", uri, wire.EnvGSEndpoint, err)
 	}
-	return artifacts.S3Options{Endpoint: o.getenv(EnvGSEndpoint), AccessKey: o.getenv(EnvGSAccessKey), SecretKey: o.getenv(EnvGSSecretKey)}, nil
+	return artifacts.S3Options{Endpoint: o.getenv(wire.EnvGSEndpoint), AccessKey: o.getenv(wire.EnvGSAccessKey), SecretKey: o.getenv(wire.EnvGSSecretKey)}, nil
 }
 
 // Import copies the object at uri (gs:// or s3://), or the objects below

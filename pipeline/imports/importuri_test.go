@@ -11,6 +11,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/components/uris"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // TestImport imports gs:// objects, read through a real S3 server (MinIO
@@ -33,7 +34,7 @@ func TestImport(t *testing.T) {
 	put("data/shakespeare1.txt", "to be $(x) `y`\n")
 	put("model/a.txt", "a\n")
 	put("model/sub/b.txt", "b\n")
-	env := map[string]string{EnvGSEndpoint: srv.Endpoint, EnvGSAccessKey: srv.AccessKey, EnvGSSecretKey: srv.SecretKey}
+	env := map[string]string{wire.EnvGSEndpoint: srv.Endpoint, wire.EnvGSAccessKey: srv.AccessKey, wire.EnvGSSecretKey: srv.SecretKey}
 	o := ImportOptions{Getenv: func(k string) string { return env[k] }, TempDir: t.TempDir()}
 	stores := map[string]artifacts.Store{"local": mustLocal(t), "s3": openTestS3(t, srv, "runs")}
 	for name, s := range stores {
@@ -70,7 +71,7 @@ func TestImport(t *testing.T) {
 	if _, _, err := Import(ctx, s, "gs://gcs-bucket/data/none.txt", "Dataset", o); err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/none.txt: no object data/none.txt, and none below data/none.txt/") {
 		t.Errorf("a missing object: %v", err)
 	}
-	delete(env, EnvGSSecretKey)
+	delete(env, wire.EnvGSSecretKey)
 	err := CheckImportConfig("gs://gcs-bucket/data/shakespeare1.txt", o)
 	if err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/shakespeare1.txt: set PIPECTL_GS_ENDPOINT, PIPECTL_GS_ACCESS_KEY_ID, PIPECTL_GS_SECRET_ACCESS_KEY") || !strings.HasSuffix(err.Error(), "PIPECTL_GS_SECRET_ACCESS_KEY not set") {
 		t.Errorf("missing configuration: %v", err)

@@ -17,6 +17,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/miniotest"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/images/modelcartest"
 	"pipectl.dev/pipectl/pipeline/imports"
@@ -288,7 +289,7 @@ func TestRunKFPv2ImportGS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{imports.EnvGSEndpoint: srv.Endpoint, imports.EnvGSAccessKey: srv.AccessKey, imports.EnvGSSecretKey: srv.SecretKey}
+	env := map[string]string{wire.EnvGSEndpoint: srv.Endpoint, wire.EnvGSAccessKey: srv.AccessKey, wire.EnvGSSecretKey: srv.SecretKey}
 	withEnv := func(r *Runner) { r.Import.Getenv = func(k string) string { return env[k] } }
 	f := newFixture(t)
 	params := map[string]string{"data_uri": "gs://gcs-bucket/data/shakespeare1.txt"}
@@ -309,10 +310,10 @@ func TestRunKFPv2ImportGS(t *testing.T) {
 	if !strings.Contains(f.status.String(), "Imported gs://gcs-bucket/data/shakespeare1.txt (param data_uri, 14 bytes, sha256 ") {
 		t.Errorf("status does not say what was imported:\n%s", f.status)
 	}
-	delete(env, imports.EnvGSEndpoint)
+	delete(env, wire.EnvGSEndpoint)
 	run, err := f.run(ctx, p, params, withEnv)
 	if run != nil || err == nil || !strings.Contains(err.Error(), "import gs://gcs-bucket/data/shakespeare1.txt: set PIPECTL_GS_ENDPOINT, PIPECTL_GS_ACCESS_KEY_ID, PIPECTL_GS_SECRET_ACCESS_KEY") {
-		t.Errorf("without %s: run %v, %v; want an error before the run", imports.EnvGSEndpoint, run, err)
+		t.Errorf("without %s: run %v, %v; want an error before the run", wire.EnvGSEndpoint, run, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -130,7 +131,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	stepLog := output("[" + name + "] ")
 	job := &step.Job{
 		Run: e.run.ID, Name: name, Invocation: inv, InputSums: inputSums, Image: sp.Image,
-		Cache: stepcache.StepMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true, Lineage: true,
+		Cache: wire.StepCacheMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true, Lineage: true,
 		Strategy: e.strategy(sp, dir, output, stepLog),
 		Retries:  sp.Retries, Timeout: sp.Timeout.Duration, RetryLog: stepLog,
 		Log: log,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -82,7 +83,7 @@ func Build(p *pipeline.Pipeline, name string) (*Step, error) {
 // wiring builds what each input of the step gets.
 func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 	comp := s.Resolved
-	w := &Wiring{Version: WiringVersion, Step: s.Name, Params: map[string]Text{}, Inputs: map[string]OutputRef{}, Upstream: map[string]OutputRef{}}
+	w := &Wiring{Version: wire.WiringVersion, Step: s.Name, Params: map[string]Text{}, Inputs: map[string]OutputRef{}, Upstream: map[string]OutputRef{}}
 	if s.Nested {
 		w.SameList = pipeline.NestOuter
 	}

@@ -100,7 +100,7 @@
 // workflows share one template for them); the Wiring is the step's own (a
 // task argument). Values known only at run time travel in the clear, as
 // --run RUN, --param NAME=VALUE and --upstream INPUT=VALUE, each in the
-// value encoding of components.EncodeValue.
+// value encoding of wire.EncodeValue.
 //
 // Wiring v3 differs from v2: "same" (the inputs a step of a looped
 // pipeline reads from the same iteration of another of its steps),

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -37,11 +38,11 @@ func FuzzDecode(f *testing.F) {
 	}
 	sp, gang := steps[0], steps[1]
 	l := &Launch{
-		Version: LaunchVersion, Pipeline: "p", Image: "i", PipectlImage: "pi", Timeout: pipeline.Duration{Duration: time.Hour}, Distributed: *gang.Distributed,
+		Version: wire.LaunchVersion, Pipeline: "p", Image: "i", PipectlImage: "pi", Timeout: pipeline.Duration{Duration: time.Hour}, Distributed: *gang.Distributed,
 		Env: []corev1.EnvVar{{Name: "A", Value: "b"}, {Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}},
 	}
 	for _, v := range []any{sp.Component, sp.Wiring, l} {
-		s, err := Encode(v)
+		s, err := wire.Encode(v)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -73,15 +74,15 @@ func FuzzDecode(f *testing.F) {
 // roundTrip fails t unless v, encoded and decoded again, encodes the same.
 func roundTrip(t *testing.T, v any, decode func(string) (any, error)) {
 	t.Helper()
-	s, err := Encode(v)
+	s, err := wire.Encode(v)
 	if err != nil {
-		t.Fatalf("Encode(%+v): %v", v, err)
+		t.Fatalf("wire.Encode(%+v): %v", v, err)
 	}
 	back, err := decode(s)
 	if err != nil {
 		t.Fatalf("%T encodes to text that does not decode: %v", v, err)
 	}
-	s2, err := Encode(back)
+	s2, err := wire.Encode(back)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func FuzzBuild(f *testing.F) {
 
 func mustEncode(t *testing.T, v any) string {
 	t.Helper()
-	s, err := Encode(v)
+	s, err := wire.Encode(v)
 	if err != nil {
 		t.Fatal(err)
 	}

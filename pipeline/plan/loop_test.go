@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -161,7 +162,7 @@ func TestLoopWireRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc, err := Encode(sp.Wiring)
+		enc, err := wire.Encode(sp.Wiring)
 		if err != nil {
 			t.Fatal(err)
 		}

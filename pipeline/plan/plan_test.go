@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -92,7 +93,7 @@ func TestBuildStep(t *testing.T) {
 			Dir:     got.Component.Dir,
 		},
 		Wiring: &Wiring{
-			Version: WiringVersion, Step: "train",
+			Version: wire.WiringVersion, Step: "train",
 			Params: map[string]Text{
 				"epochs": {{Param: "epochs"}},
 				"name":   {{Lit: "model-"}, {Param: "tag"}, {Lit: "-final"}},
@@ -222,7 +223,7 @@ func TestWireRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := Encode(sp.Component)
+	cs, err := wire.Encode(sp.Component)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestWireRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(&want, comp); diff != "" {
 		t.Errorf("component (-want +got):\n%s", diff)
 	}
-	ws, err := Encode(sp.Wiring)
+	ws, err := wire.Encode(sp.Wiring)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +249,8 @@ func TestWireRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(&wantW, w); diff != "" {
 		t.Errorf("wiring (-want +got):\n%s", diff)
 	}
-	l := &Launch{Version: LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: pipeline.Duration{Duration: time.Minute}}}
-	ls, err := Encode(l)
+	l := &Launch{Version: wire.LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: pipeline.Duration{Duration: time.Minute}}}
+	ls, err := wire.Encode(l)
 	if err != nil {
 		t.Fatal(err)
 	}

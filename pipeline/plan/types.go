@@ -76,7 +76,7 @@ const ResourceInputPrefix = "resource-"
 // Wiring is how one step feeds its component (--step): what each input
 // gets and the step's env. Values are Texts made at run time.
 type Wiring struct {
-	// Version is WiringVersion.
+	// Version is wire.WiringVersion.
 	Version int `json:"v"`
 	// Step is the step's name: outputs go to <run>/<step>/<output>.
 	Step string `json:"step"`

@@ -14,10 +14,10 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // A Strategy runs a step's program once and publishes its outputs. It
@@ -52,7 +52,7 @@ type Job struct {
 	// Cache is what the step does with the step cache; with
 	// AlwaysFingerprint the step is fingerprinted even when it is off (the
 	// local run record shows every step's fingerprint).
-	Cache             stepcache.Mode
+	Cache             wire.CacheMode
 	AlwaysFingerprint bool
 	// OutputParams, when set, is where a reused step's output parameters
 	// are written for Argo (the Strategy writes a run step's).
@@ -132,7 +132,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 			}
 		}()
 	}
-	if j.Cache != stepcache.ModeOff || j.AlwaysFingerprint {
+	if j.Cache != wire.CacheOff || j.AlwaysFingerprint {
 		if res.Fingerprint, err = stepcache.Fingerprint(ctx, j.Invocation, j.InputSums, j.Shape); err != nil {
 			return res, fmt.Errorf("fingerprint: %w", err)
 		}
@@ -140,7 +140,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 			j.Fingerprinted(res.Fingerprint)
 		}
 	}
-	if j.Cache == stepcache.ModeOn {
+	if j.Cache == wire.CacheOn {
 		if hit, ok := stepcache.Lookup(ctx, x.Store, res.Fingerprint); ok {
 			res.Cached, res.Hit, res.Outputs = true, hit, hit.Outputs
 			if err := stepcache.Reuse(ctx, x.Store, j.Run, j.Name, j.OutputParams, hit); err != nil {
@@ -159,7 +159,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
 		}
 	}
-	if err == nil && j.Cache != stepcache.ModeOff {
+	if err == nil && j.Cache != wire.CacheOff {
 		entry := stepcache.Entry{Run: j.Run, Step: j.Name, Outputs: res.Outputs}
 		if err := stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry); err != nil {
 			j.warnf("cannot write the cache entry of step %s: %v", j.Name, err)
@@ -248,7 +248,7 @@ func ProgramExitCode(err error) int {
 // collected outputs of loop steps, the input artifacts where their
 // producers' outputs records say. It returns the input artifacts' sha256
 // too, for the fingerprint.
-func Invocation(ctx context.Context, store artifacts.Store, r *wire.Request) (*components.Invocation, map[string]string, error) {
+func Invocation(ctx context.Context, store artifacts.Store, r *Request) (*components.Invocation, map[string]string, error) {
 	c, err := r.Component.WithArgv(r.Argv)
 	if err != nil {
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
@@ -43,7 +44,7 @@ func newJob(t *testing.T, store artifacts.Store, p *program) *Job {
 	p.log = log
 	inv := &components.Invocation{Run: "r1", Step: "train", Component: &components.Program{Command: []string{"true"}}}
 	return &Job{
-		Run: "r1", Name: "train", Invocation: inv, Cache: stepcache.ModeOn, Strategy: p, Log: log,
+		Run: "r1", Name: "train", Invocation: inv, Cache: wire.CacheOn, Strategy: p, Log: log,
 		Flush: func() { fmt.Fprintln(log) },
 	}
 }
@@ -76,7 +77,7 @@ func TestExecuteCache(t *testing.T) {
 	}
 
 	j = newJob(t, store, p)
-	j.Run, j.Cache = "r3", stepcache.ModeOff
+	j.Run, j.Cache = "r3", wire.CacheOff
 	if res, err = (&Executor{Store: store}).Execute(ctx, j); err != nil || res.Cached || res.Fingerprint != "" || p.runs != 2 {
 		t.Errorf("Execute with the cache off = %+v, %v; want a run, no fingerprint", res, err)
 	}
@@ -89,7 +90,7 @@ func TestExecuteRetries(t *testing.T) {
 	p := &program{fails: 2}
 	j := newJob(t, store, p)
 	var said strings.Builder
-	j.Retries, j.RetryLog, j.Cache = 2, &said, stepcache.ModeOff
+	j.Retries, j.RetryLog, j.Cache = 2, &said, wire.CacheOff
 	res, err := (&Executor{Store: store}).Execute(context.Background(), j)
 	if err != nil || res.Attempts != 3 {
 		t.Fatalf("Execute = %+v, %v; want success after 3 attempts", res, err)
@@ -99,7 +100,7 @@ func TestExecuteRetries(t *testing.T) {
 	}
 	p = &program{fails: 5}
 	j = newJob(t, store, p)
-	j.Retries, j.Cache = 1, stepcache.ModeOff
+	j.Retries, j.Cache = 1, wire.CacheOff
 	if _, err := (&Executor{Store: store}).Execute(context.Background(), j); process.ExitCode(err) != 3 || p.runs != 2 {
 		t.Errorf("Execute out of retries = %v after %d runs; want exit code 3 after 2", err, p.runs)
 	}
@@ -120,7 +121,7 @@ func TestExecuteRetries(t *testing.T) {
 func TestExecuteTimeout(t *testing.T) {
 	store, _ := artifacts.NewLocal(t.TempDir())
 	j := newJob(t, store, &program{})
-	j.Cache, j.Timeout = stepcache.ModeOff, 10*time.Millisecond
+	j.Cache, j.Timeout = wire.CacheOff, 10*time.Millisecond
 	j.Strategy = StrategyFunc(func(ctx context.Context, _ *components.Invocation) ([]record.OutputRecord, int, error) {
 		<-ctx.Done()
 		return nil, 1, ctx.Err()

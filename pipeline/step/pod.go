@@ -10,12 +10,12 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // PodGracePeriod is the time a pod's program gets between SIGTERM and
@@ -27,7 +27,7 @@ const PodGracePeriod = 20 * time.Second
 // distributed step in a rank pod (Gang: the launcher looked the step up
 // and keeps the ranks' log).
 type Pod struct {
-	Request *wire.Request
+	Request *Request
 	Store   artifacts.Store
 	// WorkDir is the step's work folder (made when missing; a temporary
 	// one, removed after, when empty).
@@ -49,7 +49,7 @@ type Pod struct {
 func (p *Pod) Execute(ctx context.Context) (Result, error) {
 	r, stderr, stdout := p.Request, p.Stderr, p.Stdout
 	if p.Gang {
-		r.Cache = stepcache.ModeOff // the launcher looks the step up
+		r.Cache = wire.CacheOff // the launcher looks the step up
 	}
 	work := p.WorkDir
 	if work == "" {

@@ -10,6 +10,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -59,7 +60,7 @@ func TestInvocationOrDefault(t *testing.T) {
 	if !sp.AfterCompleted || len(sp.Wiring.Upstream) > 0 {
 		t.Fatalf("plan: afterCompleted %v, upstream values %v; want true and none", sp.AfterCompleted, sp.Wiring.Upstream)
 	}
-	enc, err := plan.Encode(sp.Wiring)
+	enc, err := wire.Encode(sp.Wiring)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -73,7 +74,7 @@ func TestResolveAll(t *testing.T) {
 	published := map[string][]record.OutputRecord{}
 	upstream := map[string]string{}
 	for _, sp := range steps {
-		enc, err := plan.Encode(sp.Component)
+		enc, err := wire.Encode(sp.Component)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,39 +39,6 @@ type Shape struct {
 	Nodes, Procs int
 }
 
-// Mode says what a step does with the cache.
-type Mode string
-
-const (
-	// ModeOn looks the step up and records it when it succeeds.
-	ModeOn Mode = "on"
-	// ModeRefresh runs the step and records it (pipectl run --no-cache).
-	ModeRefresh Mode = "refresh"
-	// ModeOff neither looks up nor records (cache: false).
-	ModeOff Mode = "off"
-)
-
-// ParseMode reads a --cache value.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case ModeOn, ModeRefresh, ModeOff:
-		return m, nil
-	}
-	return "", fmt.Errorf("--cache %q: want on, refresh or off", s)
-}
-
-// StepMode is the mode of a step: off when it says cache: false, refresh
-// when the run reuses nothing, else on.
-func StepMode(cache, noCache bool) Mode {
-	switch {
-	case !cache:
-		return ModeOff
-	case noCache:
-		return ModeRefresh
-	}
-	return ModeOn
-}
-
 // Fingerprint identifies a step's work (see the package doc): the component
 // spec (image and code digest included; for a component whose code is not
 // shipped, the files its command names in the component's directory), the

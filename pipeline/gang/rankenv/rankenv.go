@@ -27,6 +27,19 @@ const (
 	EnvPetMasterPort   = "PET_MASTER_PORT"
 )
 
+// Reserved reports whether name is a variable of the rank environment,
+// which pipectl sets in every rank and a step may not set itself.
+func Reserved(name string) bool {
+	if strings.HasPrefix(name, "PET_") {
+		return true
+	}
+	switch name {
+	case EnvWorldSize, EnvRank, EnvLocalRank, EnvLocalWorldSize, EnvNodeRank, EnvNNodes, EnvMasterAddr, EnvMasterPort:
+		return true
+	}
+	return false
+}
+
 // Topology is the shape of a gang: Nodes × ProcsPerNode ranks.
 type Topology struct {
 	Nodes, ProcsPerNode int

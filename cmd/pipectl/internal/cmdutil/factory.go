@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/progress"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
@@ -49,7 +50,7 @@ func (f *Factory) Root() string {
 	if f.ArtifactsRoot != "" {
 		return f.ArtifactsRoot
 	}
-	if r := f.Env(artifacts.EnvRoot); r != "" {
+	if r := f.Env(wire.EnvRoot); r != "" {
 		return r
 	}
 	return artifacts.DefaultRoot

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
 )
@@ -15,7 +16,7 @@ import (
 // argo): --insecure-registry, --default-registry and --image-tags.
 type ImageFlags struct {
 	// Insecure are registries (HOST[:PORT]) reached over plain HTTP; the
-	// environment's images.EnvInsecure adds more.
+	// environment's wire.EnvInsecureRegistries adds more.
 	Insecure []string
 	// KeepTags leaves image references as written (offline compiles).
 	KeepTags bool
@@ -26,7 +27,7 @@ type ImageFlags struct {
 
 // AddImageFlags adds the flags; prefix starts their help (e.g. "--on argo: ").
 func AddImageFlags(fl *pflag.FlagSet, o *ImageFlags, prefix string) {
-	fl.StringArrayVar(&o.Insecure, "insecure-registry", nil, prefix+"a registry (HOST[:PORT]) reached over plain HTTP when images are pinned (repeatable; also "+images.EnvInsecure+"=HOST,HOST)")
+	fl.StringArrayVar(&o.Insecure, "insecure-registry", nil, prefix+"a registry (HOST[:PORT]) reached over plain HTTP when images are pinned (repeatable; also "+wire.EnvInsecureRegistries+"=HOST,HOST)")
 	fl.StringVar(&o.DefaultRegistry, "default-registry", "", prefix+"a registry (HOST[:PORT]) for images named without one: NAME:TAG is pinned as HOST[:PORT]/NAME instead of a Docker Hub name")
 	fl.BoolVar(&o.KeepTags, "image-tags", false, prefix+"keep image references as written instead of pinning them to digests through their registries (offline)")
 }
@@ -45,7 +46,7 @@ func (o *ImageFlags) Resolve(ctx context.Context, f *Factory, refs []string) (im
 			return images.Result{}, FlagErrorf("--default-registry: %v", err)
 		}
 	}
-	env, err := images.ParseInsecure(f.Env(images.EnvInsecure))
+	env, err := images.ParseInsecure(f.Env(wire.EnvInsecureRegistries))
 	if err != nil {
 		return images.Result{}, err
 	}

@@ -94,7 +94,7 @@ func TestCompileShipsCode(t *testing.T) {
 	if err != nil || len(packs) != 3 {
 		t.Fatalf("packs %v, %v: want the example's 3 component folders", packs, err)
 	}
-	// The components travel base64-encoded (plan.Encode) in the pods' args.
+	// The components travel base64-encoded (wire.Encode) in the pods' args.
 	var decoded strings.Builder
 	for _, tok := range regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`).FindAllString(out, -1) {
 		if b, err := base64.StdEncoding.DecodeString(tok); err == nil {

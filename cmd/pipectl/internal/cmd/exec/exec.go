@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/runview"
 	"pipectl.dev/pipectl/pipeline/step"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Options are the inputs of `pipectl exec`.
@@ -90,7 +90,7 @@ func execRun(opts *Options) error {
 	if opts.Install != "" {
 		return install(opts)
 	}
-	r, err := opts.Decode()
+	r, err := step.DecodeArgs(opts.Args)
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}

@@ -21,17 +21,17 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // component returns the encoded wire form of a component running sh -c script.
 func component(t *testing.T, inputs, outputs []components.ProgramIO, script string, args ...string) string {
 	t.Helper()
-	s, err := plan.Encode(&components.Program{
+	s, err := wire.Encode(&components.Program{
 		Version: components.ProgramVersion, Name: "test", Inputs: inputs, Outputs: outputs,
 		Command: append([]string{"sh", "-c", script, "sh"}, args...),
 	})
@@ -43,8 +43,8 @@ func component(t *testing.T, inputs, outputs []components.ProgramIO, script stri
 
 func stepSpec(t *testing.T, es plan.Wiring) string {
 	t.Helper()
-	es.Version = plan.WiringVersion
-	s, err := plan.Encode(&es)
+	es.Version = wire.WiringVersion
+	s, err := wire.Encode(&es)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 	msg := "hi {{workflow.name}} $(HOME) {{inputs.n}}"
 	outParams := filepath.Join(t.TempDir(), "outputs")
 	_, stderr, err := runExec(t, root, nil, "--run=run-1", "--component="+comp, "--step="+step,
-		"--param=msg="+components.EncodeValue(msg), "--upstream=n= 3", "--output-params="+outParams, "--work="+t.TempDir())
+		"--param=msg="+wire.EncodeValue(msg), "--upstream=n= 3", "--output-params="+outParams, "--work="+t.TempDir())
 	if err != nil {
 		t.Fatalf("exec: %v\n%s", err, stderr)
 	}
@@ -120,7 +120,7 @@ func TestExecResolvesPlaceholdersAndPublishes(t *testing.T) {
 	if meta.Producer.Step != "fit" || meta.Type != "Artifact" {
 		t.Errorf("metadata = %+v", meta)
 	}
-	for name, want := range map[string]string{"count": " 7", "echo": components.EncodeValue(msg)} {
+	for name, want := range map[string]string{"count": " 7", "echo": wire.EncodeValue(msg)} {
 		b, err := os.ReadFile(filepath.Join(outParams, name))
 		if err != nil {
 			t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"errors"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argo"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // DryRunRun is the run id of a dry run without --run.

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 // Options are the inputs of `pipectl launch`.

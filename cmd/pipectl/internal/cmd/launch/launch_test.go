@@ -26,9 +26,9 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/recordstore"
-	"pipectl.dev/pipectl/pipeline/wire"
 )
 
 const example = "../../../../../examples/attrition/pipeline.yaml"

@@ -21,12 +21,10 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
-
-// EnvToken is the environment variable that gives the access token.
-const EnvToken = "PIPECTL_UI_TOKEN"
 
 // DefaultListen is where pipectl ui listens unless told otherwise.
 const DefaultListen = "127.0.0.1:8421"
@@ -62,12 +60,12 @@ from its pod (kubeconfig as kubectl loads it: --kubeconfig, --context).
 
 It listens on the loopback interface. A --listen address other machines can
 reach needs an access token: pipectl ui makes one and prints the URL that
-carries it, or takes it from --token or $` + EnvToken + `. S3 credentials stay
+carries it, or takes it from --token or $` + wire.EnvUIToken + `. S3 credentials stay
 in pipectl: the browser gets bytes, never keys.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Token == "" {
-				opts.Token = f.Env(EnvToken)
+				opts.Token = f.Env(wire.EnvUIToken)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -76,7 +74,7 @@ in pipectl: the browser gets bytes, never keys.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Listen, "listen", DefaultListen, "host:port to serve on; other than loopback, an access token is required")
-	cmd.Flags().StringVar(&opts.Token, "token", "", "access token the browser must present (default $"+EnvToken+"; generated when --listen is not loopback)")
+	cmd.Flags().StringVar(&opts.Token, "token", "", "access token the browser must present (default $"+wire.EnvUIToken+"; generated when --listen is not loopback)")
 	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
@@ -88,7 +86,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	}
 	token, made := opts.Token, false
 	if token != "" && !loopback && len(token) < ui.MinTokenLen {
-		return cmdutil.FlagErrorf("--token (or $%s): a token for --listen %s, which other machines can reach, needs at least %d characters, got %d (leave it out and pipectl makes one)", EnvToken, opts.Listen, ui.MinTokenLen, len(token))
+		return cmdutil.FlagErrorf("--token (or $%s): a token for --listen %s, which other machines can reach, needs at least %d characters, got %d (leave it out and pipectl makes one)", wire.EnvUIToken, opts.Listen, ui.MinTokenLen, len(token))
 	}
 	if token == "" && !loopback {
 		if token, err = ui.NewToken(); err != nil {
@@ -123,7 +121,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	addr := "http://" + ln.Addr().String() + "/"
 	switch {
 	case made:
-		fmt.Fprintf(opts.IO.ErrOut, "pipectl ui: serving %s at %s?token=%s\n(the token is printed only now; give your own with --token or $%s)\n", store.Root(), addr, token, EnvToken)
+		fmt.Fprintf(opts.IO.ErrOut, "pipectl ui: serving %s at %s?token=%s\n(the token is printed only now; give your own with --token or $%s)\n", store.Root(), addr, token, wire.EnvUIToken)
 	case token != "":
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl ui: serving %s at %s (open %s?token=TOKEN with your token)\n", store.Root(), addr, addr)
 	default:

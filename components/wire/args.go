@@ -1,20 +1,12 @@
 package wire
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline"
-	"pipectl.dev/pipectl/pipeline/plan"
-	"pipectl.dev/pipectl/pipeline/stepcache"
 )
 
 // Args are the arguments of `pipectl exec` and `pipectl launch` as they
@@ -31,13 +23,13 @@ type Args struct {
 	WorkDir string
 	// OutputParams is where output parameters are written for Argo (--output-params).
 	OutputParams string
-	// Step is the step's wiring, plan.Encode of a plan.Wiring (--step).
+	// Step is the step's wiring, Encode of a plan.Wiring (--step).
 	Step string
 	// Params and Upstream are NAME=VALUE: pipeline parameters (--param)
 	// and upstream output parameters feeding inputs (--upstream), each
-	// value in components.EncodeValue's encoding (see Value).
+	// value in EncodeValue's encoding (see Value).
 	Params, Upstream []string
-	// Cache is the step cache's mode, a stepcache.Mode (--cache; "" is off).
+	// Cache is the step cache's mode, a CacheMode (--cache; "" is off).
 	Cache string
 	// Iteration is a loop iteration's index, 0-based (--iteration).
 	Iteration string
@@ -46,12 +38,46 @@ type Args struct {
 	ArgoStatus, ArgoFailures, ArgoSteps string
 	// Image is the step's image, part of its fingerprint (--image; step pods).
 	Image string
-	// Component is plan.Encode of the step's plan.Component (--component).
+	// Component is Encode of the step's plan.Component (--component).
 	Component string
-	// Distributed is plan.Encode of a plan.Launch (--distributed; launcher pods).
+	// Distributed is Encode of a plan.Launch (--distributed; launcher pods).
 	Distributed string
 	// Argv, when set, replaces the component's command and args (after --).
 	Argv []string
+}
+
+// CacheMode says what a step does with the step cache (--cache).
+type CacheMode string
+
+const (
+	// CacheOn looks the step up and records it when it succeeds.
+	CacheOn CacheMode = "on"
+	// CacheRefresh runs the step and records it (pipectl run --no-cache).
+	CacheRefresh CacheMode = "refresh"
+	// CacheOff neither looks up nor records (cache: false); --cache's
+	// default.
+	CacheOff CacheMode = "off"
+)
+
+// ParseCacheMode reads a --cache value.
+func ParseCacheMode(s string) (CacheMode, error) {
+	switch m := CacheMode(s); m {
+	case CacheOn, CacheRefresh, CacheOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("--cache %q: want on, refresh or off", s)
+}
+
+// StepCacheMode is the mode of a step: off when it says cache: false,
+// refresh when the run reuses nothing, else on.
+func StepCacheMode(cache, noCache bool) CacheMode {
+	switch {
+	case !cache:
+		return CacheOff
+	case noCache:
+		return CacheRefresh
+	}
+	return CacheOn
 }
 
 // Command says which command's flags AddFlags declares.
@@ -66,7 +92,7 @@ const (
 
 // Value is a NAME=VALUE flag value with value in the wire's encoding, so
 // that Kubernetes expands no $(VAR) in it.
-func Value(name, value string) string { return name + "=" + components.EncodeValue(value) }
+func Value(name, value string) string { return name + "=" + EncodeValue(value) }
 
 // Values are the NAME=VALUE flag values of m, sorted by name (see Value).
 func Values(m map[string]string) []string {
@@ -89,7 +115,7 @@ func (a *Args) AddFlags(fl *pflag.FlagSet, cmd Command) {
 	fl.StringVar(&a.Step, "step", "", "the step's wiring: base64 JSON (from pipectl compile)")
 	fl.StringArrayVarP(&a.Params, "param", "p", nil, "a pipeline parameter's value: NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&a.Upstream, "upstream", nil, "an upstream output parameter for an input: INPUT=VALUE (repeatable)")
-	fl.StringVar(&a.Cache, "cache", string(stepcache.ModeOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, record this one), refresh (run, record), off")
+	fl.StringVar(&a.Cache, "cache", string(CacheOff), "the step cache: on (reuse an earlier step's outputs when the fingerprint matches, record this one), refresh (run, record), off")
 	fl.StringVar(&a.Iteration, "iteration", "", "the loop iteration to run, 0-based (a loop step): its outputs and cache entry are STEP[i]'s")
 	fl.StringVar(&a.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
 	fl.StringVar(&a.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
@@ -145,90 +171,3 @@ func (a Args) Flags() []string {
 }
 
 func dollars(s string) string { return strings.ReplaceAll(s, "$", "$$") }
-
-// Request is what Args ask for, decoded: one step (or one iteration of a
-// loop step) of a run.
-type Request struct {
-	// Component and Wiring are the step's plan.
-	Component *components.Program
-	Wiring    *plan.Wiring
-	// Launch is the launch plan of a distributed step (with --distributed).
-	Launch *plan.Launch
-	// Values are the run-time values: the run, parameters, upstream output
-	// parameters, the iteration and a finally step's run fields.
-	Values plan.Values
-	// Name is the step's name in the run record: STEP, or STEP[i] for an
-	// iteration.
-	Name string
-	// Cache is the step cache's mode.
-	Cache stepcache.Mode
-	// Image is the step's image (exec's --image).
-	Image string
-	// Argv, when set, replaces the component's command and args.
-	Argv []string
-}
-
-// Decode checks and decodes a, every problem named by its flag.
-func (a Args) Decode() (*Request, error) {
-	var errs []error
-	r := &Request{Values: plan.Values{Run: a.Run}, Image: a.Image, Argv: a.Argv}
-	var err error
-	if r.Component, err = plan.DecodeComponent(a.Component); err != nil {
-		errs = append(errs, err)
-	}
-	if r.Wiring, err = plan.DecodeWiring(a.Step); err != nil {
-		errs = append(errs, err)
-	}
-	if a.Distributed != "" {
-		if r.Launch, err = plan.DecodeLaunch(a.Distributed); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.Values.Params, err = values("--param", a.Params); err != nil {
-		errs = append(errs, err)
-	}
-	if r.Values.Upstream, err = values("--upstream", a.Upstream); err != nil {
-		errs = append(errs, err)
-	}
-	if r.Cache, err = stepcache.ParseMode(cmp.Or(a.Cache, string(stepcache.ModeOff))); err != nil {
-		errs = append(errs, fmt.Errorf("--cache: %v", err))
-	}
-	if a.Iteration != "" {
-		i, err := strconv.Atoi(a.Iteration)
-		if err != nil || i < 0 {
-			errs = append(errs, fmt.Errorf("--iteration %q: expected a 0-based index", a.Iteration))
-		}
-		r.Values.Iteration = &i
-	}
-	if a.ArgoSteps != "" {
-		if r.Values.RunFields, err = RunFields(a.ArgoStatus, a.ArgoFailures, a.ArgoSteps); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	r.Name = r.Wiring.Step
-	if i := r.Values.Iteration; i != nil {
-		r.Name = pipeline.IterationName(r.Wiring.Step, *i)
-	}
-	return r, nil
-}
-
-// values reads repeated NAME=VALUE flags (named flag in messages) whose
-// values are in Value's encoding, decoding each.
-func values(flag string, flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		name, raw, ok := strings.Cut(f, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("%s %q: expected NAME=VALUE", flag, f)
-		}
-		v, err := components.DecodeValue(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %v", flag, name, err)
-		}
-		out[name] = v
-	}
-	return out, nil
-}

@@ -1,4 +1,4 @@
-package components
+package wire
 
 import (
 	"encoding/base64"

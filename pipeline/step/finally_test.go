@@ -1,4 +1,4 @@
-package wire
+package step
 
 import (
 	"encoding/base64"

@@ -2,8 +2,6 @@ package wire
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"pipectl.dev/pipectl/pipeline/execution"
 )
 
 // Paths inside every pod that runs pipectl: compiled step pods and the rank
@@ -36,15 +34,6 @@ const (
 	LauncherOutputParamsDir = LauncherMountPath + "/outputs"
 	// InitContainerName names the init container that installs pipectl.
 	InitContainerName = "pipectl"
-)
-
-// Environment variables of step, launcher and rank containers filled in
-// from the pod (the downward API); without POD_NAME the host name stands
-// in, which Kubernetes sets to the pod's name.
-const (
-	EnvPodName = execution.EnvPodName
-	EnvPodUID  = "POD_UID"
-	EnvPodNS   = "POD_NAMESPACE"
 )
 
 // AnnotationSteps is the annotation of a compiled workflow that maps the

@@ -1,4 +1,4 @@
-package wire
+package step
 
 import (
 	"encoding/base64"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 )
 
@@ -22,7 +23,7 @@ func RunFields(status, failures, steps string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--argo-steps: %v", err)
 	}
-	var st []StepTask
+	var st []wire.StepTask
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("--argo-steps: %v", err)
 	}

@@ -8,9 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
-
-	"pipectl.dev/pipectl/components"
-	"pipectl.dev/pipectl/pipeline/plan"
 )
 
 // kubelet is what Kubernetes does to a container's arguments: $(VAR) of a
@@ -88,26 +85,6 @@ func TestArgsOrder(t *testing.T) {
 	}
 }
 
-// TestDecode: the decoded request names the iteration's step and decodes
-// values; every bad flag is named.
-func TestDecode(t *testing.T) {
-	comp, _ := plan.Encode(&components.Program{Version: components.ProgramVersion})
-	step, _ := plan.Encode(&plan.Wiring{Version: plan.WiringVersion, Step: "train"})
-	r, err := Args{Run: "r1", Component: comp, Step: step, Iteration: "2", Params: []string{Value("msg", "{{x}} $y")}, Cache: "on"}.Decode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Name != "train[2]" || r.Values.Params["msg"] != "{{x}} $y" || *r.Values.Iteration != 2 || r.Cache != "on" {
-		t.Errorf("Decode = %+v", r)
-	}
-	_, err = Args{Component: "x", Step: step, Iteration: "-1", Params: []string{"novalue"}, Cache: "sometimes"}.Decode()
-	for _, want := range []string{"--component", "--iteration", "--param", "--cache"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Decode of bad flags = %v, want %s named", err, want)
-		}
-	}
-}
-
 // FuzzArgs: any text in any field survives Flags → Kubernetes → parse.
 func FuzzArgs(f *testing.F) {
 	f.Add("r", "s", "v", "$(HOME)", "--", "-p")
@@ -118,7 +95,7 @@ func FuzzArgs(f *testing.F) {
 			return
 		}
 		a := Args{Run: run, Step: step, Params: []string{Value("p", value)}, ArgoStatus: status, Argv: []string{a0, a1}}
-		if v, err := components.DecodeValue(strings.TrimPrefix(a.Params[0], "p=")); err != nil || v != value {
+		if v, err := DecodeValue(strings.TrimPrefix(a.Params[0], "p=")); err != nil || v != value {
 			t.Fatalf("value %q encoded as %q decodes to %q, %v", value, a.Params[0], v, err)
 		}
 		roundTrip(t, Exec, a)

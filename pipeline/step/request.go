@@ -1,0 +1,102 @@
+package step
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/plan"
+)
+
+// Request is what Args ask for, decoded: one step (or one iteration of a
+// loop step) of a run.
+type Request struct {
+	// Component and Wiring are the step's plan.
+	Component *components.Program
+	Wiring    *plan.Wiring
+	// Launch is the launch plan of a distributed step (with --distributed).
+	Launch *plan.Launch
+	// Values are the run-time values: the run, parameters, upstream output
+	// parameters, the iteration and a finally step's run fields.
+	Values plan.Values
+	// Name is the step's name in the run record: STEP, or STEP[i] for an
+	// iteration.
+	Name string
+	// Cache is the step cache's mode.
+	Cache wire.CacheMode
+	// Image is the step's image (exec's --image).
+	Image string
+	// Argv, when set, replaces the component's command and args.
+	Argv []string
+}
+
+// DecodeArgs checks and decodes a, the wire of `pipectl exec` and
+// `pipectl launch`, every problem named by its flag.
+func DecodeArgs(a wire.Args) (*Request, error) {
+	var errs []error
+	r := &Request{Values: plan.Values{Run: a.Run}, Image: a.Image, Argv: a.Argv}
+	var err error
+	if r.Component, err = plan.DecodeComponent(a.Component); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Wiring, err = plan.DecodeWiring(a.Step); err != nil {
+		errs = append(errs, err)
+	}
+	if a.Distributed != "" {
+		if r.Launch, err = plan.DecodeLaunch(a.Distributed); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.Values.Params, err = values("--param", a.Params); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Values.Upstream, err = values("--upstream", a.Upstream); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Cache, err = wire.ParseCacheMode(cmp.Or(a.Cache, string(wire.CacheOff))); err != nil {
+		errs = append(errs, fmt.Errorf("--cache: %v", err))
+	}
+	if a.Iteration != "" {
+		i, err := strconv.Atoi(a.Iteration)
+		if err != nil || i < 0 {
+			errs = append(errs, fmt.Errorf("--iteration %q: expected a 0-based index", a.Iteration))
+		}
+		r.Values.Iteration = &i
+	}
+	if a.ArgoSteps != "" {
+		if r.Values.RunFields, err = RunFields(a.ArgoStatus, a.ArgoFailures, a.ArgoSteps); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r.Name = r.Wiring.Step
+	if i := r.Values.Iteration; i != nil {
+		r.Name = pipeline.IterationName(r.Wiring.Step, *i)
+	}
+	return r, nil
+}
+
+// values reads repeated NAME=VALUE flags (named flag in messages) whose
+// values are in Value's encoding, decoding each.
+func values(flag string, flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		name, raw, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%s %q: expected NAME=VALUE", flag, f)
+		}
+		v, err := wire.DecodeValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", flag, name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}

@@ -194,3 +194,51 @@ func (v *validator) expandMetadata(outer *rewriter, steps []Step) {
 		pl.Params[name] = prm
 	}
 }
+
+// checkMetadata checks the metadata of artifact param name (Param.Metadata):
+// a mapping of the pipeline run itself, JSON, whose strings embed only
+// {{params.NAME}} of parameters that are values and step outputs (kept in
+// v.metaRefs for checkMetadataSteps).
+func (v *validator) checkMetadata(name string, prm Param) {
+	path := p("params", name, "metadata")
+	field := components.FieldPath(path...)
+	switch {
+	case len(v.chain) > 1:
+		v.at(path, "artifact parameter %q of a pipeline used as a step's component cannot have metadata: the step that uses this pipeline gives it an artifact", name)
+		return
+	case prm.Metadata.Kind != yaml.MappingNode:
+		got := "a " + components.KindName(&prm.Metadata)
+		if prm.Metadata.Kind == yaml.ScalarNode {
+			got = describeNode(&prm.Metadata)
+		}
+		v.atValue(path, "expected a mapping (the artifact's metadata), got %s", got)
+		return
+	}
+	if _, err := components.NodeValue(components.TypeJSON, &prm.Metadata); err != nil {
+		v.errs = append(v.errs, v.f.Errorf(&prm.Metadata, field, "expected the artifact's metadata as JSON: %v", err))
+		return
+	}
+	eachString(&prm.Metadata, func(n *yaml.Node) {
+		_, refs, err := LiteralParts(n.Value)
+		if err != nil {
+			v.errs = append(v.errs, v.f.Errorf(n, field, "%v", err))
+			return
+		}
+		for _, r := range refs {
+			if r.Step != "" {
+				// Checked once the steps are known (checkMetadataSteps).
+				v.metaRefs[name] = append(v.metaRefs[name], metaRef{node: n, field: field, out: Binding{Step: r.Step, Output: r.Output}})
+				continue
+			}
+			prm, known := v.p.Params[r.Param]
+			switch {
+			case r.Param == "":
+				v.errs = append(v.errs, v.f.Errorf(n, field, "%q: metadata may embed {{params.NAME}} and {{steps.STEP.outputs.OUTPUT}} only", n.Value))
+			case !known:
+				v.errs = append(v.errs, v.f.Errorf(n, field, "unknown parameter %q in {{params.%s}}", r.Param, r.Param))
+			case components.IsArtifact(prm.Type):
+				v.errs = append(v.errs, v.f.Errorf(n, field, "parameter %q is an artifact (%s): metadata may embed parameters that are values", r.Param, prm.Type))
+			}
+		}
+	})
+}

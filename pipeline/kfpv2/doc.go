@@ -39,16 +39,18 @@
 //     PipelineTaskFinalStatus input reads the run's status;
 //   - a ParallelFor (parameterIterator) is a loop step per task of its body,
 //     or one loop step whose component is the body as a pipeline when its
-//     tasks read each other's outputs or run sub-DAGs (loop.go);
+//     tasks read each other's outputs or run sub-DAGs (loop.go,
+//     looppipeline.go);
 //   - placeholders in command, args and env (see placeholder.go), {{$}}
 //     the executor input;
 //   - container resources (resources.go) are the step's resources; one
 //     given at run time, a whole {{$.inputs.parameters['NAME']}}, is the
 //     value of the task's input NAME (a param, a task output's reference
 //     or a constant), a resource pipectl gives at run time;
-//   - the kubernetes platform spec's podMetadata is the steps' podMetadata,
-//     its fieldPathAsEnv of a label or annotation the steps' env, the value
-//     podMetadata gives that key ("" for one it does not give).
+//   - the kubernetes platform spec (platform.go): its podMetadata is the
+//     steps' podMetadata, its fieldPathAsEnv of a label or annotation the
+//     steps' env, the value podMetadata gives that key ("" for one it does
+//     not give).
 //   - defaultPipelineRoot is accepted and not used: a pipectl run always
 //     names its artifact store (--artifacts, PIPECTL_ARTIFACTS), as a KFP
 //     run naming a pipeline root overrides the file's.

@@ -103,233 +103,22 @@ const itemMarker = "{{item@"
 
 var markerRE = regexp.MustCompile(`\{\{item@([0-9]+)`)
 
-var selectorRE = regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
-
-// scoped is the reference of input name of the dag being converted, with
-// a selector of a field of a loop item.
-func (c *conv) scoped(name string, selector *yaml.Node) (string, error) {
-	if len(c.loops) == 0 {
-		if selector != nil {
-			return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
-		}
-		return "{{params." + name + "}}", nil
-	}
-	d := len(c.loops) - 1
-	lv := c.loops[d]
-	v, ok := lv.scope[name]
-	if name == lv.item {
-		v, ok = itemMarker+strconv.Itoa(d)+"}}", true
-	}
-	if !ok {
-		return "", fmt.Errorf("the ParallelFor body has no input %q given by its task", name)
-	}
-	if selector == nil {
-		return v, nil
-	}
-	if !strings.HasPrefix(v, itemMarker) {
-		return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
-	}
-	m := selectorRE.FindStringSubmatch(selector.Value)
-	if m == nil {
-		return "", fmt.Errorf("parameterExpressionSelector %q is not supported (supported: parseJson(string_value)[\"FIELD\"], a field of the loop item)", selector.Value)
-	}
-	return strings.TrimSuffix(v, "}}") + "." + m[1] + "}}", nil
-}
-
-// isLoop reports whether task node t has a parameterIterator.
-func isLoop(t *yaml.Node) bool {
-	_, _, ok := yamlfile.Lookup(t, "parameterIterator")
-	return ok
-}
-
-// bodyOf is the name of the component a task runs, or "".
-func bodyOf(t *yaml.Node) string {
-	n, _, _ := yamlfile.Lookup(t, "componentRef", "name")
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
-}
-
-// isDAG reports whether KFP component name has a dag.
-func (c *conv) isDAG(name string) bool {
-	_, _, ok := yamlfile.Lookup(c.comps, name, "dag")
-	return ok
-}
-
-// bodyNames returns the step names of the tasks of the body of ParallelFor
-// task loop (node t), by body task, and all of them in order; prefix is
-// what the names of the enclosing ParallelFors put before them.
-func (c *conv) bodyNames(loop string, t *yaml.Node, prefix string) (map[string][]string, []string) {
-	budget := maxLoopSteps
-	return c.bodyNamesIn(loop, t, prefix, map[string]bool{}, &budget)
-}
-
-// bodyNamesIn is bodyNames inside the bodies of the ParallelFors in
-// (a body that holds itself has no names: loopTask reports it).
-func (c *conv) bodyNamesIn(loop string, t *yaml.Node, prefix string, in map[string]bool, budget *int) (map[string][]string, []string) {
-	body := bodyOf(t)
-	if in[body] || *budget <= 0 {
-		return map[string][]string{}, nil
-	}
-	in[body] = true
-	defer delete(in, body)
-	tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks")
-	keys, values := yamlfile.Pairs(tasks)
-	if c.pipelineBody(tasks) {
-		*budget--
-		return map[string][]string{}, []string{prefix + loop}
-	}
-	p := prefix + loop + "-"
-	single := prefix == "" && len(keys) == 1 && !isLoop(values[0])
-	names := map[string][]string{}
-	var all []string
-	for i, k := range keys {
-		switch {
-		case isLoop(values[i]):
-			_, names[k.Value] = c.bodyNamesIn(k.Value, values[i], p, in, budget)
-		case single:
-			names[k.Value] = []string{loop}
-		default:
-			names[k.Value] = []string{p + k.Value}
-		}
-		*budget -= len(names[k.Value])
-		all = append(all, names[k.Value]...)
-	}
-	return names, all
-}
-
-// loopNames returns the step names of the ParallelFor tasks among tasks.
-func (c *conv) loopNames(tasks *yaml.Node, prefix string) map[string][]string {
-	keys, values := yamlfile.Pairs(tasks)
-	out := map[string][]string{}
-	for i, k := range keys {
-		if isLoop(values[i]) {
-			_, out[k.Value] = c.bodyNames(k.Value, values[i], prefix)
-		}
-	}
-	return out
-}
-
-// stepsOf is the steps task name of the dag being converted is.
-func (c *conv) stepsOf(name string) []string {
-	if ns, ok := c.names[name]; ok {
-		return ns
-	}
-	return []string{name}
-}
-
-// notInBody reports whether a task output may be read: not inside a
-// ParallelFor body (where the producer is a task of the body), else it
-// reports the error at at.
-func (c *conv) notInBody(task string, at *yaml.Node, field string) bool {
-	if len(c.loops) == 0 {
-		return true
-	}
-	c.errorf(at, field, "the output of task %q of the same ParallelFor body is not supported yet: pipectl runs each task of a ParallelFor body as a loop of its own, so an iteration of one cannot read the same iteration of another", task)
-	return false
-}
-
-// outputRef is the reference to output key of task of the dag being
-// converted: for a ParallelFor, the body task's output its dag.outputs
-// name (dsl.Collected), which its loop step collects into a JSON list.
-func (c *conv) outputRef(task, key string, at *yaml.Node, field string) (string, bool) {
-	return c.ref(task, key, false, at, field)
-}
-
-// artifactRef is the reference to output artifact key of task of the dag
-// being converted: for a ParallelFor, the body task's output artifact its
-// dag.outputs.artifacts name (dsl.Collected), which its loop step collects
-// into a directory of the iterations' artifacts (KFP's List[Artifact]).
-func (c *conv) artifactRef(task, key string, at *yaml.Node, field string) (string, bool) {
-	return c.ref(task, key, true, at, field)
-}
-
-// ref is outputRef (artifact false) or artifactRef.
-func (c *conv) ref(task, key string, artifact bool, at *yaml.Node, field string) (string, bool) {
-	if !c.notInBody(task, at, field) {
-		return "", false
-	}
-	t, _, ok := yamlfile.Lookup(c.dagTasks, task)
-	if ri, mapped := c.importOf(task, t); ok && mapped {
-		return c.importRef(ri, task, key, artifact, at, field)
-	}
-	if !ok || !isLoop(t) {
-		return "{{steps." + task + ".outputs." + key + "}}", true
-	}
-	// The body task and its output the body's dag.outputs name; a
-	// ParallelFor in the body names one of its own body's tasks in turn.
-	// KFP's driver collects the iterations of nested ParallelFors into one
-	// list, outer iteration first (CollectInputs), as pipectl collects the
-	// iterations of the loop over their product.
-	body, path := bodyOf(t), []string{}
-	for {
-		sub, out, selField, ok := c.collectedSelector(task, body, key, artifact, at, field)
-		if !ok {
-			return "", false
-		}
-		if tasks, _, _ := yamlfile.Lookup(c.comps, body, "dag", "tasks"); (len(path) > 0 || len(c.loops) == 0) && c.pipelineBody(tasks) {
-			// The loop step's pipeline declares the output (its
-			// dag.outputs); pipectl collects it from the iterations.
-			return "{{steps." + strings.Join(append([]string{task}, path...), "-") + ".outputs." + key + "}}", true
-		}
-		st, _, found := yamlfile.Lookup(c.comps, body, "dag", "tasks", sub.Value)
-		switch {
-		case !found:
-			c.errorf(sub, selField+".producerSubtask", "unknown task %q of the ParallelFor body", sub.Value)
-			return "", false
-		case isLoop(st):
-			path, body, key = append(path, sub.Value), bodyOf(st), out.Value
-			continue
-		case c.isDAG(bodyOf(st)):
-			what := "outputs"
-			if artifact {
-				what = "artifacts"
-			}
-			c.errorf(at, field, "the collected %s of sub-DAG task %q of ParallelFor %q are not supported yet", what, sub.Value, task)
-			return "", false
-		}
-		if len(path) == 0 {
-			names, _ := c.bodyNames(task, t, "")
-			return "{{steps." + names[sub.Value][0] + ".outputs." + out.Value + "}}", true
-		}
-		// The steps of a nested ParallelFor's body: LOOP-INNER-TASK.
-		name := task + "-" + strings.Join(path, "-") + "-" + sub.Value
-		if names, _ := c.bodyNames(task, t, ""); !slices.Contains(names[path[0]], name) {
-			c.errorf(at, field, "the collected output of ParallelFor %q: no step %q", task, name)
-			return "", false
-		}
-		return "{{steps." + name + ".outputs." + out.Value + "}}", true
-	}
-}
-
-// collectedSelector returns the producer task (sub) and its output key
-// (out) that the dag.outputs of ParallelFor body body give for output key
-// of ParallelFor task, and the selector's field; it reports at at what is
-// missing.
-func (c *conv) collectedSelector(task, body, key string, artifact bool, at *yaml.Node, field string) (sub, out *yaml.Node, selField string, ok bool) {
-	selField, outKey := "components."+body+".dag.outputs.parameters."+key+".valueFromParameter", "outputParameterKey"
-	missing := fmt.Sprintf("the ParallelFor %q has no output parameter %q (components.%s.dag.outputs.parameters)", task, key, body)
-	sel, _, found := yamlfile.Lookup(c.comps, body, "dag", "outputs", "parameters", key, "valueFromParameter")
-	if !found {
-		sel = nil
-	}
-	if artifact {
-		selField, outKey = "components."+body+".dag.outputs.artifacts."+key+".artifactSelectors[0]", "outputArtifactKey"
-		missing = fmt.Sprintf("the ParallelFor %q has no output artifact %q with one artifactSelector (components.%s.dag.outputs.artifacts)", task, key, body)
-		sels, _, _ := yamlfile.Lookup(c.comps, body, "dag", "outputs", "artifacts", key, "artifactSelectors")
-		sel = nil
-		if sels != nil && sels.Kind == yaml.SequenceNode && len(sels.Content) == 1 {
-			sel = sels.Content[0]
-		}
-	}
-	sub, _, _ = yamlfile.Lookup(sel, "producerSubtask")
-	out, _, _ = yamlfile.Lookup(sel, outKey)
-	if sel == nil || sub == nil || out == nil || sub.Kind != yaml.ScalarNode || out.Kind != yaml.ScalarNode {
-		c.errorf(at, field, "%s", missing)
-		return nil, nil, "", false
-	}
-	return sub, out, selField, true
+// parallelFor is a ParallelFor task being converted into loop steps.
+type parallelFor struct {
+	// key is the task's name, t its fields, field where it is; prefix is
+	// what the enclosing ParallelFors put before the names.
+	key    *yaml.Node
+	t      map[string]*yaml.Node
+	field  string
+	prefix string
+	// body is the body's component, tasks its dag.tasks.
+	body  string
+	tasks *yaml.Node
+	lv    *loopLevel
+	// after are the steps the ParallelFor's steps wait for (from its
+	// dependentTasks, at afterField).
+	after      []*yaml.Node
+	afterField string
 }
 
 // loopTask converts ParallelFor task key (node n, at field) into its loop
@@ -357,7 +146,6 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		}
 		return nil
 	}
-	bf := "components." + body
 	if c.loopSteps >= maxLoopSteps {
 		c.errorf(key, field, "the ParallelFors of the file become more than %d loop steps", maxLoopSteps)
 		return nil
@@ -369,13 +157,13 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	c.active[body] = true
 	defer delete(c.active, body)
 	tasks, _, isDAG := yamlfile.Lookup(c.comps, body, "dag", "tasks")
-	tk, tv := yamlfile.Pairs(tasks)
-	if !isDAG || len(tk) == 0 {
+	if tk, _ := yamlfile.Pairs(tasks); !isDAG || len(tk) == 0 {
 		c.errorf(ref["name"], field+".componentRef.name", "the body of a ParallelFor: expected a component with dag.tasks, got %q", body)
 		return nil
 	}
+	l := &parallelFor{key: key, t: t, field: field, prefix: prefix, body: body, tasks: tasks,
+		lv: &loopLevel{task: key.Value, item: item, scope: map[string]string{}}}
 	// The ParallelFor task's inputs are the body's.
-	lv := &loopLevel{task: key.Value, item: item, scope: map[string]string{}}
 	var outer *yaml.Node
 	if in := t["inputs"]; in != nil {
 		n0 := len(c.errs)
@@ -386,23 +174,56 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		}
 	}
 	nested := c.pipelineBody(tasks)
+	if !c.loopScope(l, outer, nested) || !c.loopItems(l, it["items"]) {
+		return nil
+	}
+	if ip := t["iteratorPolicy"]; ip != nil {
+		p := c.fieldsOf(ip, field+".iteratorPolicy", "an iteratorPolicy", []string{"parallelismLimit"}, nil)
+		l.lv.limit, l.lv.limitField = p["parallelismLimit"], field+".iteratorPolicy.parallelismLimit"
+	}
+	// The steps of the ParallelFor wait for what it waits for.
+	l.afterField = field + ".dependentTasks"
+	l.after = c.loopAfter(t["dependentTasks"], l.afterField)
+	if nested {
+		if s := c.loopPipeline(key, t, field, prefix, body, l.lv, outer, l.after, l.afterField); s != nil {
+			return []*yaml.Node{s}
+		}
+		return nil
+	}
+	return c.bodySteps(l, n)
+}
+
+// loopScope sets the scope of l's loop level: the values its task gives
+// the body's inputs (outer, the task's inputs converted). Unless the body
+// is converted as a pipeline (nested), each is a reference.
+func (c *conv) loopScope(l *parallelFor, outer *yaml.Node, nested bool) bool {
 	ks, vs := yamlfile.Pairs(outer)
 	for i, k := range ks {
 		// (A body converted as a pipeline takes constants as its inputs.)
 		if !nested && (vs[i].Kind != yaml.ScalarNode || !strings.HasPrefix(vs[i].Value, "{{")) {
-			c.errorf(k, field+".inputs."+k.Value, "a constant input of a ParallelFor task is not supported yet")
-			return nil
+			c.errorf(k, l.field+".inputs."+k.Value, "a constant input of a ParallelFor task is not supported yet")
+			return false
 		}
-		lv.scope[k.Value] = vs[i].Value
+		l.lv.scope[k.Value] = vs[i].Value
 	}
-	items := c.fieldsOf(it["items"], pf+".items", "the iterator's items", []string{"raw", "inputParameter"}, nil)
+	return true
+}
+
+// loopItems sets the items of l's loop level from the iterator's items
+// (n): a JSON list written in the file (raw) or an input of the task
+// (inputParameter); nested ParallelFors each over a list pipectl can
+// loop over the product of.
+func (c *conv) loopItems(l *parallelFor, n *yaml.Node) bool {
+	pf := l.field + ".parameterIterator"
+	lv := l.lv
+	items := c.fieldsOf(n, pf+".items", "the iterator's items", []string{"raw", "inputParameter"}, nil)
 	switch {
 	case items["raw"] != nil:
 		raw := items["raw"]
 		var list yaml.Node
 		if err := yaml.Unmarshal([]byte(raw.Value), &list); err != nil || len(list.Content) != 1 || list.Content[0].Kind != yaml.SequenceNode {
 			c.errorf(raw, pf+".items.raw", "expected a JSON list, got %q", raw.Value)
-			return nil
+			return false
 		}
 		lv.items = list.Content[0]
 		place(lv.items, raw)
@@ -412,29 +233,29 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		v, ok := lv.scope[name]
 		if !ok {
 			c.errorf(items["inputParameter"], pf+".items.inputParameter", "the task has no input %q", name)
-			return nil
+			return false
 		}
 		lv.ref, lv.at, lv.field = v, items["inputParameter"], pf+".items.inputParameter"
 	default:
-		c.errorf(t["parameterIterator"], pf+".items", "missing: items (raw or inputParameter)")
-		return nil
+		c.errorf(l.t["parameterIterator"], pf+".items", "missing: items (raw or inputParameter)")
+		return false
 	}
 	if len(c.loops) > 0 {
-		for _, l := range append(c.loops, lv) {
-			if l.items == nil && !productListRE.MatchString(l.ref) {
-				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw), a pipeline input, a task's output or an outer ParallelFor's item (or a field of it): pipectl loops over their product; ParallelFor %q loops over %s", l.task, l.field)
-				return nil
+		for _, o := range append(c.loops, lv) {
+			if o.items == nil && !productListRE.MatchString(o.ref) {
+				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw), a pipeline input, a task's output or an outer ParallelFor's item (or a field of it): pipectl loops over their product; ParallelFor %q loops over %s", o.task, o.field)
+				return false
 			}
 		}
 	}
-	if ip := t["iteratorPolicy"]; ip != nil {
-		p := c.fieldsOf(ip, field+".iteratorPolicy", "an iteratorPolicy", []string{"parallelismLimit"}, nil)
-		lv.limit, lv.limitField = p["parallelismLimit"], field+".iteratorPolicy.parallelismLimit"
-	}
-	// The steps of the ParallelFor wait for what it waits for.
+	return true
+}
+
+// loopAfter returns the steps a ParallelFor's dependentTasks d (at
+// afterField) name.
+func (c *conv) loopAfter(d *yaml.Node, afterField string) []*yaml.Node {
 	var after []*yaml.Node
-	afterField := field + ".dependentTasks"
-	if d := t["dependentTasks"]; d != nil {
+	if d != nil {
 		if d.Kind != yaml.SequenceNode {
 			c.errorf(d, afterField, "expected a list of task names")
 		}
@@ -447,16 +268,19 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 			}
 		}
 	}
-	if nested {
-		if s := c.loopPipeline(key, t, field, prefix, body, lv, outer, after, afterField); s != nil {
-			return []*yaml.Node{s}
-		}
-		return nil
-	}
+	return after
+}
+
+// bodySteps converts the body of ParallelFor l (its task's node n) task by
+// task into loop steps, a ParallelFor in it into those of its own.
+func (c *conv) bodySteps(l *parallelFor, n *yaml.Node) []*yaml.Node {
+	key, prefix := l.key, l.prefix
+	bf := "components." + l.body
+	pf := l.field + ".parameterIterator"
 	names, _ := c.bodyNames(key.Value, n, prefix)
 	savedTasks, savedNames := c.dagTasks, c.names
-	c.dagTasks, c.names = tasks, names
-	c.loops = append(c.loops, lv)
+	c.dagTasks, c.names = l.tasks, names
+	c.loops = append(c.loops, l.lv)
 	defer func() {
 		c.dagTasks, c.names = savedTasks, savedNames
 		c.loops = c.loops[:len(c.loops)-1]
@@ -465,13 +289,14 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 	savedRoot := c.atRoot
 	defer func() { c.atRoot = savedRoot }()
 	var steps []*yaml.Node
+	tk, tv := yamlfile.Pairs(l.tasks)
 	for i, k := range tk {
 		c.atRoot, c.final = false, false
 		f := bf + ".dag.tasks." + k.Value
 		if isLoop(tv[i]) {
 			inner := c.loopTask(k, tv[i], f, prefix+key.Value+"-")
 			for _, s := range inner {
-				c.addAfter(s, after, afterField)
+				c.addAfter(s, l.after, l.afterField)
 			}
 			steps = append(steps, inner...)
 			continue
@@ -487,8 +312,8 @@ func (c *conv) loopTask(key, n *yaml.Node, field, prefix string) []*yaml.Node {
 		c.loopSteps++
 		// The step's name, what it waits for and its loop.
 		s.Content[1] = c.str(names[k.Value][0], k, f)
-		c.addAfter(s, after, afterField)
-		c.add(s, "loop", t["parameterIterator"], pf, c.loopOf())
+		c.addAfter(s, l.after, l.afterField)
+		c.add(s, "loop", l.t["parameterIterator"], pf, c.loopOf())
 		c.finishStep(s)
 		steps = append(steps, s)
 	}
@@ -618,75 +443,4 @@ func (c *conv) finishStep(s *yaml.Node) {
 			walk(s.Content[i+1])
 		}
 	}
-}
-
-// pipelineBody reports whether a ParallelFor body (its dag.tasks) is
-// converted as a pipeline that one loop step uses as its component: it
-// holds a task whose component is a sub-DAG (a dsl.Condition, a pipeline;
-// a ParallelFor does not count) or a task reading another task's output
-// (the same iteration's, as pipectl's looped pipeline reads it). A body of
-// container tasks and ParallelFors reading none of each other's outputs is
-// a loop step per task instead (their names as before), its ParallelFors
-// loops over the products.
-func (c *conv) pipelineBody(tasks *yaml.Node) bool {
-	keys, values := yamlfile.Pairs(tasks)
-	names := map[string]bool{}
-	for _, k := range keys {
-		names[k.Value] = true
-	}
-	need := false
-	for _, t := range values {
-		if !isLoop(t) && c.isDAG(bodyOf(t)) {
-			need = true
-		}
-		for _, kind := range []string{"parameters", "artifacts"} {
-			ins, _, _ := yamlfile.Lookup(t, "inputs", kind)
-			_, vs := yamlfile.Pairs(ins)
-			for _, v := range vs {
-				for _, src := range []string{"taskOutputParameter", "taskOutputArtifact"} {
-					if p, _, ok := yamlfile.Lookup(v, src, "producerTask"); ok && p.Kind == yaml.ScalarNode && names[p.Value] {
-						need = true
-					}
-				}
-			}
-		}
-	}
-	return need
-}
-
-// loopPipeline converts ParallelFor task key (node t, at field), whose
-// body is a pipeline (pipelineBody), into one loop step named after the
-// task: its component the body's pipeline, its inputs the task's (outer)
-// and the item, its loop the iterator's.
-func (c *conv) loopPipeline(key *yaml.Node, t map[string]*yaml.Node, field, prefix, body string, lv *loopLevel, outer *yaml.Node, after []*yaml.Node, afterField string) *yaml.Node {
-	ref := t["componentRef"]
-	s := c.mapping(key, field, c.str("name", key, field), c.str(prefix+key.Value, key, field))
-	delete(c.active, body) // loopTask's mark: component marks it again
-	// The body is a pipeline of its own, converted outside the loops.
-	savedLoops := c.loops
-	c.loops = nil
-	comp := c.component(body, ref, field+".componentRef.name")
-	c.loops = savedLoops
-	c.active[body] = true
-	if comp == nil {
-		return nil
-	}
-	c.loopSteps++
-	c.add(s, "component", ref, field+".componentRef", comp)
-	if outer == nil {
-		outer = c.mapping(key, field+".inputs")
-	}
-	// The item; inside other ParallelFors, this one's item of their product.
-	item := "{{item}}"
-	if len(c.loops) > 0 {
-		item = itemMarker + strconv.Itoa(len(c.loops)) + "}}"
-	}
-	c.add(outer, lv.item, t["parameterIterator"], field+".parameterIterator.itemInput", c.str(item, t["parameterIterator"], field+".parameterIterator.itemInput"))
-	c.add(s, "inputs", key, field+".inputs", outer)
-	c.addAfter(s, after, afterField)
-	c.loops = append(c.loops, lv)
-	c.add(s, "loop", t["parameterIterator"], field+".parameterIterator", c.loopOf())
-	c.finishStep(s)
-	c.loops = c.loops[:len(c.loops)-1]
-	return s
 }

@@ -241,3 +241,11 @@ func (cv *compConv) ifPresent(body any) ([]string, error) {
 	}
 	return append(out, "{{end}}"), nil
 }
+
+// compConv converts the placeholders of one component.
+type compConv struct {
+	ins, outs []ioDef
+	// executorInput returns the pipectl form of {{$}}; nil when the
+	// executor input is not supported.
+	executorInput func() (string, error)
+}

@@ -66,32 +66,40 @@ func main() {
 
 type config struct {
 	size, files, fileSize int64
-	runs                  int
-	dir                   string
-	partSize              int64
-	concurrency           int
-	keep                  bool
-	settle                bool
+	// sizeText and fileSizeText are -size and -file-size as given.
+	sizeText, fileSizeText string
+	runs                   int
+	dir                    string
+	partSize               int64
+	concurrency            int
+	keep                   bool
+	settle                 bool
 }
 
+// transfer is one transfer measured with both tools: the arguments of
+// mc and of `s3bench child` for run r.
+type transfer struct {
+	name  string
+	bytes int64
+	mc    func(run int) []string
+	pc    func(run int) []string
+}
+
+// result is the seconds and peak RSS of each run of a transfer by one tool.
+type result struct{ secs, rss []float64 }
+
+// tools is how each tool runs: its binary (pipectl's is this one) and
+// environment.
+type tools struct {
+	self, mcBin     string
+	mcEnv, childEnv []string
+}
+
+// run measures each transfer with both tools against a MinIO server it
+// starts, and prints the table of results.
 func run() error {
-	var c config
-	var size, fileSize string
-	flag.StringVar(&size, "size", "1GiB", "size of the large file")
-	flag.Int64Var(&c.files, "files", 1000, "number of files of the directory")
-	flag.StringVar(&fileSize, "file-size", "64KiB", "size of each file of the directory")
-	flag.IntVar(&c.runs, "runs", 3, "runs of each transfer; the median is reported")
-	flag.StringVar(&c.dir, "dir", "", "work directory (default: a new temporary one)")
-	flag.Int64Var(&c.partSize, "part-size", 0, "pipectl's S3 part size in bytes (0: default)")
-	flag.IntVar(&c.concurrency, "concurrency", 0, "pipectl's parts in flight (0: default)")
-	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
-	flag.BoolVar(&c.settle, "settle", true, "before each measured transfer, write back dirty pages (sync) so no transfer pays for the previous one's writes")
-	flag.Parse()
-	var err error
-	if c.size, err = parseSize(size); err != nil {
-		return err
-	}
-	if c.fileSize, err = parseSize(fileSize); err != nil {
+	c, err := parseFlags()
+	if err != nil {
 		return err
 	}
 	if c.dir == "" {
@@ -110,17 +118,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-
-	fmt.Fprintf(os.Stderr, "s3bench: generating %s file and %d × %s files in %s\n", size, c.files, fileSize, c.dir)
-	big := filepath.Join(c.dir, "src", "big.bin")
-	if err := writeRandom(big, c.size, 1); err != nil {
+	big, small, err := generate(c)
+	if err != nil {
 		return err
-	}
-	small := filepath.Join(c.dir, "src", "files")
-	for i := range c.files {
-		if err := writeRandom(filepath.Join(small, fmt.Sprintf("d%02d", i%10), fmt.Sprintf("f%04d.bin", i)), c.fileSize, uint64(i+2)); err != nil {
-			return err
-		}
 	}
 
 	srv, err := miniotest.Run(minioBin, filepath.Join(c.dir, "minio"))
@@ -147,15 +147,61 @@ func run() error {
 		return err
 	}
 	out := filepath.Join(c.dir, "out")
-
-	type transfer struct {
-		name  string
-		bytes int64
-		mc    func(run int) []string
-		pc    func(run int) []string
+	transfers := transfersOf(c, big, small, out)
+	results, err := runTransfers(c, srv, tools{self: self, mcBin: mcBin, mcEnv: mcEnv, childEnv: childEnv}, transfers, out)
+	if err != nil {
+		return err
 	}
+	report(c, transfers, results)
+	return nil
+}
+
+// parseFlags returns the configuration the flags give.
+func parseFlags() (config, error) {
+	var c config
+	flag.StringVar(&c.sizeText, "size", "1GiB", "size of the large file")
+	flag.Int64Var(&c.files, "files", 1000, "number of files of the directory")
+	flag.StringVar(&c.fileSizeText, "file-size", "64KiB", "size of each file of the directory")
+	flag.IntVar(&c.runs, "runs", 3, "runs of each transfer; the median is reported")
+	flag.StringVar(&c.dir, "dir", "", "work directory (default: a new temporary one)")
+	flag.Int64Var(&c.partSize, "part-size", 0, "pipectl's S3 part size in bytes (0: default)")
+	flag.IntVar(&c.concurrency, "concurrency", 0, "pipectl's parts in flight (0: default)")
+	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
+	flag.BoolVar(&c.settle, "settle", true, "before each measured transfer, write back dirty pages (sync) so no transfer pays for the previous one's writes")
+	flag.Parse()
+	var err error
+	if c.size, err = parseSize(c.sizeText); err != nil {
+		return c, err
+	}
+	if c.fileSize, err = parseSize(c.fileSizeText); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// generate writes the large file (big) and the directory of files (small)
+// in the work directory.
+func generate(c config) (big, small string, err error) {
+	fmt.Fprintf(os.Stderr, "s3bench: generating %s file and %d × %s files in %s\n", c.sizeText, c.files, c.fileSizeText, c.dir)
+	big = filepath.Join(c.dir, "src", "big.bin")
+	if err := writeRandom(big, c.size, 1); err != nil {
+		return "", "", err
+	}
+	small = filepath.Join(c.dir, "src", "files")
+	for i := range c.files {
+		if err := writeRandom(filepath.Join(small, fmt.Sprintf("d%02d", i%10), fmt.Sprintf("f%04d.bin", i)), c.fileSize, uint64(i+2)); err != nil {
+			return "", "", err
+		}
+	}
+	return big, small, nil
+}
+
+// transfersOf are the transfers measured, uploads first (downloads read
+// them): of big and of the directory small, downloaded into out.
+func transfersOf(c config, big, small, out string) []transfer {
+	size, fileSize := c.sizeText, c.fileSizeText
 	root := "s3://" + bucket + "/pipectl"
-	transfers := []transfer{{
+	return []transfer{{
 		name:  "upload " + size + " file",
 		bytes: c.size,
 		mc: func(r int) []string {
@@ -188,8 +234,12 @@ func run() error {
 			return []string{"fetch", root, fmt.Sprintf("r%d/s/dir", r), filepath.Join(out, fmt.Sprintf("pc-dir-%d", r))}
 		},
 	}}
+}
 
-	type result struct{ secs, rss []float64 }
+// runTransfers runs each transfer c.runs times with each tool (t) against
+// server srv, removing the downloads (out) after each download transfer,
+// and returns their results, [mc, pipectl] for each transfer.
+func runTransfers(c config, srv *miniotest.Server, t tools, transfers []transfer, out string) ([][2]result, error) {
 	results := make([][2]result, len(transfers)) // [mc, pipectl]
 	// Uploads first (downloads read them); tools alternate within each run.
 	for i, tr := range transfers {
@@ -203,12 +253,12 @@ func run() error {
 				}
 				before := procCPU(srv.Pid())
 				if tool == 0 {
-					m, err = measure(self, mcEnv, mcBin, tr.mc(r)...)
+					m, err = measure(t.self, t.mcEnv, t.mcBin, tr.mc(r)...)
 				} else {
-					m, err = measure(self, childEnv, self, append([]string{"child"}, tr.pc(r)...)...)
+					m, err = measure(t.self, t.childEnv, t.self, append([]string{"child"}, tr.pc(r)...)...)
 				}
 				if err != nil {
-					return fmt.Errorf("%s (%s): %w", tr.name, []string{"mc", "pipectl"}[tool], err)
+					return nil, fmt.Errorf("%s (%s): %w", tr.name, []string{"mc", "pipectl"}[tool], err)
 				}
 				m.serverCPU = procCPU(srv.Pid()) - before
 				results[i][tool].secs = append(results[i][tool].secs, m.secs)
@@ -219,11 +269,16 @@ func run() error {
 		}
 		if strings.HasPrefix(tr.name, "download") {
 			if err := os.RemoveAll(out); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
+	return results, nil
+}
 
+// report prints the table of the transfers' results and whether the goal
+// is met.
+func report(c config, transfers []transfer, results [][2]result) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "transfer\ttool\tseconds\tmin–max\tMB/s\tpeak RSS MiB\tthroughput vs mc\tRSS vs mc\t\n")
 	ok := true
@@ -239,7 +294,6 @@ func run() error {
 	}
 	w.Flush()
 	fmt.Printf("runs: %d (median time, max RSS); goal: ≥1.05× mc's throughput at ≤ mc's peak RSS: %s\n", c.runs, map[bool]string{true: "met", false: "NOT met"}[ok])
-	return nil
 }
 
 type measurement struct{ secs, rssMiB, cpu, serverCPU float64 }

@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// distributed checks steps[i].distributed: its resources and tolerations,
+// a world size in bounds, its restarts, port and shared memory, and its
+// gang scheduler.
+func (v *validator) distributed(i int, index map[string]int) {
+	s := &v.p.Steps[i]
+	d := s.Distributed
+	if d == nil {
+		return
+	}
+	v.resources(i, v.sp(i, "distributed", "resources"), d.Resources, index)
+	v.tolerations(v.sp(i, "distributed", "tolerations"), d.Tolerations)
+	nodesOK := d.Nodes >= 1 && d.Nodes <= MaxNodes
+	procsOK := d.ProcsPerNode >= 0 && d.ProcsPerNode <= MaxProcsPerNode
+	if !nodesOK {
+		v.atValue(v.sp(i, "distributed", "nodes"), "expected 1 to %d nodes, got %d", MaxNodes, d.Nodes)
+	}
+	if !procsOK {
+		v.atValue(v.sp(i, "distributed", "procsPerNode"), "expected 1 to %d, got %d", MaxProcsPerNode, d.ProcsPerNode)
+	}
+	if nodesOK && procsOK && d.Nodes*d.Procs() > MaxWorldSize {
+		v.at(v.sp(i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
+	}
+	if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
+		v.atValue(v.sp(i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
+	}
+	if d.Port < 0 || d.Port > 65535 {
+		v.atValue(v.sp(i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)
+	}
+	if d.ShmSize != "" {
+		if q, err := resource.ParseQuantity(d.ShmSize); err != nil || q.Sign() <= 0 {
+			v.atValue(v.sp(i, "distributed", "shmSize"), "expected a size such as 8Gi or 512Mi, got %q", d.ShmSize)
+		}
+	}
+	if d.Resources != nil && s.Resources != nil {
+		v.at(v.sp(i, "distributed", "resources"), "set resources on the step or under distributed, not both")
+	}
+	v.gang(i, d.Gang)
+}
+
+// gang checks steps[i].distributed.gang: one scheduler, each complete.
+func (v *validator) gang(i int, g *Gang) {
+	if g == nil {
+		return
+	}
+	if g.Kueue != nil && g.PodGroup != nil {
+		v.at(v.sp(i, "distributed", "gang"), "choose one of kueue and podGroup")
+	}
+	if g.Kueue != nil && g.Kueue.Queue == "" {
+		v.at(v.sp(i, "distributed", "gang", "kueue"), "missing: queue (the LocalQueue's name)")
+	}
+	if g.PodGroup != nil && g.PodGroup.Scheduler != "coscheduling" && g.PodGroup.Scheduler != "volcano" {
+		v.atValue(v.sp(i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
+	}
+}

@@ -50,7 +50,6 @@ type Server struct {
 	mu     sync.Mutex
 	proc   *os.Process // nil when stopped
 	exited chan error
-	out    *logBuffer
 }
 
 // Start starts a MinIO server with its data in a temporary directory; it
@@ -128,16 +127,6 @@ func (s *Server) Pid() int {
 	return s.proc.Pid
 }
 
-// Log returns what the server printed so far.
-func (s *Server) Log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.out == nil {
-		return ""
-	}
-	return s.out.String()
-}
-
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +177,7 @@ func (s *Server) start() error {
 			break
 		}
 	}
-	s.proc, s.exited, s.out = cmd.Process, exited, out
+	s.proc, s.exited = cmd.Process, exited
 	return nil
 }
 

@@ -220,9 +220,3 @@ func Run(ctx context.Context, p Process, grace time.Duration) error {
 		return errors.Join(ctx.Err(), r.Err())
 	}
 }
-
-// Environ returns the current environment with extra appended (later
-// entries win when the program reads its environment).
-func Environ(extra ...string) []string {
-	return append(os.Environ(), extra...)
-}

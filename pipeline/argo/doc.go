@@ -173,8 +173,6 @@
 // the input artifacts' sha256, known only once the upstream steps ran (Argo's
 // memoization would need the key at submit time). `pipectl run --on argo`
 // resolves at submit time what it can (stepcache.ResolveAll): when every
-// step is cached it submits no workflow at all. Measured on the test bed
-// (BenchmarkArgoCachedRerun in test/e2e, the example): first run 32.9 s,
-// all-cached re-run 0.4 s; with every step checked in its pod instead, 12.2 s
-// against 22.3 s (a cached pod costs about 4 s there).
+// step is cached it submits no workflow at all (BenchmarkArgoCachedRerun in
+// test/e2e measures both).
 package argo

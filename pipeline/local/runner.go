@@ -330,14 +330,6 @@ func (e *execution) status(step string) string {
 	return e.step(step).Status
 }
 
-func terminal(status string) bool {
-	switch status {
-	case record.StatusSucceeded, record.StatusFailed, record.StatusSkipped, record.StatusCancelled:
-		return true
-	}
-	return false
-}
-
 // schedule runs the steps at the given positions of p.Steps whose
 // dependencies (among them) succeeded, at most parallelism at once (a loop
 // step counts once; its iterations have their own bound), in the

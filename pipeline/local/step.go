@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/imports"
+	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/step"
 	"pipectl.dev/pipectl/pipeline/stepcache"
@@ -86,19 +86,10 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		e.r.statusf("%-12s skipped: %s\n", name, reason)
 		return
 	}
-	if len(sp.Wiring.Same) > 0 || len(sp.Wiring.SameOneOf) > 0 {
-		inputSums = maps.Clone(inputSums)
-		if err := sp.Wiring.ResolveSame(&v, inputSums, e.finished); err != nil {
-			fail(1, "%v", err)
-			return
-		}
-	}
-	if len(sp.Wiring.CollectedOuter) > 0 {
-		inputSums = maps.Clone(inputSums)
-		if err := e.collectOuter(sp, &v, inputSums); err != nil {
-			fail(1, "%v", err)
-			return
-		}
+	inputSums, err := inputs.Iteration(sp.Wiring, &v, inputSums, source{e})
+	if err != nil {
+		fail(1, "%v", err)
+		return
 	}
 	inv, err := sp.Wiring.Invocation(sp.Component, e.r.Store, v)
 	if err != nil {
@@ -199,12 +190,11 @@ func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.W
 }
 
 // values are the run-time values of the step's plan: parameters, upstream
-// output parameters, the recorded URIs of input artifacts, the collected
-// outputs of loop steps and, for a finally step, the run's outcome. sums
+// output parameters, the inputs (package inputs: artifacts, the collected
+// outputs of loop steps…) and, for a finally step, the run's outcome. sums
 // are the sha256 of the input artifacts, for the fingerprint.
 func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map[string]string, error) {
-	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, Artifacts: map[string]string{}, Collected: map[string][]record.OutputRecord{}}
-	sums := map[string]string{}
+	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}}
 	for _, name := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[name]
 		val, err := e.outputValue(ref)
@@ -213,34 +203,10 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 		}
 		v.Upstream[name] = val
 	}
-	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Inputs)) {
-		ref := sp.Wiring.Inputs[name]
-		out, ok := e.output(ref.Step, ref.Output)
-		if !ok {
-			return v, nil, fmt.Errorf("input %q: step %s has no output %q", name, ref.Step, ref.Output)
-		}
-		v.Artifacts[name], sums[name] = out.URI, out.SHA256
-	}
-	if err := stepcache.AddParamInputs(ctx, e.r.Store, sp.Wiring, e.params, v.Artifacts, sums); err != nil {
+	sums, err := inputs.Resolve(ctx, e.r.Store, sp.Wiring, &v, e.params, source{e})
+	if err != nil {
 		return v, nil, err
 	}
-	if err := sp.Wiring.ResolveOneOf(&v, sums, e.finished); err != nil {
-		return v, nil, err
-	}
-	if err := sp.Wiring.ResolveOrDefault(&v, sums, e.finished); err != nil {
-		return v, nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.Collected)) {
-		if _, perIteration := sp.Wiring.CollectedOuter[name]; perIteration {
-			continue // iteration by iteration (collectOuter)
-		}
-		recs, err := e.collected(sp.Wiring.Collected[name], func(int) bool { return true })
-		if err != nil {
-			return v, nil, fmt.Errorf("input %q: %v", name, err)
-		}
-		v.Collected[name] = recs
-	}
-	stepcache.AddCollectedSums(sums, v.Collected)
 	if sp.Finally {
 		e.mu.Lock()
 		v.RunFields = e.runFields
@@ -249,26 +215,24 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 	return v, sums, nil
 }
 
-// collectOuter gives the inputs of Wiring.CollectedOuter, for iteration
-// *v.Iteration of a step of a looped pipeline, the outputs of the
-// iterations of their nested loop step of the same outer item (and their
-// sha256 in sums). v.Collected is replaced by a copy.
-func (e *execution) collectOuter(sp *plan.Step, v *plan.Values, sums map[string]string) error {
-	v.Collected = maps.Clone(v.Collected)
-	got := map[string][]record.OutputRecord{}
-	for _, name := range slices.Sorted(maps.Keys(sp.Wiring.CollectedOuter)) {
-		its, _, err := sp.Wiring.CollectedIterations(name, *v)
-		if err != nil {
-			return err
-		}
-		recs, err := e.collected(sp.Wiring.Collected[name], func(i int) bool { return slices.Contains(its, i) })
-		if err != nil {
-			return fmt.Errorf("input %q: %v", name, err)
-		}
-		v.Collected[name], got[name] = recs, recs
+// source is the inputs.Source of a local run: the outputs its steps
+// recorded in memory.
+type source struct{ e *execution }
+
+func (s source) Finished(ref plan.OutputRef) (record.OutputRecord, bool, error) {
+	return s.e.finished(ref)
+}
+
+func (s source) Artifact(ref plan.OutputRef) (string, string, error) {
+	out, ok := s.e.output(ref.Step, ref.Output)
+	if !ok {
+		return "", "", fmt.Errorf("step %s has no output %q", ref.Step, ref.Output)
 	}
-	stepcache.AddCollectedSums(sums, got)
-	return nil
+	return out.URI, out.SHA256, nil
+}
+
+func (s source) Iterations(ref plan.OutputRef, its []int, all bool) ([]record.OutputRecord, error) {
+	return s.e.collected(ref, func(i int) bool { return all || slices.Contains(its, i) })
 }
 
 // collected returns the records of an output of every iteration of a

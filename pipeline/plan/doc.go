@@ -55,7 +55,7 @@
 // Wiring.ParamInputs gives an input artifact a pipeline parameter of an
 // artifact type (a pipeline with artifact params run by itself): the
 // parameter's value is the URI of an artifact in the store, whose sha256
-// (stepcache.AddParamInputs) joins the fingerprint. Wiring.Metadata gives
+// (inputs.AddParamInputs) joins the fingerprint. Wiring.Metadata gives
 // such an input the parameter's metadata (pipeline.Param.Metadata, KFP's
 // importer metadata), a JSON object whose strings may embed
 // {{params.NAME}}: Invocation fills them in (metadata.go) and the program

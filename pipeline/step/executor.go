@@ -16,6 +16,7 @@ import (
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
@@ -245,23 +246,18 @@ func ProgramExitCode(err error) int {
 
 // Invocation evaluates a decoded exec request in a pod: the component (its
 // command replaced by the request's Argv), the run-time values with the
-// collected outputs of loop steps, the input artifacts where their
-// producers' outputs records say. It returns the input artifacts' sha256
-// too, for the fingerprint.
+// inputs resolved from the producers' outputs records in the store
+// (package inputs). It returns the input artifacts' sha256 too, for the
+// fingerprint.
 func Invocation(ctx context.Context, store artifacts.Store, r *Request) (*components.Invocation, map[string]string, error) {
 	c, err := r.Component.WithArgv(r.Argv)
 	if err != nil {
 		return nil, nil, err
 	}
-	v := r.Values
-	if v.Collected, err = stepcache.Collect(ctx, store, r.Wiring, v); err != nil {
-		return nil, nil, err
-	}
-	inv, sums, err := stepcache.Invocation(ctx, store, c, r.Wiring, v)
+	inv, sums, err := inputs.Invocation(ctx, store, c, r.Wiring, r.Values)
 	if err != nil {
 		return nil, nil, err
 	}
-	stepcache.AddCollectedSums(sums, v.Collected)
 	inv.Image = r.Image
 	return inv, sums, nil
 }

@@ -14,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang"
+	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/stepcache"
 )
@@ -119,7 +120,7 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 // them).
 func (p *Pod) skip(ctx context.Context) (bool, error) {
 	r := p.Request
-	reason, err := r.Wiring.SkipReason(r.Values, stepcache.StoredOutput(ctx, p.Store, r.Values.Run))
+	reason, err := r.Wiring.SkipReason(r.Values, inputs.Stored(ctx, p.Store, r.Values.Run).Finished)
 	if err != nil || reason == "" {
 		return false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 )
@@ -86,7 +87,7 @@ func TestResolveAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, sums, err := Invocation(ctx, store, c, sp.Wiring, plan.Values{Run: "r1", Params: params, Upstream: upstream})
+		inv, sums, err := inputs.Invocation(ctx, store, c, sp.Wiring, plan.Values{Run: "r1", Params: params, Upstream: upstream})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,20 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
-	"pipectl.dev/pipectl/components/uris"
-	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/execution"
+	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 )
@@ -195,184 +191,6 @@ func Reuse(ctx context.Context, s artifacts.Store, run, step, paramsDir string, 
 	return nil
 }
 
-// Invocation evaluates a step's plan in a pod (plan.Wiring.Invocation)
-// with its input artifacts where their producers' outputs records say (a
-// reused producer's outputs are an earlier run's); it also returns the
-// input artifacts' sha256, by input name, for Fingerprint. `pipectl exec`,
-// its rank pods and `pipectl launch` make a step's invocation with it.
-func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w *plan.Wiring, v plan.Values) (*components.Invocation, map[string]string, error) {
-	var sums map[string]string
-	var err error
-	if v.Artifacts, sums, err = inputs(ctx, s, v.Run, w); err != nil {
-		return nil, nil, err
-	}
-	if err := AddParamInputs(ctx, s, w, v.Params, v.Artifacts, sums); err != nil {
-		return nil, nil, err
-	}
-	if len(w.OneOf) > 0 {
-		v.Upstream = maps.Clone(v.Upstream)
-		if v.Upstream == nil {
-			v.Upstream = map[string]string{}
-		}
-		if err := w.ResolveOneOf(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := w.ResolveOrDefault(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
-		return nil, nil, err
-	}
-	if err := w.ResolveSame(&v, sums, StoredOutput(ctx, s, v.Run)); err != nil {
-		return nil, nil, err
-	}
-	inv, err := w.Invocation(c, s, v)
-	return inv, sums, err
-}
-
-// StoredOutput returns an output of a step of run as its outputs record in
-// the store says; ok is false when the step has none (it did not run) or
-// its record says it was skipped.
-func StoredOutput(ctx context.Context, s artifacts.Store, run string) func(plan.OutputRef) (record.OutputRecord, bool, error) {
-	return func(ref plan.OutputRef) (record.OutputRecord, bool, error) {
-		rec, err := recordstore.ReadStepOutputs(ctx, s, run, ref.Step)
-		if errors.Is(err, artifacts.ErrNotFound) || err == nil && rec.Skipped != "" {
-			return record.OutputRecord{}, false, nil
-		}
-		if err != nil {
-			return record.OutputRecord{}, false, err
-		}
-		outs := rec.Outputs
-		i := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
-		if i < 0 {
-			return record.OutputRecord{}, false, fmt.Errorf("its outputs record has no output %q", ref.Output)
-		}
-		return outs[i], true, nil
-	}
-}
-
-// AddParamInputs adds to inputURIs and sums, for each input artifact of w given
-// by a pipeline parameter (plan.Wiring.ParamInputs), the parameter's value
-// (the URI of an artifact in store s) and that artifact's sha256, from its
-// metadata: a URI outside the store, or of no artifact, is an error.
-func AddParamInputs(ctx context.Context, s artifacts.Store, w *plan.Wiring, params, inputURIs, sums map[string]string) error {
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(w.ParamInputs)) {
-		prm := w.ParamInputs[name]
-		uri, ok := params[prm]
-		if !ok || uri == "" {
-			errs = append(errs, fmt.Errorf("input %q: parameter %q has no value (the URI of an artifact in the store)", name, prm))
-			continue
-		}
-		key, err := artifacts.SplitURI(s, uri)
-		if err != nil && uris.CheckImportURI(uri) == nil {
-			errs = append(errs, fmt.Errorf("input %q: parameter %q: %s is an object to import, which `pipectl run` (locally or --on argo) copies into the store before the run starts; a run started otherwise (a compiled workflow) must be given the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, uri))
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("input %q: parameter %q: %w: expected the URI of an artifact in the store, such as an output of an earlier run (pipectl artifacts ls RUN)", name, prm, err))
-			continue
-		}
-		meta, err := artifacts.ReadMetadata(ctx, s, key)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("input %q: parameter %q: no artifact at %s: %w", name, prm, uri, err))
-			continue
-		}
-		inputURIs[name], sums[name] = uri, meta.SHA256
-	}
-	return errors.Join(errs...)
-}
-
-// AddCollectedSums adds to sums, for each input fed the artifacts of a
-// loop step's iterations, their sha256 in order, joined by commas.
-func AddCollectedSums(sums map[string]string, collected map[string][]record.OutputRecord) {
-	for name, recs := range collected {
-		if len(recs) == 0 || recs[0].URI == "" {
-			continue // values: in the invocation's params
-		}
-		shas := make([]string, len(recs))
-		for i, r := range recs {
-			shas[i] = r.SHA256
-		}
-		sums[name] = strings.Join(shas, ",")
-	}
-}
-
-// Collect reads the outputs of every iteration of the loop steps whose
-// outputs the step of w collects (plan.Values.Collected), from their
-// outputs records in the store: iterations 0, 1, … until one has none (the
-// step runs once every iteration succeeded, so they all have one), or for
-// an input of plan.Wiring.CollectedOuter those of v's outer iteration.
-// `pipectl exec`, its rank pods and `pipectl launch` collect with it.
-func Collect(ctx context.Context, store artifacts.Store, w *plan.Wiring, v plan.Values) (map[string][]record.OutputRecord, error) {
-	out := map[string][]record.OutputRecord{}
-	run := v.Run
-	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
-		ref := w.Collected[name]
-		its, all, err := w.CollectedIterations(name, v)
-		if err != nil {
-			return nil, err
-		}
-		recs := []record.OutputRecord{}
-		for k := 0; all || k < len(its); k++ {
-			i := k
-			if !all {
-				i = its[k] // those of the current outer iteration
-			}
-			rec, err := recordstore.ReadStepOutputs(ctx, store, run, pipeline.IterationName(ref.Step, i))
-			if errors.Is(err, artifacts.ErrNotFound) && all {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", name, err)
-			}
-			if rec.Skipped != "" {
-				continue // its condition was false: only the iterations that ran give an output
-			}
-			outs := rec.Outputs
-			at := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
-			if at < 0 {
-				return nil, fmt.Errorf("input %q: iteration %d of step %s has no output %q", name, i, ref.Step, ref.Output)
-			}
-			recs = append(recs, outs[at])
-		}
-		out[name] = recs
-	}
-	return out, nil
-}
-
-// inputs returns the URI and sha256 of each input artifact of w in run, by
-// input name, from its producer's outputs record. A producer without an
-// outputs record gives <run>/<step>/<output> and the sha256 of that
-// artifact's metadata.
-func inputs(ctx context.Context, s artifacts.Store, run string, w *plan.Wiring) (inputURIs, sums map[string]string, err error) {
-	inputURIs, sums = map[string]string{}, map[string]string{}
-	records := map[string][]record.OutputRecord{}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
-		ref := w.Inputs[name]
-		outs, ok := records[ref.Step]
-		if !ok {
-			outs, err = recordstore.ReadOutputs(ctx, s, run, ref.Step)
-			if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-				return nil, nil, fmt.Errorf("input %q: %w", name, err)
-			}
-			records[ref.Step] = outs
-		}
-		i := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output })
-		if i >= 0 && outs[i].URI != "" {
-			inputURIs[name], sums[name] = outs[i].URI, outs[i].SHA256
-			continue
-		}
-		key := record.OutputKey(run, ref.Step, ref.Output)
-		meta, err := artifacts.ReadMetadata(ctx, s, key)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("input %q: output %q of step %s: %w", name, ref.Output, ref.Step, err))
-			continue
-		}
-		inputURIs[name], sums[name] = s.URI(key), meta.SHA256
-	}
-	return inputURIs, sums, errors.Join(errs...)
-}
-
 // ResolveAll looks every step up before a run starts (`pipectl run --on
 // argo`): each step's fingerprint as its pod would compute it (no component
 // directory; the cluster's gang shape), with the parameter values params
@@ -434,7 +252,7 @@ func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, 
 		}
 		v.Artifacts[name], sums[name] = o.URI, o.SHA256
 	}
-	if AddParamInputs(ctx, s, w, params, v.Artifacts, sums) != nil {
+	if inputs.AddParamInputs(ctx, s, w, params, v.Artifacts, sums) != nil {
 		return Entry{}, false, nil
 	}
 	c := *sp.Component

@@ -1,4 +1,4 @@
-package stepcache
+package inputs
 
 import (
 	"context"

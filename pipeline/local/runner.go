@@ -142,19 +142,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if id == "" {
 		id = NewRunID(p.Metadata.Name, now)
 	}
-	run := &record.Run{
-		ID: id, Pipeline: p.Metadata.Name, Status: record.StatusRunning, Started: now,
-		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: recordstore.ThisRunner(), Origin: org,
-	}
-	index := make(map[string]int, len(p.Steps))
-	for i, s := range p.Steps {
-		rs := record.StepRecord{Name: s.Name, Status: record.StatusPending, DependsOn: s.Deps(), Outputs: []record.OutputRecord{}}
-		if s.Resolved != nil {
-			rs.Code = s.Resolved.Code
-		}
-		run.Steps = append(run.Steps, rs)
-		index[s.Name] = i
-	}
+	run, index := r.newRecord(p, id, now, params, org)
 	base := r.workBase()
 	_, _ = RemoveStaleWork(base)
 	work, err := newWorkDir(base, id)
@@ -175,7 +163,6 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	ctx = process.WithGuard(ctx, guard)
 	e := &execution{r: r, p: p, params: params, run: run, work: work, index: index, tails: map[string]*process.Tail{}, iterations: map[string][]int{}, secrets: secrets}
 	e.jr = newJournal(e, len(p.Steps))
-	var failed []string
 	if err := e.create(ctx); err != nil {
 		return nil, fmt.Errorf("write run record: %w", err)
 	}
@@ -198,11 +185,37 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 		e.runFinally(ctx, final)
 	}
 	e.jr.close()
+	return e.end(ctx, now)
+}
 
+// newRecord is the record of run id of p as it starts, every step pending,
+// and each step's position in it.
+func (r *Runner) newRecord(p *pipeline.Pipeline, id string, now time.Time, params map[string]string, org *record.Origin) (*record.Run, map[string]int) {
+	run := &record.Run{
+		ID: id, Pipeline: p.Metadata.Name, Status: record.StatusRunning, Started: now,
+		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: recordstore.ThisRunner(), Origin: org,
+	}
+	index := make(map[string]int, len(p.Steps))
+	for i, s := range p.Steps {
+		rs := record.StepRecord{Name: s.Name, Status: record.StatusPending, DependsOn: s.Deps(), Outputs: []record.OutputRecord{}}
+		if s.Resolved != nil {
+			rs.Code = s.Resolved.Code
+		}
+		run.Steps = append(run.Steps, rs)
+		index[s.Name] = i
+	}
+	return run, index
+}
+
+// end records the run's outcome once every step has ended, and reports
+// it: the record, and a *RunError when the run failed or was cancelled.
+func (e *execution) end(ctx context.Context, started time.Time) (*record.Run, error) {
+	r, run := e.r, e.run
 	e.mu.Lock()
 	end := r.now()
 	run.Finished = &end
-	run.Status, failed = e.outcome(ctx, false)
+	status, failed := e.outcome(ctx, false)
+	run.Status = status
 	if run.Status == record.StatusCancelled {
 		run.Message = "cancelled"
 	} else if len(failed) > 0 {
@@ -223,7 +236,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	run.Steps = e.ordered()
 	e.mu.Unlock()
 	if rerr == nil {
-		r.statusf("Run %s succeeded in %s\n", id, end.Sub(now).Round(time.Millisecond))
+		r.statusf("Run %s succeeded in %s\n", run.ID, end.Sub(started).Round(time.Millisecond))
 		return run, nil
 	}
 	r.statusf("%s", rerr.Summary)

@@ -94,144 +94,27 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		if !ok {
 			return nil, fmt.Errorf("component %s has no input %q", comp.Metadata.Name, name)
 		}
-		if alts := s.OneOf(name); alts != nil {
-			if s.AfterCompleted() {
-				return nil, fmt.Errorf("input %q: the output of the first of several steps that ran (%s) is not supported on a step with trigger: completed", name, bindingSteps(alts))
-			}
-			if err := oneOf(p, s, w, name, in, alts); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		switch {
+		var err error
+		switch alts := s.OneOf(name); {
+		case alts != nil && s.AfterCompleted():
+			err = fmt.Errorf("input %q: the output of the first of several steps that ran (%s) is not supported on a step with trigger: completed", name, bindingSteps(alts))
+		case alts != nil:
+			err = oneOf(p, s, w, name, in, alts)
 		case b.Step != "":
-			out, err := upstreamOutput(p, b.Step, b.Output)
-			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", name, err)
-			}
-			ref := OutputRef{Step: b.Step, Output: b.Output}
-			if s.AfterCompleted() {
-				if err := orDefault(p, w, name, in, ref, out); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if up := p.Step(b.Step); s.SameIteration(up) {
-				if w.Same == nil {
-					w.Same = map[string]OutputRef{}
-				}
-				w.Same[name] = ref
-				if !components.IsArtifact(out.Type) {
-					w.Params[name] = Text{{Upstream: name}}
-				}
-				continue
-			} else if up.Loop != nil {
-				if w.Collected == nil {
-					w.Collected = map[string]OutputRef{}
-				}
-				w.Collected[name] = ref
-				if s.OuterIteration(up) {
-					if err := collectedOuter(p, up, w, name); err != nil {
-						return nil, fmt.Errorf("input %q: %w", name, err)
-					}
-				}
-				continue
-			}
-			// Each output travels as what it is (KFP lets a value feed an
-			// artifact input and an artifact an input parameter).
-			if components.IsArtifact(out.Type) {
-				w.Inputs[name] = ref
-			} else {
-				w.Params[name] = Text{{Upstream: name}}
-				w.Upstream[name] = ref
-			}
+			err = stepInput(p, s, w, name, in, b)
 		case b.Param != "" && components.IsArtifact(p.Params[b.Param].Type):
-			// A root pipeline's artifact param: the URI of an artifact
-			// of the store, given at run time.
-			if w.ParamInputs == nil {
-				w.ParamInputs = map[string]string{}
-			}
-			w.ParamInputs[name] = b.Param
-			meta, err := p.Params[b.Param].MetadataJSON()
-			if err != nil {
-				return nil, fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
-			}
-			if meta != "" {
-				if w.Metadata == nil {
-					w.Metadata = map[string]json.RawMessage{}
-				}
-				w.Metadata[name] = json.RawMessage(meta)
-				if err := metadataUpstream(p, s, w, name, comp); err != nil {
-					return nil, fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
-				}
-			}
+			err = paramArtifactInput(p, s, w, comp, name, b)
 		case b.Param != "":
 			w.Params[name] = Text{{Param: b.Param}}
 		default:
-			k := 0
-			t, err := literal(b.Literal, func(r pipeline.LiteralRef) (string, error) {
-				// A step output inside the text: an upstream value of
-				// its own, named after the input and its place.
-				out, err := upstreamOutput(p, r.Step, r.Output)
-				if err != nil {
-					return "", err
-				}
-				if s.AfterCompleted() {
-					return "", fmt.Errorf("output %q of step %s inside a text: a step with trigger: completed takes an output whole, into an input with a default", r.Output, r.Step)
-				}
-				up := p.Step(r.Step)
-				same := s.SameIteration(up)
-				if components.IsArtifact(out.Type) || up.Loop != nil && !same {
-					return "", fmt.Errorf("output %q of step %s can only be given whole", r.Output, r.Step)
-				}
-				k++
-				key := fmt.Sprintf("%s--%d", name, k)
-				if _, clash := comp.Input(key); clash || key == ItemsInput {
-					return "", fmt.Errorf("the value of step %s's output %q inside the text would travel as %q, the name of an input", r.Step, r.Output, key)
-				}
-				if same {
-					if w.Same == nil {
-						w.Same = map[string]OutputRef{}
-					}
-					w.Same[key] = OutputRef{Step: r.Step, Output: r.Output}
-					return key, nil
-				}
-				w.Upstream[key] = OutputRef{Step: r.Step, Output: r.Output}
-				return key, nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("input %q: %v", name, err)
-			}
-			w.Params[name] = t
+			err = literalInput(p, s, w, comp, name, b)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if lists, err := productLists(p, s, comp, w); err != nil {
+	if err := items(p, s, comp, w); err != nil {
 		return nil, err
-	} else if lists != nil {
-		w.Items = Text{{Product: lists}}
-	} else if s.Loop != nil {
-		b, err := s.ItemsBinding()
-		if err != nil {
-			return nil, fmt.Errorf("loop: %v", err)
-		}
-		switch {
-		case b.Step != "":
-			if _, err := upstreamOutput(p, b.Step, b.Output); err != nil {
-				return nil, fmt.Errorf("loop: %w", err)
-			}
-			if s.AfterCompleted() {
-				return nil, fmt.Errorf("loop: the items are output %q of step %s: not supported on a step with trigger: completed", b.Output, b.Step)
-			}
-			if p.Step(b.Step).Loop != nil {
-				return nil, fmt.Errorf("loop: step %s is itself a loop: loop over a json output of a step that does not loop", b.Step)
-			}
-			w.Items = Text{{Upstream: ItemsInput}}
-			w.Upstream[ItemsInput] = OutputRef{Step: b.Step, Output: b.Output}
-		case b.Param != "":
-			w.Items = Text{{Param: b.Param}}
-		default:
-			w.Items = Text{{Lit: b.Literal}}
-		}
 	}
 	for _, e := range s.Env {
 		t, err := literal(e.Value, nil)
@@ -253,6 +136,146 @@ func wiring(p *pipeline.Pipeline, s *pipeline.Step) (*Wiring, error) {
 		}
 	}
 	return w, nil
+}
+
+// stepInput wires input name, given output b of an upstream step.
+func stepInput(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, name string, in components.IO, b pipeline.Binding) error {
+	out, err := upstreamOutput(p, b.Step, b.Output)
+	if err != nil {
+		return fmt.Errorf("input %q: %w", name, err)
+	}
+	ref := OutputRef{Step: b.Step, Output: b.Output}
+	if s.AfterCompleted() {
+		return orDefault(p, w, name, in, ref, out)
+	}
+	if up := p.Step(b.Step); s.SameIteration(up) {
+		if w.Same == nil {
+			w.Same = map[string]OutputRef{}
+		}
+		w.Same[name] = ref
+		if !components.IsArtifact(out.Type) {
+			w.Params[name] = Text{{Upstream: name}}
+		}
+		return nil
+	} else if up.Loop != nil {
+		if w.Collected == nil {
+			w.Collected = map[string]OutputRef{}
+		}
+		w.Collected[name] = ref
+		if s.OuterIteration(up) {
+			if err := collectedOuter(p, up, w, name); err != nil {
+				return fmt.Errorf("input %q: %w", name, err)
+			}
+		}
+		return nil
+	}
+	// Each output travels as what it is (KFP lets a value feed an
+	// artifact input and an artifact an input parameter).
+	if components.IsArtifact(out.Type) {
+		w.Inputs[name] = ref
+	} else {
+		w.Params[name] = Text{{Upstream: name}}
+		w.Upstream[name] = ref
+	}
+	return nil
+}
+
+// paramArtifactInput wires input name, given a root pipeline's artifact
+// param b.Param: the URI of an artifact of the store, given at run time.
+func paramArtifactInput(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, comp *components.Component, name string, b pipeline.Binding) error {
+	if w.ParamInputs == nil {
+		w.ParamInputs = map[string]string{}
+	}
+	w.ParamInputs[name] = b.Param
+	meta, err := p.Params[b.Param].MetadataJSON()
+	if err != nil {
+		return fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
+	}
+	if meta != "" {
+		if w.Metadata == nil {
+			w.Metadata = map[string]json.RawMessage{}
+		}
+		w.Metadata[name] = json.RawMessage(meta)
+		if err := metadataUpstream(p, s, w, name, comp); err != nil {
+			return fmt.Errorf("input %q: parameter %q: metadata: %v", name, b.Param, err)
+		}
+	}
+	return nil
+}
+
+// literalInput wires input name, given a text b.Literal, which may hold
+// step outputs.
+func literalInput(p *pipeline.Pipeline, s *pipeline.Step, w *Wiring, comp *components.Component, name string, b pipeline.Binding) error {
+	k := 0
+	t, err := literal(b.Literal, func(r pipeline.LiteralRef) (string, error) {
+		// A step output inside the text: an upstream value of
+		// its own, named after the input and its place.
+		out, err := upstreamOutput(p, r.Step, r.Output)
+		if err != nil {
+			return "", err
+		}
+		if s.AfterCompleted() {
+			return "", fmt.Errorf("output %q of step %s inside a text: a step with trigger: completed takes an output whole, into an input with a default", r.Output, r.Step)
+		}
+		up := p.Step(r.Step)
+		same := s.SameIteration(up)
+		if components.IsArtifact(out.Type) || up.Loop != nil && !same {
+			return "", fmt.Errorf("output %q of step %s can only be given whole", r.Output, r.Step)
+		}
+		k++
+		key := fmt.Sprintf("%s--%d", name, k)
+		if _, clash := comp.Input(key); clash || key == ItemsInput {
+			return "", fmt.Errorf("the value of step %s's output %q inside the text would travel as %q, the name of an input", r.Step, r.Output, key)
+		}
+		if same {
+			if w.Same == nil {
+				w.Same = map[string]OutputRef{}
+			}
+			w.Same[key] = OutputRef{Step: r.Step, Output: r.Output}
+			return key, nil
+		}
+		w.Upstream[key] = OutputRef{Step: r.Step, Output: r.Output}
+		return key, nil
+	})
+	if err != nil {
+		return fmt.Errorf("input %q: %v", name, err)
+	}
+	w.Params[name] = t
+	return nil
+}
+
+// items wires a loop step's items: a product of lists, an upstream output,
+// a param or a literal list.
+func items(p *pipeline.Pipeline, s *pipeline.Step, comp *components.Component, w *Wiring) error {
+	if lists, err := productLists(p, s, comp, w); err != nil {
+		return err
+	} else if lists != nil {
+		w.Items = Text{{Product: lists}}
+	} else if s.Loop != nil {
+		b, err := s.ItemsBinding()
+		if err != nil {
+			return fmt.Errorf("loop: %v", err)
+		}
+		switch {
+		case b.Step != "":
+			if _, err := upstreamOutput(p, b.Step, b.Output); err != nil {
+				return fmt.Errorf("loop: %w", err)
+			}
+			if s.AfterCompleted() {
+				return fmt.Errorf("loop: the items are output %q of step %s: not supported on a step with trigger: completed", b.Output, b.Step)
+			}
+			if p.Step(b.Step).Loop != nil {
+				return fmt.Errorf("loop: step %s is itself a loop: loop over a json output of a step that does not loop", b.Step)
+			}
+			w.Items = Text{{Upstream: ItemsInput}}
+			w.Upstream[ItemsInput] = OutputRef{Step: b.Step, Output: b.Output}
+		case b.Param != "":
+			w.Items = Text{{Param: b.Param}}
+		default:
+			w.Items = Text{{Lit: b.Literal}}
+		}
+	}
+	return nil
 }
 
 // productLists are the lists of a loop step's product, nil when it has

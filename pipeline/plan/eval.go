@@ -113,19 +113,9 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 	}
 	inv := &components.Invocation{Component: c, Run: v.Run, Step: w.Step, Params: map[string]string{}, Inputs: map[string]string{}, Collected: map[string][]string{}}
 	if w.Items != nil {
-		if v.Iteration == nil {
-			return nil, fmt.Errorf("step %s loops: no iteration given (want --iteration N)", w.Step)
-		}
-		items, err := w.ItemList(v)
-		if err != nil {
+		if err := w.iteration(inv, &v); err != nil {
 			return nil, err
 		}
-		i := *v.Iteration
-		if i < 0 || i >= len(items) {
-			return nil, fmt.Errorf("step %s has %d iterations, no iteration %d", w.Step, len(items), i)
-		}
-		v.item = &items[i]
-		inv.Step = pipeline.IterationName(w.Step, i)
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.Params)) {
 		if _, ok := w.OrDefault[name]; ok {
@@ -139,6 +129,52 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 		}
 		inv.Params[name] = val
 	}
+	if err := w.inputURIs(inv, s, v); err != nil {
+		return nil, err
+	}
+	if err := w.metadata(inv, v); err != nil {
+		return nil, err
+	}
+	if err := w.collected(inv, v); err != nil {
+		return nil, err
+	}
+	for _, e := range w.Env {
+		val, err := e.Value.Eval(v)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %v", e.Name, err)
+		}
+		inv.Env = append(inv.Env, e.Name+"="+val)
+	}
+	if _, err := w.ResourceValues(v); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// iteration points v at the item of iteration *v.Iteration of a loop step
+// and names inv after it.
+func (w *Wiring) iteration(inv *components.Invocation, v *Values) error {
+	if v.Iteration == nil {
+		return fmt.Errorf("step %s loops: no iteration given (want --iteration N)", w.Step)
+	}
+	items, err := w.ItemList(*v)
+	if err != nil {
+		return err
+	}
+	i := *v.Iteration
+	if i < 0 || i >= len(items) {
+		return fmt.Errorf("step %s has %d iterations, no iteration %d", w.Step, len(items), i)
+	}
+	v.item = &items[i]
+	inv.Step = pipeline.IterationName(w.Step, i)
+	return nil
+}
+
+// inputURIs gives inv the URI of each input artifact: from a producer, the
+// first of several that ran, an optional one, the same iteration or a
+// pipeline parameter.
+func (w *Wiring) inputURIs(inv *components.Invocation, s Store, v Values) error {
+	c := inv.Component
 	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
 		ref := w.Inputs[name]
 		if uri, ok := v.Artifacts[name]; ok {
@@ -146,7 +182,7 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 			continue
 		}
 		if ref.Step == "" || ref.Output == "" {
-			return nil, fmt.Errorf("input %q: the step spec names no producing step and output", name)
+			return fmt.Errorf("input %q: the step spec names no producing step and output", name)
 		}
 		inv.Inputs[name] = s.URI(record.OutputKey(v.Run, ref.Step, ref.Output))
 	}
@@ -156,7 +192,7 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 		}
 		uri, ok := v.Artifacts[name]
 		if !ok {
-			return nil, fmt.Errorf("input %q: no output of steps %s (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
+			return fmt.Errorf("input %q: no output of steps %s (the first of them that ran gives it)", name, refSteps(w.OneOf[name]))
 		}
 		inv.Inputs[name] = uri
 	}
@@ -180,7 +216,7 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 			if !ok {
 				refs = []OutputRef{w.Same[name]}
 			}
-			return nil, fmt.Errorf("input %q: no output of the iteration of step %s (want its outputs record)", name, refSteps(refs))
+			return fmt.Errorf("input %q: no output of the iteration of step %s (want its outputs record)", name, refSteps(refs))
 		}
 		inv.Inputs[name] = uri
 	}
@@ -191,33 +227,46 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 		}
 		uri, ok := v.Params[w.ParamInputs[name]]
 		if !ok || uri == "" {
-			return nil, fmt.Errorf("input %q: no value for pipeline parameter %q, the URI of an artifact in the store (want --param %s=URI)", name, w.ParamInputs[name], w.ParamInputs[name])
+			return fmt.Errorf("input %q: no value for pipeline parameter %q, the URI of an artifact in the store (want --param %s=URI)", name, w.ParamInputs[name], w.ParamInputs[name])
 		}
 		inv.Inputs[name] = uri
 	}
+	return nil
+}
+
+// metadata gives inv the metadata of the inputs whose artifacts a pipeline
+// parameter names, with the upstream values it holds.
+func (w *Wiring) metadata(inv *components.Invocation, v Values) error {
 	for _, name := range slices.Sorted(maps.Keys(w.Metadata)) {
 		outputs := map[OutputRef]string{}
 		for k, ref := range metadataOutputs(w.Metadata[name]) {
 			key := metadataKey(name, k+1)
 			val, ok := v.Upstream[key]
 			if !ok {
-				return nil, fmt.Errorf("input %q: no upstream value of output %q of step %s, in its metadata (want --upstream %s=VALUE)", name, ref.Output, ref.Step, key)
+				return fmt.Errorf("input %q: no upstream value of output %q of step %s, in its metadata (want --upstream %s=VALUE)", name, ref.Output, ref.Step, key)
 			}
 			outputs[ref] = val
 		}
 		meta, err := resolveMetadata(w.Metadata[name], v.Params, outputs)
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %v", name, err)
+			return fmt.Errorf("input %q: %v", name, err)
 		}
 		if inv.Metadata == nil {
 			inv.Metadata = map[string]json.RawMessage{}
 		}
 		inv.Metadata[name] = meta
 	}
+	return nil
+}
+
+// collected gives inv the outputs its inputs collect from the iterations of
+// loop steps: artifacts' URIs, or values joined as a JSON list.
+func (w *Wiring) collected(inv *components.Invocation, v Values) error {
+	c := inv.Component
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		recs, ok := v.Collected[name]
 		if !ok {
-			return nil, fmt.Errorf("input %q: no outputs collected from loop step %s", name, w.Collected[name].Step)
+			return fmt.Errorf("input %q: no outputs collected from loop step %s", name, w.Collected[name].Step)
 		}
 		// Artifacts (none, for an artifact input of a loop without
 		// iterations: an empty directory) or values.
@@ -232,21 +281,11 @@ func (w *Wiring) Invocation(c *components.Program, s Store, v Values) (*componen
 		}
 		val, err := CollectValues(recs)
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %v", name, err)
+			return fmt.Errorf("input %q: %v", name, err)
 		}
 		inv.Params[name] = val
 	}
-	for _, e := range w.Env {
-		val, err := e.Value.Eval(v)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %v", e.Name, err)
-		}
-		inv.Env = append(inv.Env, e.Name+"="+val)
-	}
-	if _, err := w.ResourceValues(v); err != nil {
-		return nil, err
-	}
-	return inv, nil
+	return nil
 }
 
 // ResourceValues are the values of the resources given at run time, by

@@ -32,6 +32,9 @@ import (
 // EnvBinary names the MinIO server binary to use.
 const EnvBinary = "PIPECTL_TEST_MINIO"
 
+// EnvMC names MinIO's client, mc, for the benchmarks that compare with it.
+const EnvMC = "PIPECTL_TEST_MC"
+
 // startTimeout bounds the wait for a server to answer its health check.
 const startTimeout = 60 * time.Second
 

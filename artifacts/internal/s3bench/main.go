@@ -7,7 +7,7 @@
 //	go run ./artifacts/internal/s3bench [-size 1GiB] [-files 1000] [-file-size 64KiB] [-runs 3]
 //
 // The MinIO and mc binaries come from $PIPECTL_TEST_MINIO and
-// $PIPECTL_TEST_MC, or are built with test/e2e/tools/build.sh.
+// $PIPECTL_TEST_MC (miniotest.EnvBinary, EnvMC), or are built with test/e2e/tools/build.sh.
 package main
 
 import (
@@ -93,6 +93,7 @@ type result struct{ secs, rss []float64 }
 type tools struct {
 	self, mcBin     string
 	mcEnv, childEnv []string
+	childFlags      []string // the store's settings, before the transfer's arguments
 }
 
 // run measures each transfer with both tools against a MinIO server it
@@ -114,7 +115,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	mcBin, err := tool("mc", "PIPECTL_TEST_MC")
+	mcBin, err := tool("mc", miniotest.EnvMC)
 	if err != nil {
 		return err
 	}
@@ -139,8 +140,6 @@ func run() error {
 	)
 	childEnv := append(os.Environ(),
 		envEndpoint+"="+srv.Endpoint, envAccess+"="+srv.AccessKey, envSecret+"="+srv.SecretKey,
-		"PIPECTL_BENCH_PART_SIZE="+strconv.FormatInt(c.partSize, 10),
-		"PIPECTL_BENCH_CONCURRENCY="+strconv.Itoa(c.concurrency),
 	)
 	self, err := os.Executable()
 	if err != nil {
@@ -148,7 +147,8 @@ func run() error {
 	}
 	out := filepath.Join(c.dir, "out")
 	transfers := transfersOf(c, big, small, out)
-	results, err := runTransfers(c, srv, tools{self: self, mcBin: mcBin, mcEnv: mcEnv, childEnv: childEnv}, transfers, out)
+	results, err := runTransfers(c, srv, tools{self: self, mcBin: mcBin, mcEnv: mcEnv, childEnv: childEnv,
+		childFlags: []string{"-part-size", strconv.FormatInt(c.partSize, 10), "-concurrency", strconv.Itoa(c.concurrency)}}, transfers, out)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func runTransfers(c config, srv *miniotest.Server, t tools, transfers []transfer
 				if tool == 0 {
 					m, err = measure(t.self, t.mcEnv, t.mcBin, tr.mc(r)...)
 				} else {
-					m, err = measure(t.self, t.childEnv, t.self, append([]string{"child"}, tr.pc(r)...)...)
+					m, err = measure(t.self, t.childEnv, t.self, slices.Concat([]string{"child"}, t.childFlags, tr.pc(r))...)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("%s (%s): %w", tr.name, []string{"mc", "pipectl"}[tool], err)
@@ -342,13 +342,23 @@ func measureChild(args []string) error {
 	return nil
 }
 
-// child runs one pipectl transfer: publish ROOT KEY SRC or fetch ROOT KEY DEST.
-func child(args []string) error {
+// child runs one pipectl transfer: [-part-size N] [-concurrency N]
+// [-cpuprofile FILE] publish ROOT KEY SRC or fetch ROOT KEY DEST.
+func child(argv []string) error {
+	var opts artifacts.Options
+	fl := flag.NewFlagSet("child", flag.ContinueOnError)
+	fl.Int64Var(&opts.S3.PartSize, "part-size", 0, "S3 part size in bytes (0: the store's default)")
+	fl.IntVar(&opts.S3.Concurrency, "concurrency", 0, "parts in flight (0: the store's default)")
+	cpuprofile := fl.String("cpuprofile", "", "write a CPU profile to this file")
+	if err := fl.Parse(argv); err != nil {
+		return err
+	}
+	args := fl.Args()
 	if len(args) != 4 {
 		return fmt.Errorf("want publish|fetch ROOT KEY PATH, got %q", args)
 	}
-	if p := os.Getenv("PIPECTL_BENCH_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
 		if err != nil {
 			return err
 		}
@@ -359,13 +369,6 @@ func child(args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	ctx := context.Background()
-	var opts artifacts.Options
-	if v, _ := strconv.ParseInt(os.Getenv("PIPECTL_BENCH_PART_SIZE"), 10, 64); v > 0 {
-		opts.S3.PartSize = v
-	}
-	if v, _ := strconv.Atoi(os.Getenv("PIPECTL_BENCH_CONCURRENCY")); v > 0 {
-		opts.S3.Concurrency = v
-	}
 	// As the CLI does: bars on a terminal, nothing otherwise (the benchmark).
 	ctx = artifacts.WithProgress(ctx, progress.Terminal(os.Stderr))
 	s, err := artifacts.Open(ctx, args[1], opts)

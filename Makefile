@@ -36,22 +36,36 @@ image:
 	$(GO) run ./cmd/pipectl/internal/mkimage -image '$(IMAGE)' -version '$(VERSION)' $(if $(IMAGE_INSECURE),-insecure)
 
 ## demo: run the example pipeline (preprocess → DDP train on 2 ranks → evaluate) on this machine
-demo: build
-	@pydir=$$(examples/attrition/ensure-torch.sh) && \
-	PATH="$$pydir:$$PATH" ./$(BIN) run $(EXAMPLE) && \
+demo:
+	$(call demo-prepare,$(EXAMPLE))
+	@./$(BIN) run $(EXAMPLE) && \
 	echo && ./$(BIN) runs get latest && \
 	echo && echo "Metrics (pipectl artifacts cat latest/evaluate/metrics):" && \
-	./$(BIN) artifacts cat latest/evaluate/metrics
+	./$(BIN) artifacts cat latest/evaluate/metrics && \
+	echo && echo "make demo: done. From your own shell, as typed: $(BIN) run $(EXAMPLE) -p epochs=5 (see the README's Quickstart)"
 
 ## sweep: the hyper-parameter sweep example: a 2-rank DDP trial per learning rate, the best one evaluated
-sweep: build
-	@pydir=$$(examples/attrition/ensure-torch.sh) && \
-	PATH="$$pydir:$$PATH" ./$(BIN) run examples/sweep/pipeline.yaml && \
+sweep:
+	$(call demo-prepare,examples/sweep/pipeline.yaml)
+	@./$(BIN) run examples/sweep/pipeline.yaml && \
 	echo && ./$(BIN) runs get latest && \
 	echo && echo "Trials, scored on the validation split (pipectl artifacts cat latest/pick/trials; the winner is pick's best_lr):" && \
 	./$(BIN) artifacts cat latest/pick/trials && \
 	echo && echo "The winner on held-out data (pipectl artifacts cat latest/evaluate/metrics):" && \
 	./$(BIN) artifacts cat latest/evaluate/metrics
+
+# demo-prepare builds pipectl and finds (or installs) a python3 with PyTorch,
+# saying what it does, before make demo/sweep runs the pipeline $(1).
+# ensure-torch.sh writes pipectl.local.yaml (ignored by git) when the python3
+# on PATH is not that one: `pipectl run` of a pipeline in this checkout then
+# puts the folder it names first on its steps' PATH, in the user's shell too.
+define demo-prepare
+	@echo "make $@: [1/3] building $(BIN) (the first build compiles pipectl and its dependencies: a few minutes on 2 cores; later ones, seconds)"
+	@$(MAKE) --no-print-directory build
+	@echo "make $@: [2/3] finding a python3 that can import torch (examples/attrition/ensure-torch.sh)"
+	@examples/attrition/ensure-torch.sh --settings pipectl.local.yaml >/dev/null
+	@echo "make $@: [3/3] running $(BIN) run $(1)"
+endef
 
 ## test: every test: unit and CLI tests with real PyTorch and MinIO, then the e2e suite on a
 ## real control plane (test/e2e; its components are built once and cached in ~/.cache/pipectl).

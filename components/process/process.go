@@ -47,15 +47,39 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("exit code %d", e.Code)
 }
 
+// StartError reports a program that could not be started: not found
+// (Code 127) or not executable (Code 126), as a shell reports them.
+type StartError struct {
+	Program string
+	Code    int
+	Err     error
+}
+
+func (e *StartError) Error() string {
+	if errors.Is(e.Err, exec.ErrNotFound) {
+		return fmt.Sprintf("program not found: %s is in no folder of the PATH", e.Program)
+	}
+	what := "program not found"
+	if e.Code == ExitNotExecutable {
+		what = "program not executable"
+	}
+	return fmt.Sprintf("%s: %s: %v", what, e.Program, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
 // ExitCode returns the exit code err carries: 0 for nil, the code of an
-// *ExitError, 1 for any other error.
+// *ExitError or a *StartError, 1 for any other error.
 func ExitCode(err error) int {
 	var ee *ExitError
+	var se *StartError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &se):
+		return se.Code
 	default:
 		return 1
 	}
@@ -76,6 +100,9 @@ func Start(p Process) (*Running, error) {
 		return nil, errors.New("empty command")
 	}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	if path, ok := lookPath(p.Argv[0], p.Env); ok {
+		cmd.Path, cmd.Err = path, nil
+	}
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
 	cmd.SysProcAttr = sysProcAttr()
@@ -128,6 +155,9 @@ func Start(p Process) (*Running, error) {
 	}
 	if err != nil {
 		copies.Wait()
+		if code := startExitCode(err); code != 0 {
+			return nil, &StartError{Program: p.Argv[0], Code: code, Err: err}
+		}
 		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
 	}
 	if p.Order != nil {

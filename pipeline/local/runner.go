@@ -69,6 +69,9 @@ type Runner struct {
 	// name (gs://, s3://, oci://), imported into Store before any step runs
 	// (pipeline/imports); its TempDir defaults to WorkDir.
 	Import imports.Options
+	// Path lists directories put before PATH in every step's environment
+	// (a project's local settings): a step's program is looked up there first.
+	Path []string
 }
 
 // DefaultFinallyGrace is Runner.FinallyGrace unless set.
@@ -170,7 +173,7 @@ func (r *Runner) Run(ctx context.Context, p *pipeline.Pipeline, params map[strin
 	if err := origin.WriteResolved(ctx, r.Store, id, p); err != nil {
 		r.statusf("Warning: the resolved pipeline is not kept with the run: %v\n", err)
 	}
-	r.statusf("Run %s of pipeline %s started (%d steps; artifacts in %s)\n", id, p.Metadata.Name, len(p.Steps), r.Store.Root())
+	r.statusf("Run %s of pipeline %s started (%s; artifacts in %s)\n", id, p.Metadata.Name, stepCount(len(p.Steps)), r.Store.Root())
 	go e.jr.run(context.WithoutCancel(ctx))
 	var main, final []int
 	for i, s := range p.Steps {
@@ -529,11 +532,15 @@ func (e *execution) summary() string {
 		fmt.Fprintf(&b, "  %-12s %s", name, s.Status)
 		// Exit code 0 is a program that succeeded before the step failed (its
 		// outputs not written or not stored): the message says which.
+		msg := s.Message
 		if s.ExitCode != nil && *s.ExitCode != 0 && s.Status == record.StatusFailed && len(e.iterations[s.Name]) == 0 {
 			fmt.Fprintf(&b, " (exit code %d)", *s.ExitCode)
+			if msg == fmt.Sprintf("exit code %d", *s.ExitCode) {
+				msg = "" // said already
+			}
 		}
-		if s.Message != "" {
-			fmt.Fprintf(&b, ": %s", s.Message)
+		if msg != "" {
+			fmt.Fprintf(&b, ": %s", msg)
 		}
 		b.WriteString("\n")
 		if t := e.tails[s.Name]; t != nil && s.Status == record.StatusFailed && len(t.Lines()) > 0 {
@@ -579,4 +586,12 @@ func (e *execution) blocker(s *pipeline.Step, deps []int) string {
 		}
 	}
 	return ""
+}
+
+// stepCount is "1 step" or "N steps".
+func stepCount(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }

@@ -319,7 +319,8 @@ func secretNames(p *pipeline.Pipeline, params map[string]string) (map[string]boo
 // environ is the environment of a step's program: pipectl's own, less the
 // variables other steps take as secrets and this one does not, so that a
 // secret reaches only the steps that name it, as on a cluster, and less
-// the configuration of imports (the run's, read before any step runs).
+// the configuration of imports (the run's, read before any step runs),
+// with the Runner's Path before PATH.
 func (e *execution) environ(sp *plan.Step) []string {
 	mine := map[string]bool{}
 	for _, s := range sp.Secrets() {
@@ -332,5 +333,23 @@ func (e *execution) environ(sp *plan.Step) []string {
 		}
 		env = append(env, kv)
 	}
+	if len(e.r.Path) > 0 {
+		env = withPath(env, e.r.Path)
+	}
 	return env
+}
+
+// withPath returns env with dirs put before its PATH (the only PATH when
+// env has none).
+func withPath(env, dirs []string) []string {
+	path := strings.Join(dirs, string(os.PathListSeparator))
+	for i, kv := range env {
+		if old, ok := strings.CutPrefix(kv, "PATH="); ok {
+			if old != "" {
+				path += string(os.PathListSeparator) + old
+			}
+			return append(append(env[:i:i], "PATH="+path), env[i+1:]...)
+		}
+	}
+	return append(env, "PATH="+path)
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,6 +49,19 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 N×P rank processes wired like torchrun; independent steps run in parallel.
 Step logs stream to stdout, prefixed by step and rank; progress and the final
 summary go to stderr. Ctrl-C stops every step and records the run as Cancelled.
+
+A step's program is looked up in the step's PATH: pipectl's own, after the
+folders of the project's local settings, if any. Those are a file
+pipectl.local.yaml in the pipeline file's folder or the nearest folder above it
+(the working directory's with --rerun), for the machine it is on (keep it out
+of git):
+
+  path: [/home/me/.venvs/torch/bin]   # folders put first on every step's PATH
+
+so that a step's python3 is the one with the step's packages whatever python3
+your shell finds first. 'make demo' writes one when the python3 on PATH cannot
+import torch; 'pipectl run' says when it uses one. Cluster runs ignore it: the
+image decides there.
 
 With --on argo, the pipeline is compiled (as 'pipectl compile' does), submitted
 to the cluster of the kubeconfig, and followed: the steps' progress (a live table
@@ -121,9 +136,33 @@ func runRun(opts *Options) error {
 		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
 		Import: imports.Options{ImportOptions: imports.ImportOptions{S3: opts.Factory.StoreOptions.S3}},
 	}
+	if r.Path, err = localPath(opts); err != nil {
+		return err
+	}
 	rec, err := r.Run(ctx, l.Pipeline, l.Values)
 	if rerr := (*local.RunError)(nil); err != nil && !errors.As(err, &rerr) {
 		return fmt.Errorf("run %s: %w", opts.File, err)
 	}
 	return cmdutil.EndRun(opts.IO.Out, opts.Output, rec)
+}
+
+// localPath is the folders the project's local settings (pipectl.local.yaml
+// in the pipeline file's folder or one above it; the working directory's for
+// --rerun) put before the steps' PATH, said on stderr when there are any.
+func localPath(opts *Options) ([]string, error) {
+	dir := "."
+	if opts.File != "" && opts.File != "-" {
+		dir = filepath.Dir(opts.File)
+	}
+	settings, err := cmdutil.FindLocalSettings(dir)
+	if err != nil || settings == nil || len(settings.Path) == 0 {
+		return nil, err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Steps' PATH begins with %s (%s)\n", strings.Join(settings.Path, string(os.PathListSeparator)), settings.File)
+	for _, d := range settings.Path {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			fmt.Fprintf(opts.IO.ErrOut, "Warning: %s: %s is not a folder here; steps' programs are looked up in the rest of PATH\n", settings.File, d)
+		}
+	}
+	return settings.Path, nil
 }

@@ -48,10 +48,18 @@ func validateRun(opts *Options) error {
 			}
 			continue
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: valid pipeline %s (%d steps)\n", file, p.Metadata.Name, len(p.Steps))
+		fmt.Fprintf(opts.IO.Out, "%s: valid pipeline %s (%s)\n", file, p.Metadata.Name, stepCount(len(p.Steps)))
 	}
 	if bad > 0 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)), Silent: true}
 	}
 	return nil
+}
+
+// stepCount is "1 step" or "N steps".
+func stepCount(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }

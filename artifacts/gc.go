@@ -72,7 +72,9 @@ func (s *S3) RemoveLeftovers(ctx context.Context, ended map[string]bool) ([]stri
 // record leaves.
 func (l *Local) removeOrphans(cutoff time.Time) ([]string, error) {
 	tops, err := os.ReadDir(l.dir)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // an empty store, never written
+	} else if err != nil {
 		return nil, err
 	}
 	var did []string

@@ -22,13 +22,17 @@ type Local struct {
 	dir string
 }
 
-// NewLocal returns a store rooted at dir, creating the directory if needed.
+// NewLocal returns a store rooted at dir. A missing directory is an empty
+// store, created by the first write: opening a store to read from it (runs
+// ls in a folder without runs) creates nothing.
 func NewLocal(dir string) (*Local, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("artifact store %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("artifact store %s: not a directory", abs)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("artifact store: %w", err)
 	}
 	return &Local{dir: abs}, nil

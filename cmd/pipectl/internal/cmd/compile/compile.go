@@ -2,6 +2,7 @@
 package compile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -23,9 +24,13 @@ type Options struct {
 	File    string
 	OutFile string
 	// Pods are the compiled pods' settings (the flags of AddPodFlags,
-	// --namespace, --s3-endpoint, --s3-region and --no-cache).
-	Pods   argo.Options
-	Params []string
+	// --namespace and --no-cache; the S3 endpoint and region are set from
+	// PodS3Endpoint and the store's flags).
+	Pods argo.Options
+	// PodS3Endpoint is the endpoint the pods use (default: --s3-endpoint),
+	// as on `pipectl run --on argo`.
+	PodS3Endpoint string
+	Params        []string
 	// NoShipCode leaves the components' folders out of the store: the
 	// pods run the code in their images.
 	NoShipCode bool
@@ -51,6 +56,10 @@ NAME@sha256:..., through its registry (credentials from the docker config;
 plain HTTP only for --insecure-registry); --image-tags keeps the tags, for
 compiling offline.
 
+The pods reach the store at --s3-endpoint and --s3-region (where the code is
+shipped from here, too), or at --pod-s3-endpoint when they see it under
+another name, as with 'pipectl run --on argo'.
+
 Nothing from the pipeline is evaluated by Argo: component specs and values travel
 encoded. The output is the same for the same input.`,
 		Example: `  pipectl compile examples/attrition/pipeline.yaml --artifacts s3://ml-artifacts/runs \
@@ -69,8 +78,7 @@ encoded. The output is the same for the same input.`,
 	fl.StringVarP(&opts.OutFile, "output", "o", "", "write the workflow to FILE, atomically (default: stdout)")
 	cmdutil.AddPodFlags(fl, &opts.Pods, f.Version, "")
 	fl.StringVarP(&opts.Pods.Namespace, "namespace", "n", "", "the workflow's namespace")
-	fl.StringVar(&opts.Pods.S3Endpoint, "s3-endpoint", "", "the S3 endpoint the pods use (e.g. http://minio.minio:9000)")
-	fl.StringVar(&opts.Pods.S3Region, "s3-region", "", "the S3 region the pods use")
+	fl.StringVar(&opts.PodS3Endpoint, "pod-s3-endpoint", "", "the S3 endpoint the pods use (default: --s3-endpoint)")
 	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a workflow argument's default: -p name=value (repeatable)")
 	fl.BoolVar(&opts.Pods.NoCache, "no-cache", false, "run every step, reusing no earlier outputs (each still records its own)")
 	fl.BoolVar(&opts.NoShipCode, "no-ship-code", false, "do not pack the components' folders into the store: the pods run the code in their images")
@@ -89,6 +97,11 @@ func compileRun(opts *Options) error {
 	}
 	aopts := opts.Pods
 	aopts.Artifacts, aopts.Params = opts.Factory.Root(), overrides
+	// As on `pipectl run --on argo`: --s3-endpoint and --s3-region are the
+	// store's (shipping the code goes there) and the pods' unless
+	// --pod-s3-endpoint names another endpoint for the pods.
+	so := opts.Factory.StoreOptions.S3
+	aopts.S3Endpoint, aopts.S3Region = cmp.Or(opts.PodS3Endpoint, so.Endpoint), so.Region
 	// Every mistake in the pipeline and the flags is reported before any
 	// registry is asked or any code is shipped (Compile is pure and quick).
 	if _, err := argo.Compile(p, aopts); err != nil {

@@ -23,6 +23,13 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
+// The help groups of pipectl's commands: the user's, and those the pods of
+// a compiled workflow run.
+const (
+	groupUser = "user"
+	groupPod  = "pod"
+)
+
 // NewCmdRoot returns the pipectl command with every subcommand.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -35,7 +42,9 @@ S3 credentials come from the usual AWS_* variables (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       f.FullVersion(),
 	}
+	cmd.SetVersionTemplate(version.Line(f.FullVersion()) + "\n")
 	cmd.SetOut(f.IOStreams.Out)
 	cmd.SetErr(f.IOStreams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -45,7 +54,8 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Endpoint, "s3-endpoint", "", "S3 endpoint for s3:// stores: host:port or https://… (TLS), http://… (plain) (default $AWS_ENDPOINT_URL)")
 	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Region, "s3-region", "", "S3 region (default $AWS_REGION)")
 	cmd.PersistentFlags().BoolVar(&f.StoreOptions.S3.Insecure, "s3-insecure", false, "skip TLS certificate verification for the S3 endpoint")
-	cmd.AddCommand(
+	cmd.AddGroup(&cobra.Group{ID: groupUser, Title: "Commands:"}, &cobra.Group{ID: groupPod, Title: "Commands run inside pods (by a compiled workflow):"})
+	for _, c := range []*cobra.Command{
 		version.NewCmdVersion(f, nil),
 		validate.NewCmdValidate(f, nil),
 		run.NewCmdRun(f, nil),
@@ -53,11 +63,18 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		logs.NewCmdLogs(f, nil),
 		artifacts.NewCmdArtifacts(f),
 		compile.NewCmdCompile(f, nil),
-		execcmd.NewCmdExec(f, nil),
-		launch.NewCmdLaunch(f, nil),
 		gc.NewCmdGC(f, nil),
 		uicmd.NewCmdUI(f, nil),
-	)
+	} {
+		c.GroupID = groupUser
+		cmd.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{execcmd.NewCmdExec(f, nil), launch.NewCmdLaunch(f, nil)} {
+		c.GroupID = groupPod
+		cmd.AddCommand(c)
+	}
+	cmd.SetHelpCommandGroupID(groupUser)
+	cmd.SetCompletionCommandGroupID(groupUser)
 	return cmd
 }
 

@@ -39,7 +39,7 @@ version, the git commit, branch and whether the checkout was dirty); and the
 values of their Metrics outputs. Only the rows that differ are shown, unless
 --all. RUN is a run id, or "latest"; local and cluster runs compare alike.
 The UI's compare page shows the same rows.`,
-		Example: `  pipectl runs diff 20261204-101500-ab12 latest
+		Example: `  pipectl runs diff attrition-20261204-101500-ab12cd34 latest
   pipectl runs diff A B -o json`,
 		Args: cobra.RangeArgs(2, maxDiff),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -33,7 +33,11 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 }
 
 func versionRun(opts *Options) error {
-	v := opts.Version
-	_, err := fmt.Fprintf(opts.IO.Out, "pipectl %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	_, err := fmt.Fprintln(opts.IO.Out, Line(opts.Version))
 	return err
+}
+
+// Line is what `pipectl version` and `pipectl --version` print for version v.
+func Line(v string) string {
+	return fmt.Sprintf("pipectl %s (%s, %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

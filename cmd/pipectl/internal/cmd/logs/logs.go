@@ -19,6 +19,8 @@ type Options struct {
 	Factory *cmdutil.Factory
 	RunID   string
 	Step    string
+	// Follow prints the logs as they grow, until the run ends.
+	Follow bool
 }
 
 // NewCmdLogs returns `pipectl logs`; runF replaces the run function in tests.
@@ -27,8 +29,15 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs RUN [STEP]",
 		Short: "Print the logs of a run's steps (every rank's lines, prefixed)",
-		Long:  "Print the logs kept with a run, step by step, or of one step. RUN may be \"latest\".",
-		Args:  cobra.RangeArgs(1, 2),
+		Long: `Print the logs kept with a run, step by step, or of one step. RUN may be "latest".
+
+With -f, follow a running run: print its steps' lines as they come (a local
+run's logs reach the store every few seconds; a cluster step's when it ends)
+until the run ends, then say how it ended. "latest" is the newest run when
+pipectl logs starts.`,
+		Example: `  pipectl logs latest train
+  pipectl run pipeline.yaml & pipectl logs -f latest`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if len(args) == 2 {
@@ -37,9 +46,13 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			if runF != nil {
 				return runF(opts)
 			}
+			if opts.Follow {
+				return followRun(cmd.Context(), opts)
+			}
 			return logsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "follow a running run: print the lines as they come, until it ends")
 	cmdutil.AddKubeFlags(cmd, f)
 	return cmd
 }
@@ -54,12 +67,8 @@ func logsRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	store := runs.Store()
-	if opts.Step != "" && r.Step(opts.Step) == nil {
-		var names []string
-		for _, s := range r.Steps {
-			names = append(names, s.Name)
-		}
-		return fmt.Errorf("run %s has no step %q (steps: %v)", r.ID, opts.Step, names)
+	if err := hasStep(r, opts.Step); err != nil {
+		return err
 	}
 	for _, s := range r.Steps {
 		if opts.Step != "" && s.Name != opts.Step {
@@ -82,4 +91,16 @@ func logsRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// hasStep fails when step is not "" and not a step of r.
+func hasStep(r *record.Run, step string) error {
+	if step == "" || r.Step(step) != nil {
+		return nil
+	}
+	var names []string
+	for _, s := range r.Steps {
+		names = append(names, s.Name)
+	}
+	return fmt.Errorf("run %s has no step %q (steps: %v)", r.ID, step, names)
 }

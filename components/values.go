@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"pipectl.dev/pipectl/components/yamlfile"
 )
 
 // A parameter value is the text the user wrote. It is checked against its
@@ -178,6 +180,9 @@ func IsNull(n *yaml.Node) bool {
 func NodeValue(t string, n *yaml.Node) (string, error) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
+	}
+	if hint := yamlfile.QuoteHint(n); hint != "" {
+		return "", fmt.Errorf("expected a single %s value, got a mapping%s", t, hint)
 	}
 	if t == TypeJSON && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str") {
 		var b bytes.Buffer

@@ -98,7 +98,7 @@ func TestLoadInvalid(t *testing.T) {
 		// want lists "line:col field: message fragment" for each error, in order.
 		want []string
 	}{
-		{"unknown-field", []string{`8:5 steps[0].retires: unknown field "retires" (expected one of: after, cache, component,`}},
+		{"unknown-field", []string{`8:5 steps[0].retires: unknown field "retires": did you mean "retries"? (expected one of: after, cache, component,`}},
 		{"unknown-step", []string{`9:13 steps[0].inputs.data: unknown step "nope" (steps: fit)`}},
 		{"unknown-output", []string{`11:13 steps[1].inputs.data: step "data" (component make-data) has no output "dataset" (outputs: data, count)`}},
 		{"unknown-param", []string{`11:13 steps[0].inputs.rows: unknown parameter "rowz" (params: epochs)`}},

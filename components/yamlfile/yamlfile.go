@@ -102,7 +102,7 @@ func Parse(path string, data []byte) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: path, Line: 1, Column: 1, Msg: "the file holds no YAML (it is empty or only comments): expected a mapping with apiVersion and kind"}
 		}
-		return nil, syntaxError(path, err)
+		return nil, syntaxError(path, data, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -122,7 +122,7 @@ func Parse(path string, data []byte) (*File, error) {
 			break
 		}
 		if err != nil {
-			return nil, syntaxError(path, err)
+			return nil, syntaxError(path, data, err)
 		}
 		n := &next
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
@@ -141,14 +141,14 @@ func isEmpty(n *yaml.Node) bool {
 }
 
 // syntaxError locates a yaml.v3 parse error ("yaml: line N: ...").
-func syntaxError(path string, err error) *Error {
+func syntaxError(path string, data []byte, err error) *Error {
 	msg := err.Error()
 	e := &Error{File: path, Line: 1, Column: 1}
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
-	e.Msg = "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+	e.Msg = "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + tabHint(data, e.Line)
 	return e
 }
 
@@ -301,7 +301,7 @@ func (f *File) check(n *yaml.Node, t reflect.Type, field string, errs *[]error) 
 			k, v := n.Content[i], n.Content[i+1]
 			sf, ok := fields[k.Value]
 			if !ok {
-				*errs = append(*errs, f.Errorf(k, join(field, k.Value), "unknown field %q (expected one of: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
+				*errs = append(*errs, f.Errorf(k, join(field, k.Value), "unknown field %q%s (expected one of: %s)", k.Value, didYouMean(k.Value, slices.Collect(maps.Keys(fields))), strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
 				continue
 			}
 			f.check(v, sf.Type, join(field, k.Value), errs)
@@ -382,7 +382,7 @@ func scalarName(t reflect.Type) string {
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
-		return "a mapping"
+		return "a mapping" + QuoteHint(n)
 	case yaml.SequenceNode:
 		return "a list"
 	default:

@@ -8,10 +8,11 @@
 // A pack is deterministic: entries in byte order of their paths, no times,
 // owners or groups, modes reduced to what git keeps (a file is 0644 or, when
 // any execute bit is set, 0755; a folder 0755). Version-control folders and
-// caches (SkipNames) are left out. A link is kept as a link when its target
-// stays inside the folder; a link that leaves it, a special file (FIFO,
-// socket, device) or a folder over Options is refused with an error naming the
-// file.
+// caches (SkipNames) are left out, and so are credentials (Credentials; a
+// file that looks like one is refused unless IgnoreFile allows it). A link
+// is kept as a link when its target stays inside the folder; a link that
+// leaves it, a special file (FIFO, socket, device) or a folder over Options
+// is refused with an error naming the file.
 //
 // In the store:
 //

@@ -2,6 +2,7 @@ package codepack
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"pipectl.dev/pipectl/components/regular"
 )
 
 // Options bound a pack (and what Fetch unpacks) and say what it leaves out.
@@ -58,14 +61,19 @@ func CheckDigest(d string) error {
 // Pack is what Write wrote.
 type Pack struct {
 	// Digest is "sha256:<hex>" of the archive.
-	Digest string
+	Digest string `json:"digest"`
 	// Size is the archive's size; Files the entries in it.
-	Size  int64
-	Files int
+	Size  int64 `json:"size"`
+	Files int   `json:"files"`
 }
 
 // Write packs the folder dir into w (see the package doc).
 func Write(ctx context.Context, dir string, w io.Writer, lim Options) (Pack, error) {
+	return write(ctx, dir, w, lim, nil)
+}
+
+// write is Write, telling l (when set) each entry packed and left out.
+func write(ctx context.Context, dir string, w io.Writer, lim Options, l *Listing) (Pack, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return Pack{}, fmt.Errorf("code folder: %w", err)
@@ -75,7 +83,7 @@ func Write(ctx context.Context, dir string, w io.Writer, lim Options) (Pack, err
 	}
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
-	p := &packer{ctx: ctx, root: dir, tw: tar.NewWriter(cw), lim: lim, exclude: map[string]bool{}}
+	p := &packer{ctx: ctx, root: dir, tw: tar.NewWriter(cw), lim: lim, exclude: map[string]bool{}, list: l}
 	for _, x := range lim.Exclude {
 		if abs, err := filepath.Abs(x); err == nil {
 			p.exclude[abs] = true
@@ -84,9 +92,14 @@ func Write(ctx context.Context, dir string, w io.Writer, lim Options) (Pack, err
 	if p.absRoot, err = filepath.Abs(dir); err != nil {
 		return Pack{}, err
 	}
-	if p.ignore, err = readIgnore(dir); err != nil {
+	for _, pat := range Credentials {
+		p.rules = append(p.rules, rule{pat: pat, credential: true})
+	}
+	user, err := readIgnore(dir)
+	if err != nil {
 		return Pack{}, err
 	}
+	p.rules = append(p.rules, user...)
 	if err := p.folder(""); err != nil {
 		return Pack{}, err
 	}
@@ -112,10 +125,12 @@ type packer struct {
 	// exclude holds Options.Exclude made absolute, absRoot the folder's.
 	exclude map[string]bool
 	absRoot string
-	// ignore are the patterns of the folder's IgnoreFile.
-	ignore []string
-	files  int
-	bytes  int64
+	// rules are Credentials' then the folder's IgnoreFile's, in order.
+	rules []rule
+	files int
+	bytes int64
+	// list, when set, is told each entry packed and left out.
+	list *Listing
 }
 
 // folder packs the entries of the folder rel ("" for the root), sorted.
@@ -125,8 +140,20 @@ func (p *packer) folder(rel string) error {
 		return fmt.Errorf("code folder %s: %w", p.root, err)
 	}
 	for _, e := range entries { // sorted by name: byte order
-		if SkipNames[e.Name()] || p.ignored(path.Join(rel, e.Name())) ||
-			len(p.exclude) > 0 && p.exclude[filepath.Join(p.absRoot, filepath.FromSlash(rel), e.Name())] {
+		name := path.Join(rel, e.Name())
+		why := ""
+		switch r, ok := p.match(name); {
+		case SkipNames[e.Name()]:
+			why = "version control or a cache"
+		case ok && !r.allow && r.credential:
+			why = "credentials (left out by default)"
+		case ok && !r.allow:
+			why = IgnoreFile
+		case len(p.exclude) > 0 && p.exclude[filepath.Join(p.absRoot, filepath.FromSlash(rel), e.Name())]:
+			why = "the run's own folder"
+		}
+		if why != "" {
+			p.list.leftOut(name, e.IsDir(), why)
 			continue
 		}
 		if err := p.ctx.Err(); err != nil {
@@ -160,6 +187,7 @@ func (p *packer) entry(rel string) error {
 		if err := p.tw.WriteHeader(hdr); err != nil {
 			return err
 		}
+		p.list.packed(hdr)
 		return p.folder(rel)
 	case mode&fs.ModeSymlink != 0:
 		target, err := os.Readlink(full)
@@ -170,6 +198,7 @@ func (p *packer) entry(rel string) error {
 			return p.refuse(rel, "a link to %s, outside the folder (only links that stay inside a component's folder are shipped)", target)
 		}
 		hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, filepath.ToSlash(target), 0o777
+		p.list.packed(hdr)
 		return p.tw.WriteHeader(hdr)
 	case mode.IsRegular():
 		if p.bytes += info.Size(); p.lim.MaxBytes > 0 && p.bytes > p.lim.MaxBytes {
@@ -186,15 +215,31 @@ func (p *packer) entry(rel string) error {
 }
 
 func (p *packer) file(rel, full string, hdr *tar.Header) error {
-	f, err := os.Open(full)
+	// Not through a link nor blocking: the file may have changed since
+	// it was listed.
+	f, _, err := regular.OpenNoFollow(full)
 	if err != nil {
 		return fmt.Errorf("code folder %s: %w", p.root, err)
 	}
 	defer f.Close()
+	// The start of the file tells whether it holds a credential: it is
+	// read before anything of it is written.
+	head := make([]byte, min(hdr.Size, sniffBytes))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return p.refuse(rel, "%v", err)
+	}
+	if what := looksLikeCredential(head); what != "" {
+		if r, ok := p.match(rel); !ok || !r.allow {
+			return p.refuse(rel, "it looks like a credential (%s), and a credential is never shipped by accident: "+
+				"move it out of the folder, name it in %s to leave it out, or add the line \"!%s\" to %s to ship it anyway",
+				what, IgnoreFile, rel, filepath.Join(p.root, IgnoreFile))
+		}
+	}
 	if err := p.tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	n, err := io.Copy(p.tw, io.LimitReader(f, hdr.Size))
+	p.list.packed(hdr)
+	n, err := io.Copy(p.tw, io.MultiReader(bytes.NewReader(head), io.LimitReader(f, hdr.Size-int64(len(head)))))
 	if err == nil && n < hdr.Size {
 		err = errors.New("the file shrank while it was packed")
 	}
@@ -229,42 +274,64 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // IgnoreFile, in a component's folder, lists what its pack leaves out: one
 // pattern a line (path.Match syntax; # starts a comment). A pattern with a
 // slash matches a path from the folder, one without matches a name at any
-// depth; a match on a folder leaves out all of it.
+// depth; a match on a folder leaves out all of it. A line "!PATTERN" ships
+// what matches after all: what an earlier line (or Credentials, which come
+// first) leaves out, and a file that looks like a credential. The last
+// line that matches decides.
 const IgnoreFile = ".pipectlignore"
 
-func readIgnore(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, IgnoreFile))
+// maxIgnoreBytes bounds IgnoreFile.
+const maxIgnoreBytes = 1 << 20
+
+// rule is a line of IgnoreFile, or one of Credentials.
+type rule struct {
+	pat string
+	// allow is a "!" line's; credential one of Credentials.
+	allow, credential bool
+}
+
+func readIgnore(dir string) ([]rule, error) {
+	name := filepath.Join(dir, IgnoreFile)
+	// Opened without following a link or blocking on a FIFO, and read
+	// within a bound: a FIFO blocked the run, a link to /dev/zero filled
+	// the memory.
+	b, err := regular.ReadNoFollow(name, maxIgnoreBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("code folder %s: %w", dir, err)
+		return nil, fmt.Errorf("%w (want a file of at most %d KiB, not a link, folder or special file)", err, maxIgnoreBytes>>10)
 	}
-	var pats []string
+	var pats []rule
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		pat := strings.Trim(line, "/")
-		if _, err := path.Match(pat, ""); err != nil || pat == "" {
-			return nil, fmt.Errorf("%s:%d: %q is not a pattern (want path.Match syntax, e.g. *.csv or data/raw)", filepath.Join(dir, IgnoreFile), i+1, line)
+		r := rule{}
+		if rest, ok := strings.CutPrefix(line, "!"); ok {
+			r.allow, line = true, strings.TrimSpace(rest)
 		}
-		pats = append(pats, pat)
+		r.pat = strings.Trim(line, "/")
+		if _, err := path.Match(r.pat, ""); err != nil || r.pat == "" {
+			return nil, fmt.Errorf("%s:%d: %q is not a pattern (want path.Match syntax, e.g. *.csv or data/raw)", name, i+1, line)
+		}
+		pats = append(pats, r)
 	}
 	return pats, nil
 }
 
-// ignored reports whether the entry rel matches a pattern of IgnoreFile.
-func (p *packer) ignored(rel string) bool {
-	for _, pat := range p.ignore {
+// match is the last rule matching the entry rel, if any.
+func (p *packer) match(rel string) (rule, bool) {
+	for i := len(p.rules) - 1; i >= 0; i-- {
+		r := p.rules[i]
 		name := rel
-		if !strings.Contains(pat, "/") {
+		if !strings.Contains(r.pat, "/") {
 			name = path.Base(rel)
 		}
-		if ok, _ := path.Match(pat, name); ok {
-			return true
+		if ok, _ := path.Match(r.pat, name); ok {
+			return r, true
 		}
 	}
-	return false
+	return rule{}, false
 }

@@ -38,3 +38,35 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+// TestReadNoFollow: a link (to /dev/zero, to a regular file) is refused
+// without being opened; a named pipe never blocks; a regular file is read.
+func TestReadNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero, link, fifo := filepath.Join(dir, "zero"), filepath.Join(dir, "link"), filepath.Join(dir, "p")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadNoFollow(file, 5); err != nil || string(b) != "12345" {
+		t.Errorf("ReadNoFollow(file) = %q, %v", b, err)
+	}
+	for path, want := range map[string]string{
+		zero: zero + ": a symbolic link, not a regular file",
+		link: link + ": a symbolic link, not a regular file",
+		fifo: fifo + ": a named pipe (FIFO), not a regular file",
+	} {
+		if _, err := ReadNoFollow(path, 1<<20); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadNoFollow(%s) = %v, want %q", path, err, want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/gc"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/pack"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
 	uicmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/ui"
@@ -64,6 +65,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		artifacts.NewCmdArtifacts(f),
 		compile.NewCmdCompile(f, nil),
 		gc.NewCmdGC(f, nil),
+		pack.NewCmdPack(f, nil),
 		uicmd.NewCmdUI(f, nil),
 	} {
 		c.GroupID = groupUser

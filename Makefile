@@ -12,7 +12,8 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 # in `make fuzz`, FUZZTIME_SHORT in the short pass of `make unit`
 FUZZ_TARGETS := components/kfpv1:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
 	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts pipeline:FuzzOverride \
-	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild components/wire:FuzzArgs
+	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild components/wire:FuzzArgs \
+	components/untar:FuzzExtract
 FUZZTIME ?= 30s
 FUZZTIME_SHORT ?= 4s
 # FUZZMINIMIZETIME bounds the minimizing of each new input (Go's default, 60s,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/components/regular"
+	"pipectl.dev/pipectl/components/untar"
 )
 
 // Options bound a pack (and what Fetch unpacks) and say what it leaves out.
@@ -194,8 +195,8 @@ func (p *packer) entry(rel string) error {
 		if err != nil {
 			return fmt.Errorf("code folder %s: %w", p.root, err)
 		}
-		if !inside(rel, target) {
-			return p.refuse(rel, "a link to %s, outside the folder (only links that stay inside a component's folder are shipped)", target)
+		if err := p.inside(rel, target); err != nil {
+			return p.refuse(rel, "a link to %s, outside the folder once every link on the way is followed (only links that stay inside a component's folder are shipped): %v", target, err)
 		}
 		hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, filepath.ToSlash(target), 0o777
 		p.list.packed(hdr)
@@ -250,14 +251,25 @@ func (p *packer) file(rel, full string, hdr *tar.Header) error {
 }
 
 // inside reports whether the link at rel (slash-separated, relative to
-// the folder) with target stays inside the folder, lexically.
-func inside(rel, target string) bool {
+// the folder) with target stays inside the folder when it is followed as
+// the file system would, through every link on the way (untar.CheckLink).
+func (p *packer) inside(rel, target string) error {
 	t := filepath.ToSlash(target)
-	if t == "" || path.IsAbs(t) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" {
-		return false
+	if filepath.IsAbs(target) || filepath.VolumeName(target) != "" {
+		return untar.ErrOutside
 	}
-	j := path.Join(path.Dir(rel), t)
-	return j != ".." && !strings.HasPrefix(j, "../")
+	return untar.CheckLink(rel, t, func(name string) (string, bool, error) {
+		full := filepath.Join(p.root, filepath.FromSlash(name))
+		info, err := os.Lstat(full)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && info.Mode()&fs.ModeSymlink == 0 {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		l, err := os.Readlink(full)
+		return filepath.ToSlash(l), true, err
+	})
 }
 
 type countWriter struct {

@@ -1,18 +1,15 @@
 package codepack
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/components/untar"
 )
 
 // Ship packs dir and stores the pack at Key(digest) unless the store has
@@ -60,10 +57,10 @@ func Fetch(ctx context.Context, s artifacts.Store, d, dest string, lim Options) 
 		return err
 	}
 	h := sha256.New()
-	r := io.TeeReader(rc, h)
-	err = unpack(ctx, r, tmp, lim)
+	ur := untar.NewReader(ctx, io.TeeReader(rc, h), untarLimits(lim))
+	err = ur.Extract(tmp, untar.Options{Links: true})
 	if err == nil {
-		_, err = io.Copy(io.Discard, r) // the archive's padding counts too
+		err = ur.Trailer() // the archive's padding counts too, within a bound
 	}
 	if err == nil && digestOf(h) != d {
 		err = fmt.Errorf("its sha256 is %s: the object was changed after it was stored", digestOf(h))
@@ -78,100 +75,7 @@ func Fetch(ctx context.Context, s artifacts.Store, d, dest string, lim Options) 
 	return nil
 }
 
-// unpack writes the archive's entries below dir. Links are made last, so
-// no entry is written through one.
-func unpack(ctx context.Context, r io.Reader, dir string, lim Options) error {
-	tr := tar.NewReader(r)
-	type link struct{ name, target string }
-	var links []link
-	linked := map[string]bool{}
-	var files int
-	var bytes int64
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		name := strings.TrimSuffix(hdr.Name, "/")
-		if !validName(name) {
-			return fmt.Errorf("entry %q: want a relative path without . or .. segments", hdr.Name)
-		}
-		for p := path.Dir(name); p != "."; p = path.Dir(p) {
-			if linked[p] {
-				return fmt.Errorf("entry %q is below the link %q", hdr.Name, p)
-			}
-		}
-		if files++; lim.MaxFiles > 0 && files > lim.MaxFiles {
-			return fmt.Errorf("more than %d entries", lim.MaxFiles)
-		}
-		full := filepath.Join(dir, filepath.FromSlash(name))
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(full, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if bytes += hdr.Size; lim.MaxBytes > 0 && bytes > lim.MaxBytes {
-				return fmt.Errorf("more than %d MiB", lim.MaxBytes>>20)
-			}
-			if err := writeFile(tr, full, hdr); err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if !inside(name, hdr.Linkname) {
-				return fmt.Errorf("entry %q: a link to %q, outside the folder", hdr.Name, hdr.Linkname)
-			}
-			links = append(links, link{full, filepath.FromSlash(hdr.Linkname)})
-			linked[name] = true
-		default:
-			return fmt.Errorf("entry %q: type %q is not a file, folder or link", hdr.Name, hdr.Typeflag)
-		}
-	}
-	for _, l := range links {
-		if err := os.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
-			return err
-		}
-		if err := os.Symlink(l.target, l.name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeFile(r io.Reader, full string, hdr *tar.Header) error {
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if hdr.Mode&0o111 != 0 {
-		mode = 0o755
-	}
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = io.CopyN(f, r, hdr.Size)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// validName reports whether name is a clean relative slash path.
-func validName(name string) bool {
-	if name == "" || path.IsAbs(name) || path.Clean(name) != name {
-		return false
-	}
-	for _, seg := range strings.Split(name, "/") {
-		if seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
+// untarLimits are lim as an archive's bounds.
+func untarLimits(lim Options) untar.Limits {
+	return untar.Limits{MaxEntries: lim.MaxFiles, MaxBytes: lim.MaxBytes}
 }

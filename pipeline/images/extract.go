@@ -3,18 +3,17 @@ package images
 import (
 	"archive/tar"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"pipectl.dev/pipectl/components/untar"
 )
 
 // ModelDir is the folder of a ModelCar image (KFP's oci:// model
@@ -50,60 +49,35 @@ func Extract(ctx context.Context, ref, dir, dest string, opts Options) (string, 
 	pinned := Repository(ref) + "@" + digest.String()
 	rc := mutate.Extract(img)
 	defer rc.Close()
-	if err := untarDir(tar.NewReader(rc), dir, dest); err != nil {
+	if err := untarDir(ctx, rc, dir, dest); err != nil {
 		return "", fmt.Errorf("image %s: %w", pinned, err)
 	}
 	return pinned, nil
 }
 
-// untarDir writes the entries of tr below dir to dest.
-func untarDir(tr *tar.Reader, dir, dest string) error {
+// untarDir writes the entries of the archive r below dir to dest (an
+// untrusted archive: package untar's rules, no links).
+func untarDir(ctx context.Context, r io.Reader, dir, dest string) error {
 	found := false
 	if err := os.Mkdir(dest, 0o755); err != nil {
 		return err
 	}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
-		if p == dir {
-			found = found || h.Typeflag == tar.TypeDir
-			continue
-		}
-		rel, below := strings.CutPrefix(p, dir+"/")
-		if !below {
-			continue
-		}
-		found = true
-		target := filepath.Join(dest, filepath.FromSlash(rel))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
+	// An image's file system is big: its entries and bytes are bounded
+	// far above a model's, names as any archive's.
+	lim := untar.Limits{MaxEntries: 10_000_000, MaxBytes: 1 << 50, Rooted: true}
+	err := untar.NewReader(ctx, r, lim).Extract(dest, untar.Options{
+		Select: func(h *tar.Header, p string) (string, bool) {
+			if p == dir {
+				found = found || h.Typeflag == tar.TypeDir
+				return ".", true
 			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(f, tr); err != nil {
-				f.Close()
-				return fmt.Errorf("/%s: %w", p, err)
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("/%s is not a regular file or a folder (tar type %q): only those are imported", p, h.Typeflag)
-		}
+			rel, below := strings.CutPrefix(p, dir+"/")
+			found = found || below
+			return rel, below
+		},
+	})
+	if err != nil {
+		return err
 	}
 	if !found {
 		return fmt.Errorf("no folder /%s (a ModelCar image keeps its model there)", dir)

@@ -611,19 +611,47 @@ func GetJSON(ctx context.Context, s Store, key string, v any) error {
 	}
 	defer r.Close()
 	lr := &io.LimitedReader{R: r, N: MaxJSONObject + 1}
-	err = json.NewDecoder(lr).Decode(v)
+	dec := json.NewDecoder(lr)
+	err = dec.Decode(v)
+	if err == nil {
+		// Only white space may follow the value: a record followed by
+		// zeros is refused at the first of them, not read to its end.
+		err = trailing(io.MultiReader(dec.Buffered(), lr))
+	}
 	if lr.N <= 0 {
 		return &CorruptError{URI: s.URI(key), Err: fmt.Errorf("larger than the %d MiB a record may hold", MaxJSONObject>>20)}
 	}
 	if err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &se) || errors.As(err, &te) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errTrailing) || errors.As(err, &se) || errors.As(err, &te) {
 			return &CorruptError{URI: s.URI(key), Err: err}
 		}
 		return fmt.Errorf("%s: %w", s.URI(key), err)
 	}
 	return nil
+}
+
+// errTrailing is trailing's error.
+var errTrailing = errors.New("data after the JSON value")
+
+// trailing fails unless r holds only JSON white space.
+func trailing(r io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				return errTrailing
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // CorruptError reports a JSON object of the store (a run record, metadata)

@@ -18,11 +18,16 @@ import (
 // uploads in an S3 store. It returns one line per thing it did.
 // Runs that may still run (on this host or another) are left alone.
 func CollectGarbage(ctx context.Context, s artifacts.Store) ([]string, error) {
-	runs, err := ListRuns(ctx, s, nil)
+	var warn strings.Builder
+	runs, err := ListRuns(ctx, s, &warn)
 	if err != nil {
 		return nil, err
 	}
-	var did []string
+	// A corrupt record is skipped, and said so.
+	did := strings.Split(strings.TrimSuffix(warn.String(), "\n"), "\n")
+	if warn.Len() == 0 {
+		did = nil
+	}
 	var errs []error
 	ended := map[string]bool{}
 	for _, r := range runs {

@@ -57,6 +57,11 @@ func ReadRun(ctx context.Context, s artifacts.Store, id string) (*record.Run, er
 			}
 			return nil, err
 		}
+		if r.ID != id {
+			// A record must be of its folder's run: an id such as
+			// "../../x" would name other objects of the store.
+			return nil, &artifacts.CorruptError{URI: s.URI(record.RunKey(id)), Err: fmt.Errorf("its id is %q, not its folder's", short(r.ID))}
+		}
 		if r.Status != record.StatusRunning {
 			return &r, nil
 		}
@@ -132,4 +137,12 @@ func StoredRun(ctx context.Context, s artifacts.Store, id string, warn io.Writer
 		return nil, fmt.Errorf("no runs in %s: %w", s.Root(), artifacts.ErrNotFound)
 	}
 	return runs[0], nil
+}
+
+// short is an id for a message: its first 100 bytes.
+func short(id string) string {
+	if len(id) > 100 {
+		return id[:100] + "…"
+	}
+	return id
 }

@@ -121,6 +121,10 @@ func runRun(opts *Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	l, err := cmdutil.LoadRun(ctx, opts.Factory, opts.File, opts.Params, opts.Rerun, opts.From)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C while a rerun's pipeline is fetched.
+		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err}
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package images
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -148,20 +150,19 @@ func Pin(ctx context.Context, ref string, opts Options) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ropts := opts.remote(ctx)
-	// HEAD is enough where the registry answers it with the digest; a
-	// GET of the manifest otherwise.
-	desc, herr := remote.Head(parsed, ropts...)
-	if herr != nil && ctx.Err() == nil && !notFound(herr) {
-		if d, gerr := remote.Get(parsed, ropts...); gerr == nil {
-			desc, herr = &d.Descriptor, nil
-		} else {
-			herr = gerr
-		}
+	// The manifest itself, not a HEAD reply: its digest is computed from
+	// its bytes, never taken from the registry's Docker-Content-Digest
+	// header (a registry could pin any other image).
+	d, err := remote.Get(parsed, ropts...)
+	if err != nil {
+		return "", resolveError(ref, reg, slices.Contains(opts.Insecure, reg), err, ctx.Err())
 	}
-	if herr != nil {
-		return "", resolveError(ref, reg, slices.Contains(opts.Insecure, reg), herr, ctx.Err())
+	sum := sha256.Sum256(d.Manifest)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	if d.Digest.String() != digest {
+		return "", fmt.Errorf("image %s: registry %s says its digest is %s, but its manifest's is %s: not pinned", ref, reg, d.Digest, digest)
 	}
-	return Repository(ref) + "@" + desc.Digest.String(), nil
+	return Repository(ref) + "@" + digest, nil
 }
 
 // Qualify is ref in registry reg when ref names no registry: its first

@@ -1177,8 +1177,8 @@ func TestConformance(t *testing.T) {
 			}
 			if tc.resumed != nil && !t.Failed() {
 				var local2, argo2 confResult
-				wg.Go(func() { local2 = ll.confRun(ctx, "local", "--rerun="+local.run, tc.resumed.params, local.run) })
-				wg.Go(func() { argo2 = la.confRun(ctx, "argo", "--rerun="+argo.run, tc.resumed.params, argo.run) })
+				wg.Go(func() { local2 = ll.confRun(ctx, "local", "--rerun="+local.run, tc.resumed.params, local.run, "--yes") })
+				wg.Go(func() { argo2 = la.confRun(ctx, "argo", "--rerun="+argo.run, tc.resumed.params, argo.run, "--yes") })
 				wg.Wait()
 				for _, r := range []confResult{local2, argo2} {
 					if r.err != nil {
@@ -1197,8 +1197,10 @@ func TestConformance(t *testing.T) {
 				// --from boom re-runs boom and after of the resumed run;
 				// first is still reused from the first run.
 				var local3, argo3 confResult
-				wg.Go(func() { local3 = ll.confRun(ctx, "local", "--rerun="+local2.run, nil, local.run, "--from=boom") })
-				wg.Go(func() { argo3 = la.confRun(ctx, "argo", "--rerun="+argo2.run, nil, argo.run, "--from=boom") })
+				wg.Go(func() {
+					local3 = ll.confRun(ctx, "local", "--rerun="+local2.run, nil, local.run, "--from=boom", "--yes")
+				})
+				wg.Go(func() { argo3 = la.confRun(ctx, "argo", "--rerun="+argo2.run, nil, argo.run, "--from=boom", "--yes") })
 				wg.Wait()
 				for _, r := range []confResult{local3, argo3} {
 					if r.err != nil {
@@ -1298,7 +1300,7 @@ func TestConformanceLocal(t *testing.T) {
 				}
 			}
 			if tc.resumed != nil && !t.Failed() {
-				r2 := l.confRun(ctx, "local", "--rerun="+r.run, tc.resumed.params, r.run)
+				r2 := l.confRun(ctx, "local", "--rerun="+r.run, tc.resumed.params, r.run, "--yes")
 				if r2.err != nil {
 					t.Fatalf("rerun: %v\nstdout:\n%s\nstderr:\n%s", r2.err, r2.stdout, r2.stderr)
 				}
@@ -1306,7 +1308,7 @@ func TestConformanceLocal(t *testing.T) {
 				if err := l.confLineage(ctx, r.run, r2.run); err != nil {
 					t.Error(err)
 				}
-				r3 := l.confRun(ctx, "local", "--rerun="+r2.run, nil, r.run, "--from=boom")
+				r3 := l.confRun(ctx, "local", "--rerun="+r2.run, nil, r.run, "--from=boom", "--yes")
 				if r3.err != nil {
 					t.Fatalf("rerun --from: %v\nstdout:\n%s\nstderr:\n%s", r3.err, r3.stdout, r3.stderr)
 				}

@@ -66,6 +66,9 @@ func argoRun(opts *Options) error {
 			return err
 		}
 		defer l.Cleanup()
+		if err := cmdutil.TrustRerun(ios, l.Rerun, opts.Yes); err != nil {
+			return err
+		}
 		start := &argorun.Start{
 			Store: store, Pipeline: l.Pipeline, Params: l.Values, Source: l.Source, NoCache: opts.NoCache, Options: a.Pods,
 			Origin: l.Origin(ctx, f), Status: ios.ErrOut, Import: imports.Options{ImportOptions: imports.ImportOptions{S3: f.StoreOptions.S3}, Images: images.Options{Insecure: a.Images.Insecure}},

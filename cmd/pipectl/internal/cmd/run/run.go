@@ -29,6 +29,8 @@ type Options struct {
 	// Rerun runs the pipeline run Rerun ran; From runs that step and
 	// what is downstream of it again.
 	Rerun, From string
+	// Yes runs a rerun's stored code without asking (TrustRerun).
+	Yes         bool
 	On          string
 	Parallelism int
 	NoCache     bool
@@ -112,6 +114,7 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 	cmd.Flags().BoolVar(&opts.KeepWork, "keep-work", false, "keep the steps' work directories")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "print the run record when done: json or yaml")
 	cmd.Flags().StringVar(&opts.Rerun, "rerun", "", "run again the pipeline that run RUN ran (as recorded, not today's file), with its params (-p overrides them): what succeeded is reused")
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "with --rerun: run the code stored with the run without asking (on a terminal, its origin is shown and you are asked; elsewhere --yes is needed)")
 	cmd.Flags().StringVar(&opts.From, "from", "", "run step STEP and everything downstream of it again, reusing nothing there")
 	addArgoFlags(cmd, f, opts)
 	return cmd
@@ -129,6 +132,9 @@ func runRun(opts *Options) error {
 		return err
 	}
 	defer l.Cleanup()
+	if err := cmdutil.TrustRerun(opts.IO, l.Rerun, opts.Yes); err != nil {
+		return err
+	}
 	ctx = opts.Factory.Progress(ctx)
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {

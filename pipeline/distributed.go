@@ -1,8 +1,17 @@
 package pipeline
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"pipectl.dev/pipectl/components/yamlfile"
 )
+
+// MinStallTimeout is the shortest distributed.stallTimeout: a gang is
+// watched at a fraction of it, and a shorter one would stop healthy ranks
+// between two lines.
+const MinStallTimeout = time.Second
 
 // distributed checks steps[i].distributed: its resources and tolerations,
 // a world size in bounds, its restarts, port and shared memory, and its
@@ -28,6 +37,11 @@ func (v *validator) distributed(i int, index map[string]int) {
 	}
 	if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
 		v.atValue(v.sp(i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
+	}
+	if path := v.sp(i, "distributed", "stallTimeout"); d.StallTimeout.Duration < MinStallTimeout {
+		if n, _, set := yamlfile.Lookup(v.f.Root, path...); set {
+			v.atValue(path, "expected a duration of at least %s (or no stallTimeout: no stall detection), got %q", MinStallTimeout, n.Value)
+		}
 	}
 	if d.Port < 0 || d.Port > 65535 {
 		v.atValue(v.sp(i, "distributed", "port"), "expected a TCP port (1-65535), got %d", d.Port)

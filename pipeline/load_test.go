@@ -161,6 +161,10 @@ func TestLoadInvalid(t *testing.T) {
 			`18:24 steps[2].distributed.resources.gpu: expected 0 to 1024 GPUs, got "-1"`,
 			`15:5 steps[2].distributed: nodes × procsPerNode = 10000 × 1024 = 10240000 ranks: expected at most 1000000 (WORLD_SIZE)`,
 		}},
+		{"stall-timeout", []string{
+			`8:43 steps[0].distributed.stallTimeout: expected a duration of at least 1s (or no stallTimeout: no stall detection), got "0s"`,
+			`11:43 steps[1].distributed.stallTimeout: expected a duration of at least 1s (or no stallTimeout: no stall detection), got "500ms"`,
+		}},
 		{"env-placeholder", []string{
 			`12:29 steps[0].env[1].value: unknown parameter "nope" (params: rows)`,
 			`13:29 steps[0].env[2].value: an env value cannot use {{steps.data.outputs.data}}`,

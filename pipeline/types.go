@@ -456,6 +456,11 @@ type Distributed struct {
 	MaxRestarts int `yaml:"maxRestarts,omitempty"`
 	// StartupTimeout bounds the time until every rank runs (Kubernetes).
 	StartupTimeout Duration `yaml:"startupTimeout,omitempty"`
+	// StallTimeout, when set, is how long the gang may go without progress
+	// (a line any rank prints, a metric any rank reports) before it is
+	// stalled: stopped and restarted (counting against MaxRestarts). Off
+	// when not set.
+	StallTimeout Duration `yaml:"stallTimeout,omitempty"`
 	// Port is the rendezvous port (MASTER_PORT) on Kubernetes; a free port locally.
 	Port int `yaml:"port,omitempty"`
 	// ShmSize is the size of each rank pod's memory-backed /dev/shm (a

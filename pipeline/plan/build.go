@@ -666,7 +666,7 @@ func distributed(s *pipeline.Step) (*Distributed, error) {
 	}
 	pd := &Distributed{
 		Nodes: d.Nodes, ProcsPerNode: procs, LocalProcsPerNode: d.Procs(),
-		MaxRestarts: d.MaxRestarts, StartupTimeout: d.StartupTimeout,
+		MaxRestarts: d.MaxRestarts, StartupTimeout: d.StartupTimeout, StallTimeout: d.StallTimeout,
 		Port: d.Port, ShmSize: shm, Pod: pod,
 	}
 	if g := d.Gang; g != nil {

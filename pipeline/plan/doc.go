@@ -20,7 +20,8 @@
 //     added when GPUs are requested);
 //   - for a distributed step, Distributed: Nodes, ProcsPerNode (as written,
 //     else the GPUs per rank pod, else 1; a local run uses
-//     LocalProcsPerNode, as written or 1), MaxRestarts, StartupTimeout, Port,
+//     LocalProcsPerNode, as written or 1), MaxRestarts, StartupTimeout,
+//     StallTimeout, Port,
 //     ShmSize (as written, else half the rank's memory limit, else unbounded),
 //     the rank Pod (with affinity and priority class) and the Gang (Kueue
 //     queue or PodGroup scheduler and timeout).
@@ -89,7 +90,7 @@
 //	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
 //	             ({} is the empty string)
 //	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
-//	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "port"?,
+//	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "stallTimeout"?, "port"?,
 //	             "shmSize"?, "resources", "nodeSelector"?, "tolerations"?, "affinity"?,
 //	             "priorityClassName"?, "gang"?:{"kueueQueue"?, "podGroupScheduler"?, "podGroupTimeout"?},
 //	             "serviceAccountName"?, "env"?}
@@ -117,4 +118,6 @@
 // Launch v2 differs from v1 (pipectl before the step plan): the GPU
 // toleration is in "tolerations" ("gpuResource" is gone), "shmSize" is new,
 // and "procsPerNode" defaults to the GPUs per rank pod.
+// "stallTimeout" came later within v2: written only when set, so a
+// launcher before it refuses only the plans that ask for stall detection.
 package plan

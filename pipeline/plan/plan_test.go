@@ -178,11 +178,12 @@ func TestBuildDistributed(t *testing.T) {
 		}},
 	}, {
 		name: "gang, placement and timeouts",
-		step: "    distributed:\n      nodes: 3\n      maxRestarts: 2\n      startupTimeout: 5m\n      port: 29400\n      priorityClass: high\n" +
+		step: "    distributed:\n      nodes: 3\n      maxRestarts: 2\n      startupTimeout: 5m\n      stallTimeout: 90s\n      port: 29400\n      priorityClass: high\n" +
 			"      nodeSelector: {pool: a100}\n      gang: {podGroup: {scheduler: volcano, timeout: 90s}}\n" +
 			"      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname}]}}\n",
 		want: Distributed{
-			Nodes: 3, ProcsPerNode: 1, LocalProcsPerNode: 1, MaxRestarts: 2, StartupTimeout: pipeline.Duration{Duration: 5 * time.Minute}, Port: 29400,
+			Nodes: 3, ProcsPerNode: 1, LocalProcsPerNode: 1, MaxRestarts: 2, StartupTimeout: pipeline.Duration{Duration: 5 * time.Minute},
+			StallTimeout: pipeline.Duration{Duration: 90 * time.Second}, Port: 29400,
 			Pod: Pod{
 				NodeSelector: map[string]string{"pool": "a100"}, PriorityClassName: "high",
 				Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
@@ -249,7 +250,7 @@ func TestWireRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(&wantW, w); diff != "" {
 		t.Errorf("wiring (-want +got):\n%s", diff)
 	}
-	l := &Launch{Version: wire.LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: pipeline.Duration{Duration: time.Minute}}}
+	l := &Launch{Version: wire.LaunchVersion, Image: "i", Distributed: Distributed{Nodes: 2, ProcsPerNode: 4, ShmSize: "8Gi", StartupTimeout: pipeline.Duration{Duration: time.Minute}, StallTimeout: pipeline.Duration{Duration: 10 * time.Minute}}}
 	ls, err := wire.Encode(l)
 	if err != nil {
 		t.Fatal(err)

@@ -314,6 +314,9 @@ type Distributed struct {
 	// StartupTimeout bounds the time until every rank runs (Kubernetes; 0
 	// for the launcher's default).
 	StartupTimeout pipeline.Duration `json:"startupTimeout,omitzero"`
+	// StallTimeout is how long the gang may go without progress from any
+	// rank before it is stopped and restarted (0: no stall detection).
+	StallTimeout pipeline.Duration `json:"stallTimeout,omitzero"`
 	// Port is MASTER_PORT on Kubernetes (0 for DefaultPort); locally a free
 	// port is used.
 	Port int `json:"port,omitempty"`

@@ -212,7 +212,9 @@ func (r *Running) Signal(sig syscall.Signal) {
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after grace, and
-// waits until the process has exited.
+// waits until the process has exited. A stopped process (SIGSTOP, a
+// debugger's SIGTSTP) is continued after the SIGTERM, so that it handles
+// it rather than waiting for the SIGKILL.
 func (r *Running) Stop(grace time.Duration) {
 	select {
 	case <-r.done:
@@ -220,6 +222,7 @@ func (r *Running) Stop(grace time.Duration) {
 	default:
 	}
 	r.Signal(syscall.SIGTERM)
+	r.Signal(syscall.SIGCONT)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

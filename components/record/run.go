@@ -131,6 +131,11 @@ type StepRecord struct {
 	// Item is the item of a loop iteration (a step named STEP[i]): the
 	// JSON value as written in the list.
 	Item json.RawMessage `json:"item,omitempty"`
+	// GangAttempts are a distributed step's gang attempts that did not
+	// succeed (stalled or failed), in order.
+	GangAttempts []GangAttempt `json:"gangAttempts,omitempty"`
+	// Progress is what a distributed step's ranks reported (PIPECTL_METRICS).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // OutputRecord is one output of a step: an artifact (URI, size, sha256) or a

@@ -54,6 +54,11 @@ const (
 	// reached over plain HTTP when images are pinned.
 	EnvInsecureRegistries = "PIPECTL_INSECURE_REGISTRIES"
 
+	// EnvMetrics names the file a rank of a distributed step appends its
+	// progress and scalar metrics to, one JSON object of numbers a line
+	// ({"step": 120, "epoch": 2, "loss": 0.41}); every rank has its own.
+	EnvMetrics = "PIPECTL_METRICS"
+
 	// EnvUIToken is the access token of `pipectl ui`.
 	EnvUIToken = "PIPECTL_UI_TOKEN"
 )

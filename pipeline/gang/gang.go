@@ -2,11 +2,17 @@ package gang
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline/gang/progress"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
@@ -36,6 +42,18 @@ type Gang struct {
 	GracePeriod time.Duration
 	// Logf reports gang events (a rank failed, a restart).
 	Logf func(format string, args ...any)
+	// StallTimeout, when set, stops an attempt in which no rank made
+	// progress (printed a line, reported a metric) for that long: a
+	// *StallError, restarted like a failure.
+	StallTimeout time.Duration
+	// MetricsDir, when set, holds each rank's metrics file (its
+	// PIPECTL_METRICS): attempt-A/rank-R.jsonl.
+	MetricsDir string
+	// Ended, when set, is told of every attempt that did not succeed.
+	Ended func(record.GangAttempt)
+	// Progress, when set, is given the ranks' metrics series as it grows
+	// (at most every few seconds) and when an attempt ends.
+	Progress func(record.Progress)
 }
 
 // RankError says which rank failed a gang attempt and how.
@@ -55,12 +73,31 @@ func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	tr := progress.NewTracker(0, nil)
 	for attempt := 1; ; attempt++ {
-		err := g.attempt(ctx)
-		if err == nil || ctx.Err() != nil || attempt > g.MaxRestarts {
-			if ctx.Err() != nil {
-				err = ctx.Err()
+		err := g.attempt(ctx, attempt, tr)
+		if ctx.Err() != nil {
+			return attempt, ctx.Err()
+		}
+		if err == nil {
+			return attempt, nil
+		}
+		restart := attempt <= g.MaxRestarts
+		if g.Ended != nil {
+			g.Ended(AttemptRecord(attempt, err, restart))
+		}
+		var se *StallError
+		if errors.As(err, &se) {
+			logf("gang attempt %d stalled: no rank made progress for %s; every rank stopped", attempt, se.Timeout)
+			for i, r := range se.Ranks {
+				if i == maxRanksNamed {
+					logf("  and %d more rank(s)", len(se.Ranks)-i)
+					break
+				}
+				logf("  %s", RankSummary(r))
 			}
+		}
+		if !restart {
 			return attempt, err
 		}
 		logf("gang attempt %d failed (%v); restarting all %d ranks (restart %d of %d)", attempt, err, g.Nodes*g.procs(), attempt, g.MaxRestarts)
@@ -87,8 +124,9 @@ type rankResult struct {
 // first. The rank that exited earliest, by the kernel's exit order, is named.
 const failureWindow = 250 * time.Millisecond
 
-// attempt starts every process and waits for all to succeed or for the first failure.
-func (g *Gang) attempt(ctx context.Context) error {
+// attempt starts every process and waits for all to succeed, for the
+// first failure or, with a stall timeout, for the gang to stall.
+func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) error {
 	port := g.Port
 	if port == 0 {
 		p, err := FreePort()
@@ -104,14 +142,26 @@ func (g *Gang) attempt(ctx context.Context) error {
 	}
 	ps := newProcSet(g.Nodes*g.procs(), g.grace())
 	defer ps.close()
+	ranks := g.ranks(torchrun)
+	tr.Begin(attempt, ranks)
+	metrics, err := g.metricsFiles(attempt, ranks)
+	if err != nil {
+		return err
+	}
 	start := func(rank, node, local int, env []string) error {
 		argv, err := g.Argv(node, local)
 		if err != nil {
 			return err
 		}
-		out := g.Output(rank)
-		return ps.start(rank, process.Process{Argv: argv, Dir: g.Dir, Env: append(append([]string{}, g.Env...), env...), Stdout: out, Stderr: out, Guard: process.GuardFrom(ctx)})
+		out := tr.Writer(rank, g.Output(rank))
+		env = append(append([]string{}, g.Env...), env...)
+		if path := metrics[rank]; path != "" {
+			env = append(env, wire.EnvMetrics+"="+path)
+		}
+		return ps.start(rank, process.Process{Argv: argv, Dir: g.Dir, Env: env, Stdout: out, Stderr: out, Guard: process.GuardFrom(ctx)})
 	}
+	w := startWatch(ctx, tr, progress.NewFiles(metrics), g.StallTimeout, g.Progress)
+	defer w.stop()
 	for node := 0; node < g.Nodes; node++ {
 		if torchrun {
 			if err := start(node*topo.ProcsPerNode, node, -1, topo.NodeEnv(node)); err != nil {
@@ -127,7 +177,42 @@ func (g *Gang) attempt(ctx context.Context) error {
 			}
 		}
 	}
-	return ps.wait(ctx)
+	return ps.wait(ctx, w.stalled)
+}
+
+// ranks are the global ranks of the gang's processes: every rank, or the
+// first of each node for torchrun processes.
+func (g *Gang) ranks(torchrun bool) []int {
+	var out []int
+	for node := 0; node < g.Nodes; node++ {
+		for local := 0; local < g.procs(); local++ {
+			out = append(out, node*g.procs()+local)
+			if torchrun {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// metricsFiles are the PIPECTL_METRICS of each process of an attempt, by
+// rank (none without MetricsDir), in a fresh directory of the attempt.
+func (g *Gang) metricsFiles(attempt int, ranks []int) (map[int]string, error) {
+	out := map[int]string{}
+	if g.MetricsDir == "" {
+		return out, nil
+	}
+	dir := filepath.Join(g.MetricsDir, fmt.Sprintf("attempt-%d", attempt))
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, r := range ranks {
+		out[r] = filepath.Join(dir, fmt.Sprintf("rank-%d.jsonl", r))
+	}
+	return out, nil
 }
 
 // procSet runs the rank processes of one gang attempt, or of one node: all
@@ -165,11 +250,15 @@ func (s *procSet) start(rank int, p process.Process) error {
 }
 
 // wait waits until every process exited 0 (nil), one failed (the
-// *RankError of the first to fail, the others stopped) or ctx ended (its
-// error, every process stopped).
-func (s *procSet) wait(ctx context.Context) error {
+// *RankError of the first to fail, the others stopped), an error came on
+// stalled (it, every process stopped; stalled may be nil) or ctx ended
+// (its error, every process stopped).
+func (s *procSet) wait(ctx context.Context, stalled <-chan error) error {
 	for left := len(s.running); left > 0; left-- {
 		select {
+		case err := <-stalled:
+			s.stop()
+			return err
 		case res := <-s.results:
 			if res.err != nil {
 				first := firstFailure(s.order, res, s.results, left-1)

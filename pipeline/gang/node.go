@@ -95,7 +95,7 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 		}
 	}
 	if failed == nil {
-		failed = set.wait(ctx)
+		failed = set.wait(ctx, nil)
 	}
 	for _, w := range writers {
 		w.Flush()

@@ -1,0 +1,78 @@
+package record
+
+import "time"
+
+// Reasons a gang attempt ended without success (GangAttempt.Reason).
+const (
+	// ReasonStalled: no rank made progress for the step's stallTimeout.
+	ReasonStalled = "stalled"
+	// ReasonFailed: a rank exited non-zero (or could not start).
+	ReasonFailed = "failed"
+)
+
+// GangAttempt is one attempt of a distributed step's gang that did not
+// succeed: restarted when restarts were left, else the step's failure.
+type GangAttempt struct {
+	// Attempt is the attempt's number, from 1.
+	Attempt int `json:"attempt"`
+	// Reason is ReasonStalled or ReasonFailed.
+	Reason string `json:"reason"`
+	// Message says what happened, as the step's log says it.
+	Message string `json:"message"`
+	// Restarted says the gang was started again after it.
+	Restarted bool `json:"restarted"`
+	// Ranks are the state of every rank when a stalled attempt was stopped.
+	Ranks []RankState `json:"ranks,omitempty"`
+}
+
+// RankState is what a rank last did, seen when its gang was stopped.
+type RankState struct {
+	// Rank is the global rank.
+	Rank int `json:"rank"`
+	// LastProgress is when the rank last printed a line or reported a
+	// metric; nil when it never did.
+	LastProgress *time.Time `json:"lastProgress,omitempty"`
+	// Idle is how long before the stop that was (since the attempt's
+	// start when it never made progress), in Go's text form ("1m30s").
+	Idle string `json:"idle"`
+	// LastLine is the last line the rank printed (cut to MaxLastLine bytes).
+	LastLine string `json:"lastLine,omitempty"`
+	// Step is the last "step" the rank reported as a metric.
+	Step *int64 `json:"step,omitempty"`
+}
+
+// MaxLastLine bounds RankState.LastLine.
+const MaxLastLine = 240
+
+// Progress is what the ranks of a running or ended distributed step
+// reported: JSON lines appended to the file named by PIPECTL_METRICS, kept
+// as a bounded time series.
+type Progress struct {
+	// Updated is when the last metric was read.
+	Updated time.Time `json:"updated"`
+	// Step is the last "step" reported by any rank (nil when none was).
+	Step *int64 `json:"step,omitempty"`
+	// Last are the last value of every metric (of any rank).
+	Last map[string]float64 `json:"last,omitempty"`
+	// Points is the series, oldest first: every reported line while there
+	// are at most MaxPoints of them, then an evenly thinned subset of them
+	// (the first and the last kept).
+	Points []MetricPoint `json:"points"`
+	// Lines counts the metric lines read; Malformed those skipped (not a
+	// JSON object of numbers).
+	Lines     int64 `json:"lines"`
+	Malformed int64 `json:"malformed,omitempty"`
+}
+
+// MetricPoint is one reported metric line.
+type MetricPoint struct {
+	// Time is when pipectl read the line.
+	Time time.Time `json:"t"`
+	// Rank is the global rank that reported it; Attempt the gang attempt.
+	Rank    int `json:"rank"`
+	Attempt int `json:"attempt"`
+	// Step is the line's "step", when it has one.
+	Step *int64 `json:"step,omitempty"`
+	// Values are the line's other numbers ("epoch", "loss", …).
+	Values map[string]float64 `json:"values"`
+}

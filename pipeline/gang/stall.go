@@ -1,0 +1,150 @@
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/gang/progress"
+)
+
+// StallError says a gang attempt was stopped because no rank made progress
+// (printed a line, reported a metric) for Timeout; Ranks is each rank's
+// state then.
+type StallError struct {
+	Timeout time.Duration
+	Ranks   []record.RankState
+}
+
+// maxRanksNamed bounds the ranks a StallError's message (and the log) names.
+const maxRanksNamed = 8
+
+func (e *StallError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stalled: no rank made progress for %s", e.Timeout)
+	ranks := slices.Clone(e.Ranks)
+	// The longest idle first: the likeliest culprits.
+	slices.SortStableFunc(ranks, func(a, b record.RankState) int { return compareIdle(b, a) })
+	for i, r := range ranks {
+		if i == maxRanksNamed {
+			fmt.Fprintf(&b, "; and %d more rank(s)", len(ranks)-i)
+			break
+		}
+		fmt.Fprintf(&b, "; %s", RankSummary(r))
+	}
+	return b.String()
+}
+
+func compareIdle(a, b record.RankState) int {
+	da, _ := time.ParseDuration(a.Idle)
+	db, _ := time.ParseDuration(b.Idle)
+	return int(da - db)
+}
+
+// RankSummary says what a rank last did: "rank 1: last progress 12s ago
+// (step 40), last line "epoch 3"" or "rank 1: no progress in 12s".
+func RankSummary(r record.RankState) string {
+	var b strings.Builder
+	if r.LastProgress == nil {
+		fmt.Fprintf(&b, "rank %d: no progress in %s", r.Rank, r.Idle)
+	} else {
+		fmt.Fprintf(&b, "rank %d: last progress %s ago", r.Rank, r.Idle)
+	}
+	if r.Step != nil {
+		fmt.Fprintf(&b, " (step %d)", *r.Step)
+	}
+	if r.LastLine != "" {
+		fmt.Fprintf(&b, ", last line %q", r.LastLine)
+	} else {
+		b.WriteString(", printed nothing")
+	}
+	return b.String()
+}
+
+// AttemptRecord is the record of a gang attempt that ended with err.
+func AttemptRecord(attempt int, err error, restarted bool) record.GangAttempt {
+	a := record.GangAttempt{Attempt: attempt, Reason: record.ReasonFailed, Message: err.Error(), Restarted: restarted}
+	var se *StallError
+	if errors.As(err, &se) {
+		a.Reason, a.Ranks = record.ReasonStalled, se.Ranks
+	}
+	return a
+}
+
+// watch follows a gang attempt until done is closed: it reads the ranks'
+// metrics files every interval, hands the series to progress when it
+// changed (at most every progressInterval, and once at the end), and, with
+// a stall timeout, sends a *StallError on the returned channel when no
+// rank made progress for that long. wait returns once it ended.
+type watch struct {
+	tr       *progress.Tracker
+	files    *progress.Files
+	timeout  time.Duration
+	progress func(record.Progress)
+	stalled  chan error
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// progressInterval is how often at most a gang's progress is handed on.
+const progressInterval = 2 * time.Second
+
+func startWatch(ctx context.Context, tr *progress.Tracker, files *progress.Files, timeout time.Duration, progressf func(record.Progress)) *watch {
+	w := &watch{tr: tr, files: files, timeout: timeout, progress: progressf, stalled: make(chan error, 1), done: make(chan struct{})}
+	w.wg.Add(1)
+	go w.run(ctx)
+	return w
+}
+
+// pollInterval is how often a gang is looked at: a tenth of its stall
+// timeout, between 100ms and 1s.
+func pollInterval(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return time.Second
+	}
+	return min(max(timeout/10, 100*time.Millisecond), time.Second)
+}
+
+func (w *watch) run(ctx context.Context) {
+	defer w.wg.Done()
+	tick := time.NewTicker(pollInterval(w.timeout))
+	defer tick.Stop()
+	var pushed time.Time
+	push := func(force bool) {
+		if w.progress == nil || (!force && time.Since(pushed) < progressInterval) {
+			return
+		}
+		if p, changed := w.tr.Progress(); changed {
+			w.progress(p)
+			pushed = time.Now()
+		}
+	}
+	defer push(true)
+	for {
+		select {
+		case <-w.done:
+			_ = w.files.Poll(w.tr)
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_ = w.files.Poll(w.tr)
+			push(false)
+			if w.timeout > 0 && w.tr.Idle() >= w.timeout {
+				w.stalled <- &StallError{Timeout: w.timeout, Ranks: w.tr.Ranks()}
+				return
+			}
+		}
+	}
+}
+
+// stop ends the watch after a last read of the metrics files.
+func (w *watch) stop() {
+	close(w.done)
+	w.wg.Wait()
+}

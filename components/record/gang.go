@@ -1,6 +1,10 @@
 package record
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Reasons a gang attempt ended without success (GangAttempt.Reason).
 const (
@@ -41,6 +45,27 @@ type RankState struct {
 	Step *int64 `json:"step,omitempty"`
 }
 
+// String says what the rank last did: `rank 1: last progress 12s ago
+// (step 40), last line "epoch 3"`, or `rank 1: no progress in 12s,
+// printed nothing`.
+func (r RankState) String() string {
+	var b strings.Builder
+	if r.LastProgress == nil {
+		fmt.Fprintf(&b, "rank %d: no progress in %s", r.Rank, r.Idle)
+	} else {
+		fmt.Fprintf(&b, "rank %d: last progress %s ago", r.Rank, r.Idle)
+	}
+	if r.Step != nil {
+		fmt.Fprintf(&b, " (step %d)", *r.Step)
+	}
+	if r.LastLine != "" {
+		fmt.Fprintf(&b, ", last line %q", r.LastLine)
+	} else {
+		b.WriteString(", printed nothing")
+	}
+	return b.String()
+}
+
 // MaxLastLine bounds RankState.LastLine.
 const MaxLastLine = 240
 
@@ -55,8 +80,10 @@ type Progress struct {
 	// Last are the last value of every metric (of any rank).
 	Last map[string]float64 `json:"last,omitempty"`
 	// Points is the series, oldest first: every reported line while there
-	// are at most MaxPoints of them, then an evenly thinned subset of them
-	// (the first and the last kept).
+	// are at most a thousand of them, then an evenly thinned subset of them
+	// (the first and the last kept). While a step runs its record has only
+	// the summary (Step, Last); Points is written when each gang attempt
+	// ends.
 	Points []MetricPoint `json:"points"`
 	// Lines counts the metric lines read; Malformed those skipped (not a
 	// JSON object of numbers).

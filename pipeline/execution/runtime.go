@@ -35,6 +35,10 @@ func (w Workspace) CodePath() string { return filepath.Join(w.Dir, "code") }
 // InputPath is where input artifact name is materialised.
 func (w Workspace) InputPath(name string) string { return filepath.Join(w.Dir, "inputs", name) }
 
+// MetricsDir is where the ranks of a distributed step append their
+// metrics (their PIPECTL_METRICS files).
+func (w Workspace) MetricsDir() string { return filepath.Join(w.Dir, "metrics") }
+
 // OutputDir is where the outputs of rank (0 publishes) are written.
 func (w Workspace) OutputDir(rank int) string {
 	if rank == 0 {

@@ -86,21 +86,23 @@ func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
 		if g.Ended != nil {
 			g.Ended(AttemptRecord(attempt, err, restart))
 		}
+		why := fmt.Sprintf("failed (%v)", err)
 		var se *StallError
 		if errors.As(err, &se) {
+			why = "stalled"
 			logf("gang attempt %d stalled: no rank made progress for %s; every rank stopped", attempt, se.Timeout)
 			for i, r := range se.Ranks {
 				if i == maxRanksNamed {
 					logf("  and %d more rank(s)", len(se.Ranks)-i)
 					break
 				}
-				logf("  %s", RankSummary(r))
+				logf("  %s", r)
 			}
 		}
 		if !restart {
 			return attempt, err
 		}
-		logf("gang attempt %d failed (%v); restarting all %d ranks (restart %d of %d)", attempt, err, g.Nodes*g.procs(), attempt, g.MaxRestarts)
+		logf("gang attempt %d %s; restarting all %d ranks (restart %d of %d)", attempt, why, g.Nodes*g.procs(), attempt, g.MaxRestarts)
 	}
 }
 

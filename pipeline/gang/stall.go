@@ -35,7 +35,7 @@ func (e *StallError) Error() string {
 			fmt.Fprintf(&b, "; and %d more rank(s)", len(ranks)-i)
 			break
 		}
-		fmt.Fprintf(&b, "; %s", RankSummary(r))
+		fmt.Fprintf(&b, "; %s", r)
 	}
 	return b.String()
 }
@@ -44,26 +44,6 @@ func compareIdle(a, b record.RankState) int {
 	da, _ := time.ParseDuration(a.Idle)
 	db, _ := time.ParseDuration(b.Idle)
 	return int(da - db)
-}
-
-// RankSummary says what a rank last did: "rank 1: last progress 12s ago
-// (step 40), last line "epoch 3"" or "rank 1: no progress in 12s".
-func RankSummary(r record.RankState) string {
-	var b strings.Builder
-	if r.LastProgress == nil {
-		fmt.Fprintf(&b, "rank %d: no progress in %s", r.Rank, r.Idle)
-	} else {
-		fmt.Fprintf(&b, "rank %d: last progress %s ago", r.Rank, r.Idle)
-	}
-	if r.Step != nil {
-		fmt.Fprintf(&b, " (step %d)", *r.Step)
-	}
-	if r.LastLine != "" {
-		fmt.Fprintf(&b, ", last line %q", r.LastLine)
-	} else {
-		b.WriteString(", printed nothing")
-	}
-	return b.String()
 }
 
 // AttemptRecord is the record of a gang attempt that ended with err.
@@ -77,8 +57,9 @@ func AttemptRecord(attempt int, err error, restarted bool) record.GangAttempt {
 }
 
 // watch follows a gang attempt until done is closed: it reads the ranks'
-// metrics files every interval, hands the series to progress when it
-// changed (at most every progressInterval, and once at the end), and, with
+// metrics files every interval, hands the series' summary to progress when
+// it changed (at most every progressInterval: each is a record write) and
+// the whole series once at the end, and, with
 // a stall timeout, sends a *StallError on the returned channel when no
 // rank made progress for that long. wait returns once it ended.
 type watch struct {
@@ -91,8 +72,9 @@ type watch struct {
 	wg       sync.WaitGroup
 }
 
-// progressInterval is how often at most a gang's progress is handed on.
-const progressInterval = 2 * time.Second
+// progressInterval is how often at most a running gang's progress is
+// handed on.
+const progressInterval = 5 * time.Second
 
 func startWatch(ctx context.Context, tr *progress.Tracker, files *progress.Files, timeout time.Duration, progressf func(record.Progress)) *watch {
 	w := &watch{tr: tr, files: files, timeout: timeout, progress: progressf, stalled: make(chan error, 1), done: make(chan struct{})}
@@ -119,7 +101,7 @@ func (w *watch) run(ctx context.Context) {
 		if w.progress == nil || (!force && time.Since(pushed) < progressInterval) {
 			return
 		}
-		if p, changed := w.tr.Progress(); changed {
+		if p, changed := w.tr.Progress(force); changed || (force && p.Lines > 0) {
 			w.progress(p)
 			pushed = time.Now()
 		}

@@ -123,7 +123,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 	job := &step.Job{
 		Run: e.run.ID, Name: name, Invocation: inv, InputSums: inputSums, Image: sp.Image,
 		Cache: wire.StepCacheMode(sp.Cache, e.r.NoCache), AlwaysFingerprint: true, Lineage: true,
-		Strategy: e.strategy(sp, dir, output, stepLog),
+		Strategy: e.strategy(sp, name, dir, output, stepLog),
 		Retries:  sp.Retries, Timeout: sp.Timeout.Duration, RetryLog: stepLog,
 		Log: log,
 		Fingerprinted: func(fp string) {
@@ -175,8 +175,10 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 }
 
 // strategy is how the step's program runs in the work directory dir: one
-// process, or the gang of a distributed step (with its own restarts).
-func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.Writer, stepLog io.Writer) step.Strategy {
+// process, or the gang of a distributed step (with its own restarts, each
+// failed or stalled gang attempt and the ranks' metrics recorded in step
+// name's record).
+func (e *execution) strategy(sp *plan.Step, name, dir string, output func(string) io.Writer, stepLog io.Writer) step.Strategy {
 	d := sp.Distributed
 	if d == nil {
 		p := step.NewProcess(e.r.Store, dir)
@@ -186,6 +188,13 @@ func (e *execution) strategy(sp *plan.Step, dir string, output func(string) io.W
 	g := step.NewGang(e.r.Store, dir)
 	g.Nodes, g.ProcsPerNode, g.MaxRestarts = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts
 	g.Env, g.Output, g.Log, g.GracePeriod = e.environ(sp), output, stepLog, e.r.GracePeriod
+	g.StallTimeout = d.StallTimeout.Duration
+	g.Ended = func(a record.GangAttempt) {
+		e.update(context.Background(), name, func(r *record.StepRecord) { r.GangAttempts = append(r.GangAttempts, a) })
+	}
+	g.Progress = func(p record.Progress) {
+		e.update(context.Background(), name, func(r *record.StepRecord) { r.Progress = &p })
+	}
 	return g
 }
 

@@ -96,6 +96,16 @@ type Gang struct {
 	Log io.Writer
 	// GracePeriod is the time between SIGTERM and SIGKILL when the gang stops.
 	GracePeriod time.Duration
+	// StallTimeout, when set, restarts a gang none of whose ranks made
+	// progress for that long (gang.Gang.StallTimeout).
+	StallTimeout time.Duration
+	// Ended, when set, is told of every gang attempt that did not succeed,
+	// numbered across the step's retries.
+	Ended func(record.GangAttempt)
+	// Progress, when set, is given the ranks' metrics series as it grows.
+	Progress func(record.Progress)
+
+	attempts int // the gang attempts of earlier Runs (retries)
 }
 
 // NewGang returns a Gang whose invocation's inputs and outputs are in the
@@ -146,11 +156,20 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 			outs[rank] = g.Output(fmt.Sprintf("[%s rank %d] ", inv.Step, rank))
 			return outs[rank]
 		},
-		Logf: func(format string, args ...any) { fmt.Fprintf(g.Log, "pipectl: "+format+"\n", args...) },
+		Logf:         func(format string, args ...any) { fmt.Fprintf(g.Log, "pipectl: "+format+"\n", args...) },
+		StallTimeout: g.StallTimeout, MetricsDir: g.ws.MetricsDir(), Progress: g.Progress,
+	}
+	if g.Ended != nil {
+		before := g.attempts
+		gg.Ended = func(a record.GangAttempt) {
+			a.Attempt += before
+			g.Ended(a)
+		}
 	}
 	gg.Env = append(append([]string{}, env...), cenv...)
 	fmt.Fprintf(g.Log, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", g.Nodes*procs, g.Nodes, procs)
 	n, err := gg.Run(ctx)
+	g.attempts += n
 	if err != nil {
 		return nil, n, err
 	}

@@ -71,7 +71,7 @@ func TestSeriesBounded(t *testing.T) {
 		step := k
 		s.Add(record.MetricPoint{Step: &step, Values: map[string]float64{"loss": float64(k)}})
 	}
-	p := s.Progress()
+	p := s.Progress(true)
 	if len(p.Points) > 101 || len(p.Points) < 50 {
 		t.Fatalf("%d points, want 50 to 101", len(p.Points))
 	}
@@ -132,7 +132,7 @@ func TestFilesMillionLines(t *testing.T) {
 	var after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	p, changed := tr.Progress()
+	p, changed := tr.Progress(true)
 	malformed := int64(n/1000 + 1)
 	if !changed || p.Lines != n+1 || p.Malformed != malformed || len(p.Points) > MaxPoints+1 || *p.Step != n || p.Last["loss"] != 0.5 {
 		t.Errorf("changed %v lines %d malformed %d (want %d) points %d step %d last loss %v", changed, p.Lines, p.Malformed, malformed, len(p.Points), *p.Step, p.Last["loss"])
@@ -141,7 +141,7 @@ func TestFilesMillionLines(t *testing.T) {
 	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 4<<20 {
 		t.Errorf("heap grew by %d bytes reading %d lines", grown, n)
 	}
-	if _, changed := tr.Progress(); changed {
+	if _, changed := tr.Progress(false); changed {
 		t.Error("Progress says changed with nothing new")
 	}
 }
@@ -181,7 +181,7 @@ func TestTrackerRanks(t *testing.T) {
 	if idle := tr.Idle(); idle != 0 {
 		t.Errorf("idle %s after Begin, want 0", idle)
 	}
-	if p, _ := tr.Progress(); len(p.Points) != 1 || p.Points[0].Attempt != 1 {
+	if p, _ := tr.Progress(true); len(p.Points) != 1 || p.Points[0].Attempt != 1 {
 		t.Errorf("series after a new attempt: %+v", p.Points)
 	}
 }

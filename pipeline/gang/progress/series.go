@@ -133,13 +133,16 @@ func (s *Series) Len() int {
 	return len(s.points)
 }
 
-// Progress returns the series as it is now (a copy).
-func (s *Series) Progress() record.Progress {
+// Progress returns the series as it is now (a copy): with its points when
+// points is set, else only its summary (the last step and values).
+func (s *Series) Progress(points bool) record.Progress {
 	p := record.Progress{Updated: s.updated, Step: s.lastStep, Lines: s.seen + s.malformed, Malformed: s.malformed}
-	p.Points = make([]record.MetricPoint, 0, s.Len())
-	p.Points = append(p.Points, s.points...)
-	if s.latest != nil {
-		p.Points = append(p.Points, *s.latest)
+	if points {
+		p.Points = make([]record.MetricPoint, 0, s.Len())
+		p.Points = append(p.Points, s.points...)
+		if s.latest != nil {
+			p.Points = append(p.Points, *s.latest)
+		}
 	}
 	if len(s.last) > 0 {
 		p.Last = make(map[string]float64, len(s.last))

@@ -159,12 +159,12 @@ func (t *Tracker) Ranks() []record.RankState {
 	return out
 }
 
-// Progress returns the series as it is now, and whether it changed since
-// the last call.
-func (t *Tracker) Progress() (record.Progress, bool) {
+// Progress returns the series as it is now (with its points when points
+// is set, else its summary), and whether it changed since the last call.
+func (t *Tracker) Progress(points bool) (record.Progress, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	changed := t.changed
 	t.changed = false
-	return t.series.Progress(), changed
+	return t.series.Progress(points), changed
 }

@@ -197,5 +197,11 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", s.Name, s.Status, exit, s.Cached, duration(s.Started, s.Finished), code, outs)
 		}
+		for i := range r.Steps {
+			if s := &r.Steps[i]; s.Progress != nil || len(s.GangAttempts) > 0 {
+				fmt.Fprintln(tw)
+				runview.WriteGang(tw, s)
+			}
+		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // prepared fetches an invocation's inputs into its workspace once, for
@@ -157,7 +158,7 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 			return outs[rank]
 		},
 		Logf:         func(format string, args ...any) { fmt.Fprintf(g.Log, "pipectl: "+format+"\n", args...) },
-		StallTimeout: g.StallTimeout, MetricsDir: g.ws.MetricsDir(), Progress: g.Progress,
+		StallTimeout: g.StallTimeout, MetricsDir: g.ws.MetricsDir(), Progress: g.progress(),
 	}
 	if g.Ended != nil {
 		before := g.attempts
@@ -175,6 +176,25 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 	}
 	records, err := g.rt.Publish(ctx, inv, g.ws)
 	return records, n, err
+}
+
+// ProgressLogInterval is how often at most a gang's log says how far its
+// ranks got (their last reported step and metrics).
+const ProgressLogInterval = 30 * time.Second
+
+// progress hands the ranks' metrics to g.Progress and, at most every
+// ProgressLogInterval, says in the step's log how far they got.
+func (g *Gang) progress() func(record.Progress) {
+	var logged time.Time
+	return func(p record.Progress) {
+		if g.Progress != nil {
+			g.Progress(p)
+		}
+		if sum := runview.ProgressSummary(&p); sum != "" && time.Since(logged) >= ProgressLogInterval {
+			fmt.Fprintf(g.Log, "pipectl: progress: %s\n", sum)
+			logged = time.Now()
+		}
+	}
 }
 
 // Node runs one node of a distributed step in its rank pod (gang.ExecNode),

@@ -15,6 +15,7 @@ import (
 
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // trainSh is a 2-rank "training": each step, each rank reports a metric,
@@ -22,7 +23,7 @@ import (
 // barrier standing for an all-reduce). On the first attempt rank 1 stops
 // itself (SIGSTOP) at step 3: rank 0 then blocks in the barrier, as a DDP
 // peer blocks in its collective.
-const trainSh = `echo $$ > pid-$RANK-$$
+var trainSh = strings.ReplaceAll(`echo $$ > pid-$RANK-$$
 step=0
 while [ $step -lt $1 ]; do
   if [ "$RANK" = 1 ] && [ $step = 3 ] && [ ! -e stopped-once ]; then
@@ -30,12 +31,12 @@ while [ $step -lt $1 ]; do
     echo "rank 1 stops itself at step 3"
     kill -STOP $$
   fi
-  echo "{\"step\": $step, \"epoch\": $((step / 2)), \"loss\": 0.$((9 - step))}" >> "$PIPECTL_METRICS"
+  echo "{\"step\": $step, \"epoch\": $((step / 2)), \"loss\": 0.$((9 - step))}" >> "$METRICS"
   echo "rank $RANK step $step"
   touch at-$RANK-$step-$MASTER_PORT
   while [ ! -e at-$((1 - RANK))-$step-$MASTER_PORT ]; do sleep 0.05; done
   step=$((step + 1))
-done`
+done`, "$METRICS", "$"+wire.EnvMetrics)
 
 func trainGang(t *testing.T, steps int) (*Gang, *componentstest.Buffer, string) {
 	dir := t.TempDir()

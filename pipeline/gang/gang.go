@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -47,7 +48,7 @@ type Gang struct {
 	// *StallError, restarted like a failure.
 	StallTimeout time.Duration
 	// MetricsDir, when set, holds each rank's metrics file (its
-	// PIPECTL_METRICS): attempt-A/rank-R.jsonl.
+	// PIPECTL_METRICS): rank-R.jsonl, emptied when an attempt starts.
 	MetricsDir string
 	// Ended, when set, is told of every attempt that did not succeed.
 	Ended func(record.GangAttempt)
@@ -146,7 +147,7 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 	defer ps.close()
 	ranks := g.ranks(torchrun)
 	tr.Begin(attempt, ranks)
-	metrics, err := g.metricsFiles(attempt, ranks)
+	metrics, err := g.metricsFiles(ranks)
 	if err != nil {
 		return err
 	}
@@ -198,24 +199,27 @@ func (g *Gang) ranks(torchrun bool) []int {
 }
 
 // metricsFiles are the PIPECTL_METRICS of each process of an attempt, by
-// rank (none without MetricsDir), in a fresh directory of the attempt.
-func (g *Gang) metricsFiles(attempt int, ranks []int) (map[int]string, error) {
+// rank (none without MetricsDir): rank-R.jsonl, emptied for each attempt
+// (a rank pod's are named the same: see ExecNode).
+func (g *Gang) metricsFiles(ranks []int) (map[int]string, error) {
 	out := map[int]string{}
 	if g.MetricsDir == "" {
 		return out, nil
 	}
-	dir := filepath.Join(g.MetricsDir, fmt.Sprintf("attempt-%d", attempt))
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(g.MetricsDir, 0o755); err != nil {
 		return nil, err
 	}
 	for _, r := range ranks {
-		out[r] = filepath.Join(dir, fmt.Sprintf("rank-%d.jsonl", r))
+		out[r] = filepath.Join(g.MetricsDir, MetricsFile(r))
+		if err := os.Remove(out[r]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	return out, nil
 }
+
+// MetricsFile is the name of rank's metrics file in its metrics directory.
+func MetricsFile(rank int) string { return fmt.Sprintf("rank-%d.jsonl", rank) }
 
 // procSet runs the rank processes of one gang attempt, or of one node: all
 // must exit 0; at the first failure the others are stopped and the rank that

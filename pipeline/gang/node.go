@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
@@ -27,7 +31,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // global rank 0 writes to the step's output paths; the other ranks' outputs
 // go to throw-away paths. On node 0, once every process exited 0, the
 // outputs are published (with the step's outputs record), and the output
-// parameters written to req.OutputParams when set. Errors that no restart
+// parameters written to req.OutputParams when set. Each rank process gets
+// its PIPECTL_METRICS, a file in the workspace's metrics directory (not
+// yet read back in a pod). Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]record.OutputRecord, error) {
@@ -46,7 +52,13 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 		env  []string
 	}
 	var ps []proc
+	// Every rank has its metrics file, as in a local gang, so that a
+	// program that reports metrics runs the same on both backends.
+	if err := os.MkdirAll(ws.MetricsDir(), 0o755); err != nil {
+		return nil, err
+	}
 	add := func(rank int, extra []string) error {
+		extra = append(slices.Clip(extra), wire.EnvMetrics+"="+filepath.Join(ws.MetricsDir(), MetricsFile(rank)))
 		v, err := rt.ForRank(inv, ws, values, rank)
 		if err != nil {
 			return err

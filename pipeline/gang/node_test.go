@@ -3,6 +3,7 @@ package gang
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -167,5 +169,25 @@ func TestExecNodeRunsInTheCodePack(t *testing.T) {
 	}
 	if prog.Dir != "" {
 		t.Errorf("the plan's program was changed: Dir %q", prog.Dir)
+	}
+}
+
+// TestExecNodeMetricsFile: each rank process of a pod has its own
+// PIPECTL_METRICS file in the workspace, as in a local gang.
+func TestExecNodeMetricsFile(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := rankenv.Topology{Nodes: 2, ProcsPerNode: 2, MasterAddr: "m", MasterPort: 1}
+	req, out := nodeRequest(t, store, `echo "{\"step\": $RANK}" >> "$`+wire.EnvMetrics+`"`)
+	if _, err := ExecNode(context.Background(), &execution.Runtime{Store: store}, req, rankenv.Node{Topology: topo, Index: 1}); err != nil {
+		t.Fatalf("node 1: %v; log:\n%s", err, out)
+	}
+	for _, rank := range []int{2, 3} {
+		path := filepath.Join(execution.Workspace{Dir: req.WorkDir}.MetricsDir(), fmt.Sprintf("rank-%d.jsonl", rank))
+		if b, err := os.ReadFile(path); err != nil || string(b) != fmt.Sprintf("{\"step\": %d}\n", rank) {
+			t.Errorf("rank %d metrics file: %q, %v", rank, b, err)
+		}
 	}
 }

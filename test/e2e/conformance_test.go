@@ -1061,7 +1061,11 @@ func stepEnv(step string) []string {
 // env is a probe record's env: the variables of parts, sorted.
 func env(parts ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(parts...))) }
 
-// rankEnv is the rank env of a rank (normalised: $MASTER_ADDR, $MASTER_PORT).
+// wireEnvMetrics is a rank's metrics file variable (wire.EnvMetrics).
+const wireEnvMetrics = "PIPECTL_METRICS"
+
+// rankEnv is the rank env of a rank (normalised: $MASTER_ADDR, $MASTER_PORT)
+// and its metrics file.
 func rankEnv(nodes, procs, node, local int) []string {
 	return []string{
 		fmt.Sprintf("LOCAL_RANK=%d", local), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", procs),
@@ -1070,6 +1074,7 @@ func rankEnv(nodes, procs, node, local int) []string {
 		"PET_MASTER_ADDR=$MASTER_ADDR", "PET_MASTER_PORT=$MASTER_PORT",
 		fmt.Sprintf("PET_NNODES=%d", nodes), fmt.Sprintf("PET_NODE_RANK=%d", node), fmt.Sprintf("PET_NPROC_PER_NODE=%d", procs),
 		fmt.Sprintf("RANK=%d", node*procs+local), fmt.Sprintf("WORLD_SIZE=%d", nodes*procs),
+		fmt.Sprintf("PIPECTL_METRICS=$WORK/metrics/rank-%d.jsonl", node*procs+local),
 	}
 }
 
@@ -1635,11 +1640,12 @@ func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error
 	return nil
 }
 
-var workPath = regexp.MustCompile(`(^|\s|")/[^\s"]*?/((?:inputs|outputs|ranks/[0-9]+)/)`)
+var workPath = regexp.MustCompile(`(^|\s|")/[^\s"]*?/((?:inputs|outputs|metrics|ranks/[0-9]+)/)`)
 
 // normProbe decodes a probe record and normalises what differs by backend by
 // design: the store root ($ROOT), the run id ($RUN), the step's work folder
-// ($WORK/inputs/…, $WORK/outputs/…, $WORK/ranks/N/…), the rendezvous address
+// ($WORK/inputs/…, $WORK/outputs/…, $WORK/ranks/N/…, a rank's
+// PIPECTL_METRICS in $WORK/metrics/), the rendezvous address
 // and port ($MASTER_ADDR, $MASTER_PORT: checked to be set and to agree with
 // their PET_ twins first).
 func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
@@ -1678,6 +1684,9 @@ func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
 			rec.Env[i] = k + "=$MASTER_ADDR"
 		case "MASTER_PORT", "PET_MASTER_PORT":
 			rec.Env[i] = k + "=$MASTER_PORT"
+		case wireEnvMetrics:
+			_, v, _ := strings.Cut(kv, "=")
+			rec.Env[i] = k + "=" + fix(v)
 		default:
 			rec.Env[i] = fix(kv)
 		}

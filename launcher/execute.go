@@ -70,6 +70,9 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 	if err != nil {
 		return nil, fmt.Errorf("--component: %v", err)
 	}
+	if err := r.Launch.Framework.OnKubernetes(); err != nil {
+		return nil, fmt.Errorf("--distributed: %v", err)
+	}
 	launch, err := namedSecrets(r.Launch, r.Values.Params)
 	if err != nil {
 		return nil, fmt.Errorf("--distributed: %v", err)

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
 // MinStallTimeout is the shortest distributed.stallTimeout: a gang is
@@ -35,6 +36,7 @@ func (v *validator) distributed(i int, index map[string]int) {
 	if nodesOK && procsOK && d.Nodes*d.Procs() > MaxWorldSize {
 		v.at(v.sp(i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
 	}
+	v.framework(i, d)
 	if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
 		v.atValue(v.sp(i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
 	}
@@ -70,5 +72,18 @@ func (v *validator) gang(i int, g *Gang) {
 	}
 	if g.PodGroup != nil && g.PodGroup.Scheduler != "coscheduling" && g.PodGroup.Scheduler != "volcano" {
 		v.atValue(v.sp(i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
+	}
+}
+
+// framework checks steps[i].distributed.framework: one rankenv knows, and
+// a topology it can run.
+func (v *validator) framework(i int, d *Distributed) {
+	f, err := rankenv.ParseFramework(d.Framework)
+	if err != nil {
+		v.atValue(v.sp(i, "distributed", "framework"), "%v", err)
+		return
+	}
+	if f == rankenv.JAX && d.ProcsPerNode > 1 {
+		v.atValue(v.sp(i, "distributed", "procsPerNode"), "framework jax runs one process per node (it drives every device of its node): expected 1, got %d", d.ProcsPerNode)
 	}
 }

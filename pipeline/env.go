@@ -12,12 +12,16 @@ import (
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
-// env checks steps[i].env: valid names, values that reference params only
-// (items: its loop's items, when the file gives them).
+// env checks steps[i].env: valid names, none of the rank environment on a
+// distributed step (Trainer refuses them too), values that reference params
+// only (items: its loop's items, when the file gives them).
 func (v *validator) env(i int, index map[string]int, items []string) {
 	for j, e := range v.p.Steps[i].Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "= ") {
 			v.atValue(v.sp(i, "env", j, "name"), "invalid environment variable name %q", e.Name)
+		}
+		if v.p.Steps[i].Distributed != nil && rankenv.Reserved(e.Name) {
+			v.atValue(v.sp(i, "env", j, "name"), "variable %s is pipectl's own: the rank environment of a distributed step (of its framework: torch, jax, xgboost or mpi) is set by pipectl", e.Name)
 		}
 		v.envValue(v.sp(i, "env", j, "value"), e.Value, index, i, items)
 	}

@@ -113,6 +113,13 @@ func TestLoadInvalid(t *testing.T) {
 		{"missing-component", []string{`7:16 steps[0].component: cannot read component file`}},
 		{"bad-placeholder", []string{`13:23 steps[0].component.command[1]: {{inputs.mesage}} names no input (inputs: msg)`}},
 		{"bad-shm-size", []string{`8:38 steps[0].distributed.shmSize: expected a size such as 8Gi or 512Mi, got "lots"`}},
+		{"bad-framework", []string{
+			`8:40 steps[0].distributed.framework: unknown framework "pytorch": expected one of torch, jax, xgboost, mpi`,
+			`11:43 steps[1].distributed.procsPerNode: framework jax runs one process per node (it drives every device of its node): expected 1, got 4`,
+			`16:16 steps[2].env[0].name: variable DMLC_TASK_ID is pipectl's own`,
+			`17:16 steps[2].env[1].name: variable JAX_PROCESS_ID is pipectl's own`,
+			`18:16 steps[2].env[2].name: variable OMPI_MCA_orte_default_hostfile is pipectl's own`,
+		}},
 		{"bad-resources", []string{
 			`6:22 steps[0].resources.cpu: expected a quantity such as 500m, 2 or 4Gi, got "two"`,
 			`6:35 steps[0].resources.memory: expected a quantity such as 500m, 2 or 4Gi, got "1Gx"`,

@@ -452,6 +452,12 @@ type Distributed struct {
 	// ProcsPerNode is the number of rank processes per node; by default the
 	// GPUs per rank pod on Kubernetes, else 1 (locally always 1).
 	ProcsPerNode int `yaml:"procsPerNode,omitempty"`
+	// Framework is how the step trains, with the rank environment Kubeflow
+	// Trainer v2 sets for it (package rankenv): torch (the default: the
+	// torchrun contract), jax (one process per node, JAX_*), xgboost (one
+	// worker per rank, DMLC_*), mpi (the command, mpirun …, runs once on
+	// node 0 with a hostfile of every node's slots, OMPI_MCA_*).
+	Framework string `yaml:"framework,omitempty"`
 	// MaxRestarts is how often the whole gang is restarted after a rank fails.
 	MaxRestarts int `yaml:"maxRestarts,omitempty"`
 	// StartupTimeout bounds the time until every rank runs (Kubernetes).

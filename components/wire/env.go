@@ -62,3 +62,7 @@ const (
 	// EnvUIToken is the access token of `pipectl ui`.
 	EnvUIToken = "PIPECTL_UI_TOKEN"
 )
+
+// EnvFramework gives a rank pod its distributed step's framework (torch,
+// jax, xgboost, mpi; the rank environment of each is package rankenv's).
+const EnvFramework = "PIPECTL_FRAMEWORK"

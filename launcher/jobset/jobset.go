@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -268,35 +267,33 @@ func secretEnv(spec *plan.Launch) []corev1.EnvVar {
 }
 
 // RankEnvVars returns the rank environment of a rank container of JobSet
-// jobset: the contract of Topology, with the node rank (and, with one
-// process per pod, the rank) read from the pod's Job completion index.
-// With one rank process per pod, the pod is the rank; when the command is
-// torchrun, it gets the node's variables and spawns the local ranks; with
-// more processes per pod, `pipectl exec --gang` spawns them, giving each
-// its RANK and LOCAL_RANK.
+// jobset: the contract of Topology for the step's framework (package
+// rankenv's table, the one the local gang uses), with the node rank (and,
+// with one process per pod, the rank) read from the pod's Job completion
+// index. With one rank process per pod, the pod is the rank; when the
+// command is torchrun, or the framework runs one process per node (jax),
+// it gets the node's variables; with more processes per pod, `pipectl exec
+// --gang` spawns them, giving each its rank-level variables.
 func RankEnvVars(d *plan.Distributed, jobset string, command []string) []corev1.EnvVar {
 	port := d.Port
 	if port == 0 {
 		port = DefaultPort
 	}
-	t := rankenv.Topology{Nodes: max(d.Nodes, 1), ProcsPerNode: max(d.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port}
-	vars := t.NodeEnv(0)
-	perPod := t.ProcsPerNode == 1 && !rankenv.IsTorchrun(command)
-	if perPod {
-		vars = t.RankEnv(0, 0)
-	}
+	t := rankenv.Topology{Nodes: max(d.Nodes, 1), ProcsPerNode: max(d.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port, Framework: d.Framework}
+	perPod := t.ProcsPerNode == 1 && !t.PerNode(command)
 	index := &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		FieldPath: fmt.Sprintf("metadata.annotations['%s']", AnnotationCompletionIndex),
 	}}
 	var out []corev1.EnvVar
-	for _, kv := range vars {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case rankenv.EnvNodeRank, rankenv.EnvPetNodeRank, rankenv.EnvRank:
-			out = append(out, corev1.EnvVar{Name: k, ValueFrom: index.DeepCopy()})
-		default:
-			out = append(out, corev1.EnvVar{Name: k, Value: v})
+	for _, v := range t.PodEnv(perPod) {
+		if v.FromIndex {
+			out = append(out, corev1.EnvVar{Name: v.Name, ValueFrom: index.DeepCopy()})
+		} else {
+			out = append(out, corev1.EnvVar{Name: v.Name, Value: v.Value})
 		}
+	}
+	if d.Framework != "" {
+		out = append(out, corev1.EnvVar{Name: wire.EnvFramework, Value: string(d.Framework)})
 	}
 	return out
 }

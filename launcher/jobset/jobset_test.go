@@ -236,14 +236,22 @@ func TestBuildPodGroup(t *testing.T) {
 }
 
 // TestRankEnvMatchesTopology: the env of the pod of node n, with the
-// completion index resolved, is exactly Topology.RankEnv / NodeEnv.
+// completion index resolved, is exactly Topology.RankEnv / NodeEnv of the
+// step's framework (the table the local gang uses), plus the framework's
+// name for `pipectl exec --gang`.
 func TestRankEnvMatchesTopology(t *testing.T) {
+	py := []string{"python3", "x.py"}
 	for _, tc := range []struct {
 		nodes, procs int
 		command      []string
-	}{{3, 1, []string{"python3", "x.py"}}, {2, 4, []string{"torchrun", "x.py"}}, {2, 4, []string{"python3", "x.py"}}} {
-		spec := makeSpec(tc.nodes, tc.procs).Obj()
-		topo := rankenv.Topology{Nodes: tc.nodes, ProcsPerNode: tc.procs, MasterAddr: MasterAddr("js"), MasterPort: DefaultPort}
+		framework    rankenv.Framework
+		perPod       bool // the pod is one rank process
+	}{
+		{3, 1, py, "", true}, {2, 4, []string{"torchrun", "x.py"}, "", false}, {2, 4, py, "", false},
+		{2, 1, py, rankenv.JAX, false}, {3, 1, py, rankenv.XGBoost, true}, {2, 2, py, rankenv.XGBoost, false},
+	} {
+		spec := makeSpec(tc.nodes, tc.procs).Framework(tc.framework).Obj()
+		topo := rankenv.Topology{Nodes: tc.nodes, ProcsPerNode: tc.procs, MasterAddr: MasterAddr("js"), MasterPort: DefaultPort, Framework: tc.framework}
 		for node := 0; node < tc.nodes; node++ {
 			var got []string
 			for _, e := range RankEnvVars(&spec.Distributed, "js", tc.command) {
@@ -254,11 +262,14 @@ func TestRankEnvMatchesTopology(t *testing.T) {
 				got = append(got, e.Name+"="+v)
 			}
 			want := topo.NodeEnv(node)
-			if tc.procs == 1 {
+			if tc.perPod {
 				want = topo.RankEnv(node, 0)
 			}
+			if tc.framework != "" {
+				want = append(want, "PIPECTL_FRAMEWORK="+string(tc.framework))
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("%d×%d %v node %d (-want +got):\n%s", tc.nodes, tc.procs, tc.command, node, diff)
+				t.Errorf("%s %d×%d %v node %d (-want +got):\n%s", tc.framework, tc.nodes, tc.procs, tc.command, node, diff)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -31,7 +32,11 @@ func makeSpec(nodes, procs int) *specWrapper {
 
 func (w *specWrapper) MaxRestarts(n int) *specWrapper { w.Launch.MaxRestarts = n; return w }
 func (w *specWrapper) Port(p int) *specWrapper        { w.Launch.Port = p; return w }
-func (w *specWrapper) ShmSize(s string) *specWrapper  { w.Launch.ShmSize = s; return w }
+func (w *specWrapper) Framework(f rankenv.Framework) *specWrapper {
+	w.Launch.Framework = f
+	return w
+}
+func (w *specWrapper) ShmSize(s string) *specWrapper { w.Launch.ShmSize = s; return w }
 func (w *specWrapper) GPU(name string, n int64) *specWrapper {
 	q := *resource.NewQuantity(n, resource.DecimalSI)
 	w.Resources = corev1.ResourceRequirements{

@@ -19,12 +19,17 @@ import (
 
 // Gang runs the ranks of a distributed step as local processes: Nodes ×
 // ProcsPerNode rank processes wired with the rank environment, or, when the
-// command is torchrun, one process per node that spawns its local ranks.
+// command is torchrun or the framework JAX, one process per node (torchrun
+// spawns its local ranks), or, with MPI, node 0's process alone.
 // When any process fails, the others are stopped; the whole gang then
 // restarts, up to MaxRestarts times.
 type Gang struct {
 	// Nodes and ProcsPerNode shape the gang.
 	Nodes, ProcsPerNode int
+	// Framework chooses the rank environment and which processes run
+	// (rankenv.Framework; "" is torch). With MPI only node 0's process runs,
+	// given a hostfile naming this machine with every rank's slot.
+	Framework rankenv.Framework
 	// MaxRestarts bounds the restarts after a failed attempt.
 	MaxRestarts int
 	// Argv returns the argv of the process of node node, local rank local
@@ -138,14 +143,25 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 		}
 		port = p
 	}
-	topo := rankenv.Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port}
-	torchrun := false
+	topo := rankenv.Topology{Nodes: g.Nodes, ProcsPerNode: g.procs(), MasterAddr: "127.0.0.1", MasterPort: port, Framework: g.Framework, Local: true}
+	if g.Framework == rankenv.MPI {
+		dir, err := os.MkdirTemp("", "pipectl-mpi-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		topo.Hostfile = filepath.Join(dir, "hostfile")
+		if err := os.WriteFile(topo.Hostfile, []byte(topo.HostfileOf([]string{"localhost"})), 0o644); err != nil {
+			return err
+		}
+	}
+	perNode := false
 	if argv, err := g.Argv(0, 0); err == nil {
-		torchrun = rankenv.IsTorchrun(argv)
+		perNode = topo.PerNode(argv)
 	}
 	ps := newProcSet(g.Nodes*g.procs(), g.grace())
 	defer ps.close()
-	ranks := g.ranks(torchrun)
+	ranks := g.ranks(topo, perNode)
 	tr.Begin(attempt, ranks)
 	metrics, err := g.metricsFiles(ranks)
 	if err != nil {
@@ -165,8 +181,8 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 	}
 	w := startWatch(ctx, tr, progress.NewFiles(metrics), g.StallTimeout, g.Progress)
 	defer w.stop()
-	for node := 0; node < g.Nodes; node++ {
-		if torchrun {
+	for node := 0; node < g.Nodes && topo.Runs(node); node++ {
+		if perNode {
 			if err := start(node*topo.ProcsPerNode, node, -1, topo.NodeEnv(node)); err != nil {
 				ps.stop()
 				return err
@@ -183,14 +199,15 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 	return ps.wait(ctx, w.stalled)
 }
 
-// ranks are the global ranks of the gang's processes: every rank, or the
-// first of each node for torchrun processes.
-func (g *Gang) ranks(torchrun bool) []int {
+// ranks are the global ranks of the gang's processes: every rank of each
+// node that runs (with MPI node 0 alone), or the first of each node for
+// processes that stand for their whole node (torchrun, JAX).
+func (g *Gang) ranks(topo rankenv.Topology, perNode bool) []int {
 	var out []int
-	for node := 0; node < g.Nodes; node++ {
+	for node := 0; node < g.Nodes && topo.Runs(node); node++ {
 		for local := 0; local < g.procs(); local++ {
 			out = append(out, node*g.procs()+local)
-			if torchrun {
+			if perNode {
 				break
 			}
 		}

@@ -75,9 +75,9 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 		return nil
 	}
 	first := node.Index * procs
-	if procs == 1 || rankenv.IsTorchrun(append(append([]string{}, c.Command...), c.Args...)) {
+	if procs == 1 || node.PerNode(append(append([]string{}, c.Command...), c.Args...)) {
 		// The pod's env has the contract: the whole of it for one process
-		// per pod, the node's part for torchrun.
+		// per pod, the node's part for torchrun, JAX or mpirun.
 		if err := add(first, nil); err != nil {
 			return nil, err
 		}

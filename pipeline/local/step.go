@@ -186,7 +186,7 @@ func (e *execution) strategy(sp *plan.Step, name, dir string, output func(string
 		return p
 	}
 	g := step.NewGang(e.r.Store, dir)
-	g.Nodes, g.ProcsPerNode, g.MaxRestarts = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts
+	g.Nodes, g.ProcsPerNode, g.MaxRestarts, g.Framework = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts, d.Framework
 	g.Env, g.Output, g.Log, g.GracePeriod = e.environ(sp), output, stepLog, e.r.GracePeriod
 	g.StallTimeout = d.StallTimeout.Duration
 	g.Ended = func(a record.GangAttempt) {

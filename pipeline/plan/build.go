@@ -12,6 +12,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
 // Build returns the plan of the named step of a loaded pipeline. It is
@@ -664,8 +665,18 @@ func distributed(s *pipeline.Step) (*Distributed, error) {
 	if procs < 1 {
 		procs = max(gpus(r), 1)
 	}
+	framework, err := rankenv.ParseFramework(d.Framework)
+	if err != nil {
+		return nil, err
+	}
+	if framework == rankenv.JAX {
+		procs = 1 // one JAX process drives every device of its node
+	}
+	if framework == rankenv.Torch {
+		framework = "" // the default, as before frameworks
+	}
 	pd := &Distributed{
-		Nodes: d.Nodes, ProcsPerNode: procs, LocalProcsPerNode: d.Procs(),
+		Nodes: d.Nodes, ProcsPerNode: procs, LocalProcsPerNode: d.Procs(), Framework: framework,
 		MaxRestarts: d.MaxRestarts, StartupTimeout: d.StartupTimeout, StallTimeout: d.StallTimeout,
 		Port: d.Port, ShmSize: shm, Pod: pod,
 	}

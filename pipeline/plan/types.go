@@ -8,6 +8,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 )
 
 // Step is the plan of one step: everything any backend needs to run it.
@@ -309,6 +310,9 @@ type Distributed struct {
 	// run: as written, else 1 (resources are for Kubernetes). It does not
 	// travel.
 	LocalProcsPerNode int `json:"-"`
+	// Framework chooses the rank environment (Kubeflow Trainer v2's) and
+	// which processes run: torch (""), jax, xgboost or mpi.
+	Framework rankenv.Framework `json:"framework,omitempty"`
 	// MaxRestarts is how often the whole gang is restarted after a rank fails.
 	MaxRestarts int `json:"maxRestarts,omitempty"`
 	// StartupTimeout bounds the time until every rank runs (Kubernetes; 0

@@ -89,6 +89,8 @@ type Gang struct {
 	prepared
 	// Nodes, ProcsPerNode and MaxRestarts shape the gang.
 	Nodes, ProcsPerNode, MaxRestarts int
+	// Framework chooses the rank environment ("" is torch).
+	Framework rankenv.Framework
 	// Env is the base environment (the process's when nil).
 	Env []string
 	// Output returns the writer of the lines of a rank, prefixed.
@@ -144,7 +146,7 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 	}
 	outs := map[int]io.Writer{}
 	gg := &gang.Gang{
-		Nodes: g.Nodes, ProcsPerNode: procs, MaxRestarts: g.MaxRestarts,
+		Nodes: g.Nodes, ProcsPerNode: procs, MaxRestarts: g.MaxRestarts, Framework: g.Framework,
 		Dir: inv.Component.RunDir(), GracePeriod: g.GracePeriod,
 		Argv: func(node, local int) ([]string, error) {
 			argv, _, err := argvFor(node*procs + max(local, 0))
@@ -168,7 +170,11 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 		}
 	}
 	gg.Env = append(append([]string{}, env...), cenv...)
-	fmt.Fprintf(g.Log, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", g.Nodes*procs, g.Nodes, procs)
+	if g.Framework == rankenv.MPI {
+		fmt.Fprintf(g.Log, "pipectl: starting the mpi launcher: %d slot(s) for %d node(s) × %d process(es) per node\n", g.Nodes*procs, g.Nodes, procs)
+	} else {
+		fmt.Fprintf(g.Log, "pipectl: starting %d rank(s): %d node(s) × %d process(es) per node\n", g.Nodes*procs, g.Nodes, procs)
+	}
 	n, err := gg.Run(ctx)
 	g.attempts += n
 	if err != nil {

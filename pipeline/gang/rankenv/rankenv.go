@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Rank environment variables. Every rank process of a distributed step gets
@@ -27,56 +29,38 @@ const (
 	EnvPetMasterPort   = "PET_MASTER_PORT"
 )
 
-// Reserved reports whether name is a variable of the rank environment,
-// which pipectl sets in every rank and a step may not set itself.
+// Reserved reports whether name is a variable of the rank environment of
+// any framework, which pipectl sets in every rank and a step may not set
+// itself (Trainer v2 refuses them too).
 func Reserved(name string) bool {
-	if strings.HasPrefix(name, "PET_") {
-		return true
-	}
-	switch name {
-	case EnvWorldSize, EnvRank, EnvLocalRank, EnvLocalWorldSize, EnvNodeRank, EnvNNodes, EnvMasterAddr, EnvMasterPort:
-		return true
-	}
-	return false
+	return strings.HasPrefix(name, "PET_") || reserved(name)
 }
 
-// Topology is the shape of a gang: Nodes × ProcsPerNode ranks.
+// Topology is the shape of a gang: Nodes × ProcsPerNode ranks of a
+// framework.
 type Topology struct {
 	Nodes, ProcsPerNode int
 	MasterAddr          string
 	MasterPort          int
+	// Framework chooses the variables on top of torchrun's ("" is Torch).
+	Framework Framework
+	// Hostfile is the path of MPI's hostfile (OMPI_MCA_orte_default_hostfile).
+	Hostfile string
+	// Local says the gang runs on this machine alone: MPI's hostfile names
+	// it once with every rank's slot.
+	Local bool
 }
 
 // WorldSize is the number of ranks.
 func (t Topology) WorldSize() int { return t.Nodes * t.ProcsPerNode }
 
 // NodeEnv returns the variables shared by every process of one node: the
-// whole contract but RANK and LOCAL_RANK, which is what a torchrun launcher
-// process gets.
-func (t Topology) NodeEnv(node int) []string {
-	addr, port := t.MasterAddr, strconv.Itoa(t.MasterPort)
-	return []string{
-		EnvWorldSize + "=" + strconv.Itoa(t.WorldSize()),
-		EnvLocalWorldSize + "=" + strconv.Itoa(t.ProcsPerNode),
-		EnvNodeRank + "=" + strconv.Itoa(node),
-		EnvNNodes + "=" + strconv.Itoa(t.Nodes),
-		EnvMasterAddr + "=" + addr,
-		EnvMasterPort + "=" + port,
-		EnvPetNNodes + "=" + strconv.Itoa(t.Nodes),
-		EnvPetNprocPerNode + "=" + strconv.Itoa(t.ProcsPerNode),
-		EnvPetNodeRank + "=" + strconv.Itoa(node),
-		EnvPetMasterAddr + "=" + addr,
-		EnvPetMasterPort + "=" + port,
-	}
-}
+// whole contract but the rank-level variables (RANK, LOCAL_RANK and the
+// framework's), which is what a torchrun, JAX or mpirun process gets.
+func (t Topology) NodeEnv(node int) []string { return t.vars(node, -1) }
 
 // RankEnv returns the full contract for local process local of node node.
-func (t Topology) RankEnv(node, local int) []string {
-	return append(t.NodeEnv(node),
-		EnvRank+"="+strconv.Itoa(node*t.ProcsPerNode+local),
-		EnvLocalRank+"="+strconv.Itoa(local),
-	)
-}
+func (t Topology) RankEnv(node, local int) []string { return t.vars(node, local) }
 
 // IsTorchrun reports whether argv starts torchrun itself (torchrun or
 // python -m torch.distributed.run), which spawns the local ranks.
@@ -106,7 +90,8 @@ type Node struct {
 }
 
 // NodeFromEnv reads the rank pod's Node from NNODES, LOCAL_WORLD_SIZE,
-// NODE_RANK, MASTER_ADDR and MASTER_PORT.
+// NODE_RANK, MASTER_ADDR, MASTER_PORT, PIPECTL_FRAMEWORK and MPI's hostfile
+// path.
 func NodeFromEnv(getenv func(string) string) (Node, error) {
 	var errs []error
 	num := func(name string, min int) int {
@@ -122,7 +107,13 @@ func NodeFromEnv(getenv func(string) string) (Node, error) {
 		ProcsPerNode: num(EnvLocalWorldSize, 1),
 		MasterAddr:   getenv(EnvMasterAddr),
 		MasterPort:   num(EnvMasterPort, 1),
+		Hostfile:     getenv(EnvOMPIHostfile),
 	}, Index: num(EnvNodeRank, 0)}
+	f, err := ParseFramework(getenv(wire.EnvFramework))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("$%s: %w (set by pipectl launch)", wire.EnvFramework, err))
+	}
+	n.Framework = f
 	if n.MasterAddr == "" {
 		errs = append(errs, fmt.Errorf("$%s is not set (set by pipectl launch)", EnvMasterAddr))
 	}

@@ -292,9 +292,6 @@ func RankEnvVars(d *plan.Distributed, jobset string, command []string) []corev1.
 			out = append(out, corev1.EnvVar{Name: v.Name, Value: v.Value})
 		}
 	}
-	if d.Framework != "" {
-		out = append(out, corev1.EnvVar{Name: wire.EnvFramework, Value: string(d.Framework)})
-	}
 	return out
 }
 

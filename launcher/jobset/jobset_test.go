@@ -237,8 +237,7 @@ func TestBuildPodGroup(t *testing.T) {
 
 // TestRankEnvMatchesTopology: the env of the pod of node n, with the
 // completion index resolved, is exactly Topology.RankEnv / NodeEnv of the
-// step's framework (the table the local gang uses), plus the framework's
-// name for `pipectl exec --gang`.
+// step's framework (the table the local gang uses).
 func TestRankEnvMatchesTopology(t *testing.T) {
 	py := []string{"python3", "x.py"}
 	for _, tc := range []struct {
@@ -264,9 +263,6 @@ func TestRankEnvMatchesTopology(t *testing.T) {
 			want := topo.NodeEnv(node)
 			if tc.perPod {
 				want = topo.RankEnv(node, 0)
-			}
-			if tc.framework != "" {
-				want = append(want, "PIPECTL_FRAMEWORK="+string(tc.framework))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s %d×%d %v node %d (-want +got):\n%s", tc.framework, tc.nodes, tc.procs, tc.command, node, diff)

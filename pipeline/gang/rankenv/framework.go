@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"pipectl.dev/pipectl/components/wire"
 )
 
 // Framework is how a distributed step trains: it chooses the variables a
@@ -102,6 +104,11 @@ var torchVars = []variable{
 	{name: EnvLocalRank, kind: LocalRank},
 }
 
+// named gives a framework's processes its name (PIPECTL_FRAMEWORK), which
+// `pipectl exec --gang` reads back in a rank pod (NodeFromEnv); torch's,
+// the default, is left unset.
+var named = constant(wire.EnvFramework, func(t Topology) string { return string(t.Framework) })
+
 // frameworkSpec is a framework's row of the table.
 type frameworkSpec struct {
 	// vars are the framework's own variables, after torchVars.
@@ -117,6 +124,7 @@ type frameworkSpec struct {
 var table = map[Framework]frameworkSpec{
 	Torch: {},
 	JAX: {perNode: true, vars: []variable{
+		named,
 		// One JAX process per node (Trainer: the number of nodes).
 		constant(EnvJAXNumProcesses, itoa(func(t Topology) int { return t.Nodes })),
 		{name: EnvJAXProcessID, kind: NodeIndex},
@@ -125,6 +133,7 @@ var table = map[Framework]frameworkSpec{
 		}),
 	}},
 	XGBoost: {vars: []variable{
+		named,
 		// Rank 0 runs the tracker (RabitTracker) at URI:PORT.
 		constant(EnvDMLCTrackerURI, func(t Topology) string { return t.MasterAddr }),
 		constant(EnvDMLCTrackerPort, itoa(func(t Topology) int { return t.MasterPort })),
@@ -132,6 +141,7 @@ var table = map[Framework]frameworkSpec{
 		constant(EnvDMLCNumWorker, itoa(Topology.WorldSize)),
 	}},
 	MPI: {perNode: true, node0Only: true, vars: []variable{
+		named,
 		constant(EnvOMPIHostfile, func(t Topology) string { return t.Hostfile }),
 		constant(EnvOMPIKeepFQDN, func(Topology) string { return defaultOMPIKeepFQDN }),
 		constant(EnvOMPIDefaultSlots, itoa(func(t Topology) int { return t.Slots() })),

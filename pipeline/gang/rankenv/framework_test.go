@@ -21,12 +21,12 @@ func TestFrameworkEnv(t *testing.T) {
 	}{
 		{Torch, "", ""},
 		{"", "", ""},
-		{JAX, " JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=js-node-0-0.js:29500",
-			" JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=js-node-0-0.js:29500"},
-		{XGBoost, " DMLC_TRACKER_URI=js-node-0-0.js DMLC_TRACKER_PORT=29500 DMLC_NUM_WORKER=6",
-			" DMLC_TRACKER_URI=js-node-0-0.js DMLC_TRACKER_PORT=29500 DMLC_TASK_ID=5 DMLC_NUM_WORKER=6"},
-		{MPI, " OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile OMPI_MCA_orte_keep_fqdn_hostnames=true OMPI_MCA_orte_set_default_slots=3 OMPI_MCA_plm_rsh_args=-o_ConnectionAttempts=10",
-			" OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile OMPI_MCA_orte_keep_fqdn_hostnames=true OMPI_MCA_orte_set_default_slots=3 OMPI_MCA_plm_rsh_args=-o_ConnectionAttempts=10"},
+		{JAX, " PIPECTL_FRAMEWORK=jax JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=js-node-0-0.js:29500",
+			" PIPECTL_FRAMEWORK=jax JAX_NUM_PROCESSES=2 JAX_PROCESS_ID=1 JAX_COORDINATOR_ADDRESS=js-node-0-0.js:29500"},
+		{XGBoost, " PIPECTL_FRAMEWORK=xgboost DMLC_TRACKER_URI=js-node-0-0.js DMLC_TRACKER_PORT=29500 DMLC_NUM_WORKER=6",
+			" PIPECTL_FRAMEWORK=xgboost DMLC_TRACKER_URI=js-node-0-0.js DMLC_TRACKER_PORT=29500 DMLC_TASK_ID=5 DMLC_NUM_WORKER=6"},
+		{MPI, " PIPECTL_FRAMEWORK=mpi OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile OMPI_MCA_orte_keep_fqdn_hostnames=true OMPI_MCA_orte_set_default_slots=3 OMPI_MCA_plm_rsh_args=-o_ConnectionAttempts=10",
+			" PIPECTL_FRAMEWORK=mpi OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile OMPI_MCA_orte_keep_fqdn_hostnames=true OMPI_MCA_orte_set_default_slots=3 OMPI_MCA_plm_rsh_args=-o_ConnectionAttempts=10"},
 	} {
 		fields := func(s string) []string {
 			out := strings.Fields(s)

@@ -174,7 +174,7 @@ func Execute(ctx context.Context, launcher *Launcher, store artifacts.Store, req
 	const who = "pipectl launch"
 	job := &step.Job{
 		Run: run, Name: name, Cache: req.Cache, OutputParams: outputParams,
-		Shape: stepcache.Shape{Nodes: ls.Nodes, Procs: ls.ProcsPerNode},
+		Shape: stepcache.Shape{Nodes: ls.Nodes, Procs: ls.ProcsPerNode, Framework: string(ls.Framework)},
 		Log:   log, KeepCachedLog: true, Lineage: true,
 		Cached: func(hit stepcache.Entry) {
 			fmt.Fprintf(errOut, "%s: step %s cached: reusing the outputs of step %s of run %s (no JobSet created)\n", who, name, hit.Step, hit.Run)

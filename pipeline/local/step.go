@@ -132,7 +132,7 @@ func (e *execution) execute(ctx context.Context, sp *plan.Step, name string, v p
 		Warnf: func(format string, args ...any) { e.r.statusf("warning: "+format+"\n", args...) },
 	}
 	if d := sp.Distributed; d != nil {
-		job.Shape = stepcache.Shape{Nodes: d.Nodes, Procs: d.LocalProcsPerNode}
+		job.Shape = stepcache.Shape{Nodes: d.Nodes, Procs: d.LocalProcsPerNode, Framework: string(d.Framework)}
 	}
 	job.Flush = func() {
 		for _, w := range writers {

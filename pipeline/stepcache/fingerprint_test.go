@@ -58,3 +58,20 @@ func TestFingerprintStreams(t *testing.T) {
 		t.Error("changing the last byte of a file the command names did not change the fingerprint")
 	}
 }
+
+// TestFingerprintFramework: the framework is part of the gang's shape; a
+// torch step's fingerprint is the one it had before frameworks.
+func TestFingerprintFramework(t *testing.T) {
+	inv := &components.Invocation{Component: &components.Program{Command: []string{"python3", "train.py"}}}
+	fp := func(s Shape) string {
+		f, err := Fingerprint(t.Context(), inv, nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	torch, xgb, jax := fp(Shape{Nodes: 2, Procs: 1}), fp(Shape{Nodes: 2, Procs: 1, Framework: "xgboost"}), fp(Shape{Nodes: 2, Procs: 1, Framework: "jax"})
+	if torch == xgb || xgb == jax || torch == jax {
+		t.Errorf("fingerprints torch %s, xgboost %s, jax %s: want all different", torch, xgb, jax)
+	}
+}

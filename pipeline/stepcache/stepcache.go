@@ -33,6 +33,9 @@ type Entry struct {
 // Shape is the gang shape of a distributed step (zero for one process).
 type Shape struct {
 	Nodes, Procs int
+	// Framework is the step's distributed.framework ("" for torch, so a
+	// torch step's fingerprint is what it was before frameworks).
+	Framework string
 }
 
 // Fingerprint identifies a step's work (see the package doc): the component
@@ -77,10 +80,11 @@ func Fingerprint(ctx context.Context, inv *components.Invocation, inputSums map[
 		Env       []string          `json:"env"`
 		Nodes     int               `json:"nodes,omitempty"`
 		Procs     int               `json:"procs,omitempty"`
+		Framework string            `json:"framework,omitempty"`
 		// Metadata (an imported artifact's, KFP's importer metadata)
 		// reaches the program in its executor input.
 		Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
-	}{fingerprintForm(inv.Component, inv.Image), files, params, inputSums, inv.Env, shape.Nodes, shape.Procs, inv.Metadata}
+	}{fingerprintForm(inv.Component, inv.Image), files, params, inputSums, inv.Env, shape.Nodes, shape.Procs, shape.Framework, inv.Metadata}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return "", err
@@ -264,7 +268,7 @@ func resolve(ctx context.Context, s artifacts.Store, sp *plan.Step, run string, 
 	inv.Image = sp.Image
 	var shape Shape
 	if d := sp.Distributed; d != nil {
-		shape = Shape{Nodes: d.Nodes, Procs: d.ProcsPerNode}
+		shape = Shape{Nodes: d.Nodes, Procs: d.ProcsPerNode, Framework: string(d.Framework)}
 	}
 	fp, err := Fingerprint(ctx, inv, sums, shape)
 	if err != nil {

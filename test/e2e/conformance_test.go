@@ -201,6 +201,17 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		name:   "frameworks",
+		status: "Succeeded",
+		steps:  []confStep{ok("xgb", seen()), ok("jax", seen())},
+		probes: map[string]probeRecord{
+			"xgb rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(rankEnv(2, 1, 0, 0), xgboostEnv(2, 0), stepEnv("xgb"))},
+			"xgb rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(rankEnv(2, 1, 1, 0), xgboostEnv(2, 1), stepEnv("xgb"))},
+			"jax rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(nodeEnv(2, 1, 0), jaxEnv(2, 0), stepEnv("jax"))},
+			"jax rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(nodeEnv(2, 1, 1), jaxEnv(2, 1), stepEnv("jax"))},
+		},
+	},
+	{
 		name:   "values",
 		params: []string{"tag=v1 {{x}}"},
 		status: "Succeeded",
@@ -1078,6 +1089,26 @@ func rankEnv(nodes, procs, node, local int) []string {
 	}
 }
 
+// nodeEnv is the rank env of a node's one process (torchrun, jax): no RANK,
+// no LOCAL_RANK.
+func nodeEnv(nodes, procs, node int) []string {
+	return slices.DeleteFunc(rankEnv(nodes, procs, node, 0), func(kv string) bool {
+		return strings.HasPrefix(kv, "RANK=") || strings.HasPrefix(kv, "LOCAL_RANK=")
+	})
+}
+
+// xgboostEnv is Kubeflow Trainer's XGBoost env of a worker (normalised).
+func xgboostEnv(workers, rank int) []string {
+	return []string{"PIPECTL_FRAMEWORK=xgboost", "DMLC_TRACKER_URI=$MASTER_ADDR", "DMLC_TRACKER_PORT=$MASTER_PORT",
+		fmt.Sprintf("DMLC_TASK_ID=%d", rank), fmt.Sprintf("DMLC_NUM_WORKER=%d", workers)}
+}
+
+// jaxEnv is Kubeflow Trainer's JAX env of a node's process (normalised).
+func jaxEnv(nodes, node int) []string {
+	return []string{"PIPECTL_FRAMEWORK=jax", "JAX_COORDINATOR_ADDRESS=$MASTER_ADDR:$MASTER_PORT",
+		fmt.Sprintf("JAX_NUM_PROCESSES=%d", nodes), fmt.Sprintf("JAX_PROCESS_ID=%d", node)}
+}
+
 // TestConformance runs every case of conformanceCases locally and on Argo,
 // all at once, and compares what they did.
 func TestConformance(t *testing.T) {
@@ -1677,16 +1708,25 @@ func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
 			return rec, fmt.Errorf("probe record: MASTER_PORT=%q is not a port", v)
 		}
 	}
+	// The frameworks' rendezvous variables name rank 0's address and port too.
+	for k, want := range map[string]string{"DMLC_TRACKER_URI": vars["MASTER_ADDR"], "DMLC_TRACKER_PORT": vars["MASTER_PORT"],
+		"JAX_COORDINATOR_ADDRESS": vars["MASTER_ADDR"] + ":" + vars["MASTER_PORT"]} {
+		if v, set := vars[k]; set && v != want {
+			return rec, fmt.Errorf("probe record: %s=%q, want %q (rank 0's address and port)", k, v, want)
+		}
+	}
 	for i, kv := range rec.Env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "MASTER_ADDR", "PET_MASTER_ADDR":
+		case "MASTER_ADDR", "PET_MASTER_ADDR", "DMLC_TRACKER_URI":
 			rec.Env[i] = k + "=$MASTER_ADDR"
-		case "MASTER_PORT", "PET_MASTER_PORT":
+		case "MASTER_PORT", "PET_MASTER_PORT", "DMLC_TRACKER_PORT":
 			rec.Env[i] = k + "=$MASTER_PORT"
 		case wireEnvMetrics:
 			_, v, _ := strings.Cut(kv, "=")
 			rec.Env[i] = k + "=" + fix(v)
+		case "JAX_COORDINATOR_ADDRESS":
+			rec.Env[i] = k + "=$MASTER_ADDR:$MASTER_PORT"
 		default:
 			rec.Env[i] = fix(kv)
 		}

@@ -17,8 +17,8 @@
 // The record is {"argv": [...], "env": ["NAME=value", ...], "read": [...]}:
 // argv without the program's name; env sorted, keeping PIPECTL_*, the rank
 // variables (WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK,
-// NNODES, MASTER_ADDR, MASTER_PORT, PET_*) and CASE_* (the cases' own
-// variables); read lists "PATH: rel = content" per file read, in order.
+// NNODES, MASTER_ADDR, MASTER_PORT, PET_*), the frameworks' (JAX_*, DMLC_*,
+// OMPI_MCA_*) and CASE_* (the cases' own variables); read lists "PATH: rel = content" per file read, in order.
 //
 // @fail-once keeps its markers under $CONFORMANCE_STATE, a folder shared by
 // every attempt of a step (the test's, on the host).
@@ -55,8 +55,12 @@ type record struct {
 var rankEnv = []string{"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "NNODES", "MASTER_ADDR", "MASTER_PORT"}
 
 func kept(name string) bool {
-	return strings.HasPrefix(name, "PIPECTL_") || strings.HasPrefix(name, "PET_") ||
-		strings.HasPrefix(name, "CASE_") || slices.Contains(rankEnv, name)
+	for _, prefix := range []string{"PIPECTL_", "PET_", "CASE_", "JAX_", "DMLC_", "OMPI_MCA_"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return slices.Contains(rankEnv, name)
 }
 
 func run(args []string) (int, error) {

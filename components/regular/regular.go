@@ -6,6 +6,7 @@
 package regular
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,8 +19,16 @@ import (
 // read) and fails with a message naming what path is instead: a named
 // pipe, a device, a socket or a directory.
 func Open(path string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return open(path, 0)
+}
+
+// open is Open with extra open flags (O_NOFOLLOW).
+func open(path string, flags int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
+		if flags&syscall.O_NOFOLLOW != 0 && errors.Is(err, syscall.ELOOP) {
+			return nil, nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("a symbolic link, not a regular file")}
+		}
 		return nil, nil, err
 	}
 	st, err := f.Stat()
@@ -37,7 +46,12 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 // Read reads the regular file at path (see Open), failing
 // when it holds more than limit bytes. Errors are *fs.PathError.
 func Read(path string, limit int64) ([]byte, error) {
-	f, _, err := Open(path)
+	return read(path, limit, Open)
+}
+
+// read reads the file open opens at path, at most limit bytes.
+func read(path string, limit int64, open func(string) (*os.File, fs.FileInfo, error)) ([]byte, error) {
+	f, _, err := open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -25,15 +25,8 @@ func followRun(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
+	runs, r, err := openRun(ctx, opts)
 	if err != nil {
-		return err
-	}
-	r, err := runs.Get(ctx, opts.RunID)
-	if err != nil {
-		return err
-	}
-	if err := hasStep(r, opts.Step); err != nil {
 		return err
 	}
 	f := &follower{opts: opts, store: runs.Store(), printed: map[string]int64{}}

@@ -11,6 +11,7 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/runstore"
 )
 
 // Options are the inputs of `pipectl logs`.
@@ -58,18 +59,11 @@ pipectl logs starts.`,
 }
 
 func logsRun(ctx context.Context, opts *Options) error {
-	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	r, err := runs.Get(ctx, opts.RunID)
+	runs, r, err := openRun(ctx, opts)
 	if err != nil {
 		return err
 	}
 	store := runs.Store()
-	if err := hasStep(r, opts.Step); err != nil {
-		return err
-	}
 	for _, s := range r.Steps {
 		if opts.Step != "" && s.Name != opts.Step {
 			continue
@@ -91,6 +85,23 @@ func logsRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// openRun reads the record of run opts.RunID, which must have step
+// opts.Step when one is given.
+func openRun(ctx context.Context, opts *Options) (*runstore.Reader, *record.Run, error) {
+	runs, err := opts.Factory.Runs(ctx, opts.IO.ErrOut)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := runs.Get(ctx, opts.RunID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := hasStep(r, opts.Step); err != nil {
+		return nil, nil, err
+	}
+	return runs, r, nil
 }
 
 // hasStep fails when step is not "" and not a step of r.

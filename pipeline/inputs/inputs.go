@@ -40,10 +40,11 @@ type Source interface {
 // too), its dsl.OneOf and optional inputs and the outputs its inputs
 // collect from loop steps (v.Collected; but those of
 // plan.Wiring.CollectedOuter, which Iteration gives), and returns the
-// input artifacts' sha256 by input name, for the fingerprint. v's maps
+// input artifacts' sha256 by input name, for the fingerprint; artifact
+// parameters' URIs are v.Params'. v's maps
 // are replaced by copies; v.Upstream, the upstream output parameters, is
 // given (by the local runner from its run, in a pod by the workflow).
-func Resolve(ctx context.Context, s artifacts.Store, w *plan.Wiring, v *plan.Values, params map[string]string, src Source) (sums map[string]string, err error) {
+func Resolve(ctx context.Context, s artifacts.Store, w *plan.Wiring, v *plan.Values, src Source) (sums map[string]string, err error) {
 	sums = map[string]string{}
 	v.Artifacts = maps.Clone(v.Artifacts)
 	if v.Artifacts == nil {
@@ -65,7 +66,7 @@ func Resolve(ctx context.Context, s artifacts.Store, w *plan.Wiring, v *plan.Val
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := AddParamInputs(ctx, s, w, params, v.Artifacts, sums); err != nil {
+	if err := AddParamInputs(ctx, s, w, v.Params, v.Artifacts, sums); err != nil {
 		return nil, err
 	}
 	if err := w.ResolveOneOf(v, sums, src.Finished); err != nil {

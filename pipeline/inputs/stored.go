@@ -20,7 +20,7 @@ import (
 // the fingerprint.
 func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w *plan.Wiring, v plan.Values) (*components.Invocation, map[string]string, error) {
 	src := Stored(ctx, s, v.Run)
-	sums, err := Resolve(ctx, s, w, &v, v.Params, src)
+	sums, err := Resolve(ctx, s, w, &v, src)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -212,7 +212,7 @@ func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map
 		}
 		v.Upstream[name] = val
 	}
-	sums, err := inputs.Resolve(ctx, e.r.Store, sp.Wiring, &v, e.params, source{e})
+	sums, err := inputs.Resolve(ctx, e.r.Store, sp.Wiring, &v, source{e})
 	if err != nil {
 		return v, nil, err
 	}

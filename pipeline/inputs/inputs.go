@@ -46,14 +46,8 @@ type Source interface {
 // given (by the local runner from its run, in a pod by the workflow).
 func Resolve(ctx context.Context, s artifacts.Store, w *plan.Wiring, v *plan.Values, src Source) (sums map[string]string, err error) {
 	sums = map[string]string{}
-	v.Artifacts = maps.Clone(v.Artifacts)
-	if v.Artifacts == nil {
-		v.Artifacts = map[string]string{}
-	}
-	v.Upstream = maps.Clone(v.Upstream)
-	if v.Upstream == nil {
-		v.Upstream = map[string]string{}
-	}
+	v.Artifacts = copyOf(v.Artifacts)
+	v.Upstream = copyOf(v.Upstream)
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.Inputs)) {
 		uri, sum, err := src.Artifact(w.Inputs[name])
@@ -75,10 +69,7 @@ func Resolve(ctx context.Context, s artifacts.Store, w *plan.Wiring, v *plan.Val
 	if err := w.ResolveOrDefault(v, sums, src.Finished); err != nil {
 		return nil, err
 	}
-	v.Collected = maps.Clone(v.Collected)
-	if v.Collected == nil {
-		v.Collected = map[string][]record.OutputRecord{}
-	}
+	v.Collected = copyOf(v.Collected)
 	got := map[string][]record.OutputRecord{}
 	for _, name := range slices.Sorted(maps.Keys(w.Collected)) {
 		if _, perIteration := w.CollectedOuter[name]; perIteration {
@@ -103,18 +94,12 @@ func Iteration(w *plan.Wiring, v *plan.Values, sums map[string]string, src Sourc
 	if len(w.Same) == 0 && len(w.SameOneOf) == 0 && len(w.CollectedOuter) == 0 {
 		return sums, nil
 	}
-	sums = maps.Clone(sums)
-	if sums == nil {
-		sums = map[string]string{}
-	}
-	v.Upstream, v.Artifacts = maps.Clone(v.Upstream), maps.Clone(v.Artifacts)
+	sums = copyOf(sums)
+	v.Upstream, v.Artifacts = copyOf(v.Upstream), copyOf(v.Artifacts)
 	if err := w.ResolveSame(v, sums, src.Finished); err != nil {
 		return nil, err
 	}
-	v.Collected = maps.Clone(v.Collected)
-	if v.Collected == nil {
-		v.Collected = map[string][]record.OutputRecord{}
-	}
+	v.Collected = copyOf(v.Collected)
 	got := map[string][]record.OutputRecord{}
 	for _, name := range slices.Sorted(maps.Keys(w.CollectedOuter)) {
 		its, all, err := w.CollectedIterations(name, *v)
@@ -176,4 +161,12 @@ func addCollectedSums(sums map[string]string, collected map[string][]record.Outp
 		}
 		sums[name] = strings.Join(shas, ",")
 	}
+}
+
+// copyOf is a copy of m, an empty map when m is nil.
+func copyOf[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil {
+		return M{}
+	}
+	return maps.Clone(m)
 }

@@ -35,7 +35,7 @@ func Invocation(ctx context.Context, s artifacts.Store, c *components.Program, w
 // as their outputs records in store s say (a reused producer's outputs are
 // an earlier run's).
 func Stored(ctx context.Context, s artifacts.Store, run string) *StoredSource {
-	return &StoredSource{ctx: ctx, s: s, run: run, records: map[string][]record.OutputRecord{}}
+	return &StoredSource{ctx: ctx, s: s, run: run, records: map[string]stored{}}
 }
 
 // StoredSource reads producers' outputs from the store (see Stored).
@@ -43,14 +43,33 @@ type StoredSource struct {
 	ctx     context.Context
 	s       artifacts.Store
 	run     string
-	records map[string][]record.OutputRecord // outputs records read, by step
+	records map[string]stored // outputs records read, by step (or iteration)
+}
+
+// stored is an outputs record as read: found, or not (ErrNotFound).
+type stored struct {
+	rec record.StepOutputs
+	err error
+}
+
+// outputs reads the outputs record of step once: a producer's record does
+// not change while its consumers run, nor does its absence.
+func (st *StoredSource) outputs(step string) (record.StepOutputs, error) {
+	if r, ok := st.records[step]; ok {
+		return r.rec, r.err
+	}
+	rec, err := recordstore.ReadStepOutputs(st.ctx, st.s, st.run, step)
+	if err == nil || errors.Is(err, artifacts.ErrNotFound) {
+		st.records[step] = stored{rec, err}
+	}
+	return rec, err
 }
 
 // Finished returns an output of a step of the run as its outputs record in
 // the store says; ok is false when the step has none (it did not run) or
 // its record says it was skipped.
 func (st *StoredSource) Finished(ref plan.OutputRef) (record.OutputRecord, bool, error) {
-	rec, err := recordstore.ReadStepOutputs(st.ctx, st.s, st.run, ref.Step)
+	rec, err := st.outputs(ref.Step)
 	if errors.Is(err, artifacts.ErrNotFound) || err == nil && rec.Skipped != "" {
 		return record.OutputRecord{}, false, nil
 	}
@@ -69,15 +88,11 @@ func (st *StoredSource) Finished(ref plan.OutputRef) (record.OutputRecord, bool,
 // producer's outputs record; a producer without an outputs record gives
 // <run>/<step>/<output> and the sha256 of that artifact's metadata.
 func (st *StoredSource) Artifact(ref plan.OutputRef) (string, string, error) {
-	outs, ok := st.records[ref.Step]
-	if !ok {
-		var err error
-		outs, err = recordstore.ReadOutputs(st.ctx, st.s, st.run, ref.Step)
-		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-			return "", "", err
-		}
-		st.records[ref.Step] = outs
+	rec, err := st.outputs(ref.Step)
+	if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+		return "", "", err
 	}
+	outs := rec.Outputs
 	if i := slices.IndexFunc(outs, func(o record.OutputRecord) bool { return o.Name == ref.Output }); i >= 0 && outs[i].URI != "" {
 		return outs[i].URI, outs[i].SHA256, nil
 	}
@@ -99,7 +114,7 @@ func (st *StoredSource) Iterations(ref plan.OutputRef, its []int, all bool) ([]r
 		if !all {
 			i = its[k]
 		}
-		rec, err := recordstore.ReadStepOutputs(st.ctx, st.s, st.run, pipeline.IterationName(ref.Step, i))
+		rec, err := st.outputs(pipeline.IterationName(ref.Step, i))
 		if errors.Is(err, artifacts.ErrNotFound) && all {
 			break
 		}

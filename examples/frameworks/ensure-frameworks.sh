@@ -23,7 +23,7 @@ if [ -z "$py" ]; then
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   echo "ensure-frameworks: installing Debian's openmpi-bin, python3-mpi4py, python3-xgboost (once)" >&2
-  $sudo apt-get update -qq >&2
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     -o DPkg::Lock::Timeout=600 openmpi-bin python3-mpi4py python3-xgboost python3-numpy >&2
   py=/usr/bin/python3

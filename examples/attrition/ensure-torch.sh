@@ -34,7 +34,7 @@ if [ -z "$py" ]; then
   # Quietly: the packages' output goes to $log, named when it fails.
   echo "ensure-torch: no python3 here can import torch: installing Debian's python3-torch and python3-numpy" >&2
   echo "ensure-torch: (once; a few hundred MB, minutes on a slow link; apt-get's output in $log)" >&2
-  if ! { $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends python3-torch python3-numpy; } >"$log" 2>&1; then
+  if ! { $sudo apt-get -o DPkg::Lock::Timeout=600 update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends python3-torch python3-numpy; } >"$log" 2>&1; then
     echo "ensure-torch: installing python3-torch failed; the last lines of $log:" >&2
     tail -n 15 "$log" | sed 's/^/  /' >&2
     exit 1

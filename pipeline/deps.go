@@ -18,7 +18,7 @@ func (v *validator) checkRefs(path []any, refs []ref, index map[string]int, self
 			}
 			continue
 		case r.run != "":
-			if !s.Finally && r.run != RunID {
+			if !s.Finally && r.run != RunID && r.run != RunScheduledTime {
 				v.atValue(path, "{{run.%s}} is defined only in a finally step", r.run)
 			}
 			continue

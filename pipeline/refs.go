@@ -62,10 +62,14 @@ const (
 	// RunFailedSteps is a JSON list of the names of the failed steps
 	// (iterations as STEP[i]), in the pipeline's order.
 	RunFailedSteps = "failedSteps"
+	// RunScheduledTime is the time a scheduled run was scheduled for, in
+	// RFC 3339 (the schedule's zone); any step may read it. A run started
+	// by hand has its start time (UTC).
+	RunScheduledTime = "scheduledTime"
 )
 
 // refForms lists the references pipeline text may hold, for messages.
-const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}}, {{run.id}} or {{run.status}}/{{run.failedSteps}}"
+const refForms = "{{params.NAME}}, {{steps.STEP.outputs.OUTPUT}}, {{item}}, {{item.FIELD}}, {{run.id}}, {{run.scheduledTime}} or {{run.status}}/{{run.failedSteps}}"
 
 // String is the reference as pipeline text writes it.
 func (r ref) String() string {
@@ -106,7 +110,7 @@ func parseRefs(s string) (texts []string, refs []ref, err error) {
 			refs = append(refs, ref{step: strings.Join(parts[1:len(parts)-2], "."), output: parts[len(parts)-1]})
 		case parts[0] == "item" && !slices.Contains(parts[1:], ""):
 			refs = append(refs, ref{item: true, field: strings.Join(parts[1:], ".")})
-		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps || parts[1] == RunID):
+		case len(parts) == 2 && parts[0] == "run" && (parts[1] == RunStatus || parts[1] == RunFailedSteps || parts[1] == RunID || parts[1] == RunScheduledTime):
 			refs = append(refs, ref{run: parts[1]})
 		default:
 			return nil, nil, fmt.Errorf("unknown reference {{%s}} (want %s)", body, refForms)

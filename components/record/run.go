@@ -47,6 +47,11 @@ type Run struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Params are the run's parameter values.
 	Params map[string]string `json:"params"`
+	// Schedule names the schedule that started the run, if one did;
+	// ScheduledTime is the time it was scheduled for, in RFC 3339 (what
+	// its steps read as {{run.scheduledTime}}).
+	Schedule      string `json:"schedule,omitempty"`
+	ScheduledTime string `json:"scheduledTime,omitempty"`
 	// Message explains a failure or cancellation.
 	Message string `json:"message,omitempty"`
 	// Runner identifies the process running a local run.

@@ -69,6 +69,11 @@ type Runner struct {
 	// name (gs://, s3://, oci://), imported into Store before any step runs
 	// (pipeline/imports); its TempDir defaults to WorkDir.
 	Import imports.Options
+	// Schedule and ScheduledTime, for a run a schedule starts, name the
+	// schedule and the time it is scheduled for (RFC 3339): the run's
+	// {{run.scheduledTime}} and its record say them. A run without a
+	// ScheduledTime reads its start time (UTC) there.
+	Schedule, ScheduledTime string
 	// Path lists directories put before PATH in every step's environment
 	// (a project's local settings): a step's program is looked up there first.
 	Path []string
@@ -197,6 +202,7 @@ func (r *Runner) newRecord(p *pipeline.Pipeline, id string, now time.Time, param
 	run := &record.Run{
 		ID: id, Pipeline: p.Metadata.Name, Status: record.StatusRunning, Started: now,
 		Source: cmp.Or(r.Source, p.Source), On: "local", Params: params, Runner: recordstore.ThisRunner(), Origin: org,
+		Schedule: r.Schedule, ScheduledTime: r.ScheduledTime,
 	}
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {

@@ -203,7 +203,7 @@ func (e *execution) strategy(sp *plan.Step, name, dir string, output func(string
 // outputs of loop steps…) and, for a finally step, the run's outcome. sums
 // are the sha256 of the input artifacts, for the fingerprint.
 func (e *execution) values(ctx context.Context, sp *plan.Step) (plan.Values, map[string]string, error) {
-	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}}
+	v := plan.Values{Run: e.run.ID, Params: e.params, Upstream: map[string]string{}, ScheduledTime: e.scheduledTime()}
 	for _, name := range sp.Wiring.UpstreamInputs() {
 		ref := sp.Wiring.Upstream[name]
 		val, err := e.outputValue(ref)
@@ -361,4 +361,13 @@ func withPath(env, dirs []string) []string {
 		}
 	}
 	return append(env, "PATH="+path)
+}
+
+// scheduledTime is the run's {{run.scheduledTime}}: the time its schedule
+// fired it for, or its start time (UTC, RFC 3339) when run by hand.
+func (e *execution) scheduledTime() string {
+	if e.r.ScheduledTime != "" {
+		return e.r.ScheduledTime
+	}
+	return e.run.Started.UTC().Format(time.RFC3339)
 }

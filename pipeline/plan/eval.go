@@ -18,6 +18,9 @@ import (
 type Values struct {
 	// Run is the run id.
 	Run string
+	// ScheduledTime is the value of {{run.scheduledTime}}: the run's
+	// scheduled time in RFC 3339 (its start time when run by hand).
+	ScheduledTime string
 	// Params are pipeline parameter values, by name.
 	Params map[string]string
 	// Upstream are upstream output parameter values, by the input they feed.
@@ -74,6 +77,11 @@ func (t Text) Eval(v Values) (string, error) {
 				return "", fmt.Errorf("no value for {{run.id}} (want --run RUN)")
 			}
 			b.WriteString(v.Run)
+		case p.Run == pipeline.RunScheduledTime:
+			if v.ScheduledTime == "" {
+				return "", fmt.Errorf("no value for {{run.scheduledTime}} (want --scheduled-time TIME)")
+			}
+			b.WriteString(v.ScheduledTime)
 		case p.Product != nil:
 			s, err := product(p.Product, v)
 			if err != nil {

@@ -19,11 +19,15 @@ type Summary struct {
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished"`
 	On       string     `json:"on,omitempty"`
+	// Schedule and ScheduledTime say which schedule started the run, for
+	// which time (record.Run).
+	Schedule      string `json:"schedule,omitempty"`
+	ScheduledTime string `json:"scheduledTime,omitempty"`
 }
 
 // Summarize returns the `runs ls -o json` entry of r.
 func Summarize(r *record.Run) Summary {
-	return Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On}
+	return Summary{ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Started: r.Started, Finished: r.Finished, On: r.On, Schedule: r.Schedule, ScheduledTime: r.ScheduledTime}
 }
 
 // Entry is one element of `pipectl artifacts ls -o json`; its fields are stable.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -74,9 +75,19 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return nil
 	}
 	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
-		fmt.Fprintln(tw, "ID\tPIPELINE\tSTATUS\tSTARTED\tDURATION")
+		// A SCHEDULE column when a schedule started any of the runs.
+		scheduled := slices.ContainsFunc(out, func(r runview.Summary) bool { return r.Schedule != "" })
+		header := "ID\tPIPELINE\tSTATUS\tSTARTED\tDURATION"
+		if scheduled {
+			header += "\tSCHEDULE"
+		}
+		fmt.Fprintln(tw, header)
 		for _, r := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Pipeline, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), duration(&r.Started, r.Finished))
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Pipeline, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), duration(&r.Started, r.Finished))
+			if scheduled {
+				line += "\t" + cmp.Or(scheduleOf(r.Schedule, r.ScheduledTime), "-")
+			}
+			fmt.Fprintln(tw, line)
 		}
 	})
 }
@@ -151,6 +162,9 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 		fmt.Fprintf(tw, "Status:\t%s\n", r.Status)
 		fmt.Fprintf(tw, "Started:\t%s\n", r.Started.Local().Format(time.RFC3339))
 		fmt.Fprintf(tw, "Duration:\t%s\n", duration(&r.Started, r.Finished))
+		if s := scheduleOf(r.Schedule, r.ScheduledTime); s != "" {
+			fmt.Fprintf(tw, "Schedule:\t%s\n", s)
+		}
 		if r.Message != "" {
 			fmt.Fprintf(tw, "Message:\t%s\n", r.Message)
 		}
@@ -204,4 +218,13 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 			}
 		}
 	})
+}
+
+// scheduleOf is a scheduled run's schedule and time, "NAME at TIME" ("" for
+// a run started by hand).
+func scheduleOf(name, at string) string {
+	if name == "" {
+		return ""
+	}
+	return name + " at " + at
 }

@@ -134,9 +134,12 @@ func (s *Schedule) Validate() error {
 	if s.Pipeline == "" {
 		add(FieldPipeline, "missing: name the pipeline file")
 	}
-	if _, err := LoadLocation(s.Timezone); err != nil {
+	tz := s.Timezone
+	if _, err := LoadLocation(tz); err != nil {
 		add(FieldTimezone, "%v", err)
-	} else if _, err := s.CronOf(); err != nil {
+		tz = "" // the cron checked on its own
+	}
+	if _, err := ParseCron(s.Cron, tz); err != nil {
 		add(FieldCron, "%v", err)
 	}
 	if !slices.Contains([]string{ConcurrencyAllow, ConcurrencyForbid, ConcurrencyReplace}, s.Concurrency) {
@@ -185,10 +188,16 @@ func Load(path string) (*Schedule, error) {
 		return nil, err
 	}
 	var sf File
-	if err := f.Decode(f.Root, "", &sf); err != nil {
-		return nil, err
-	}
 	var errs []error
+	if err := f.Decode(f.Root, "", &sf); err != nil {
+		// Report what the field checks find too, when the file decodes
+		// leniently (an unknown field, say); otherwise the decode errors alone.
+		sf = File{}
+		if f.Root.Decode(&sf) != nil {
+			return nil, err
+		}
+		errs = append(errs, yamlfile.Split(err)...)
+	}
 	at := func(path ...any) *yaml.Node {
 		n, key, ok := yamlfile.Lookup(f.Root, path...)
 		if !ok && key != nil {

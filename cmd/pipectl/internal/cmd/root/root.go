@@ -18,6 +18,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/pack"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/runs"
+	schedulecmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/schedule"
 	uicmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/ui"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/validate"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
@@ -61,6 +62,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		validate.NewCmdValidate(f, nil),
 		run.NewCmdRun(f, nil),
 		runs.NewCmdRuns(f),
+		schedulecmd.NewCmdSchedule(f),
 		logs.NewCmdLogs(f, nil),
 		artifacts.NewCmdArtifacts(f),
 		compile.NewCmdCompile(f, nil),

@@ -36,6 +36,9 @@ type Args struct {
 	// ArgoStatus, ArgoFailures and ArgoSteps give a finally step the run's
 	// outcome (--argo-status, --argo-failures, --argo-steps; see RunFields).
 	ArgoStatus, ArgoFailures, ArgoSteps string
+	// ScheduledTime is the run's {{run.scheduledTime}}, RFC 3339
+	// (--scheduled-time; a compiled step that reads it).
+	ScheduledTime string
 	// Image is the step's image, part of its fingerprint (--image; step pods).
 	Image string
 	// Component is Encode of the step's plan.Component (--component).
@@ -120,6 +123,7 @@ func (a *Args) AddFlags(fl *pflag.FlagSet, cmd Command) {
 	fl.StringVar(&a.ArgoStatus, "argo-status", "", "a finally step's {{workflow.status}}")
 	fl.StringVar(&a.ArgoFailures, "argo-failures", "", "a finally step's {{workflow.failures}}")
 	fl.StringVar(&a.ArgoSteps, "argo-steps", "", "a finally step's base64 of the workflow's pipectl.dev/steps annotation")
+	fl.StringVar(&a.ScheduledTime, "scheduled-time", "", "the run's {{run.scheduledTime}}: the time a schedule ran it for, RFC 3339")
 	if cmd == Exec {
 		fl.StringVar(&a.Image, "image", "", "the image the step runs in (part of its cache fingerprint)")
 	}
@@ -158,6 +162,7 @@ func (a Args) Flags() []string {
 	add("argo-status", a.ArgoStatus)
 	add("argo-failures", a.ArgoFailures)
 	add("argo-steps", a.ArgoSteps)
+	add("scheduled-time", a.ScheduledTime)
 	add("image", a.Image)
 	add("component", a.Component)
 	add("distributed", a.Distributed)

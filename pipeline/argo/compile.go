@@ -90,6 +90,11 @@ type Options struct {
 // Compile turns a loaded pipeline into an Argo Workflow. It reads nothing
 // but its arguments and changes neither.
 func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
+	return compile(p, opts, false)
+}
+
+// compile is Compile; cron says the workflow is a CronWorkflow's.
+func compile(p *pipeline.Pipeline, opts Options, cron bool) (*wfv1.Workflow, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
@@ -98,7 +103,7 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &compiler{p: p, opts: opts, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true, ExitTemplate: true}}
+	c := &compiler{p: p, opts: opts, cron: cron, keys: map[string]int{}, names: map[string]bool{EntryTemplate: true, ExitTemplate: true}}
 	c.taskNames()
 	var errs []error
 	var tasks, final []wfv1.DAGTask
@@ -247,6 +252,8 @@ func arguments(p *pipeline.Pipeline, overrides map[string]string) (wfv1.Argument
 type compiler struct {
 	p    *pipeline.Pipeline
 	opts Options
+	// cron: the workflow is a CronWorkflow's (CompileCron).
+	cron bool
 	// tasks maps step names to task names.
 	tasks map[string]string
 	// templates are the leaf templates, in order of first use.
@@ -516,6 +523,8 @@ type templateKey struct {
 	Cache     string    `json:"cache"`
 	Loop      bool      `json:"loop,omitempty"`
 	Finally   bool      `json:"finally,omitempty"`
+	// ScheduledTime: the step reads {{run.scheduledTime}} (--scheduled-time).
+	ScheduledTime bool `json:"scheduledTime,omitempty"`
 	// PodSpecPatch sets the resources given at run time (podSpecPatch).
 	PodSpecPatch string `json:"podSpecPatch,omitempty"`
 }
@@ -541,7 +550,8 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		params = launcherParams(sp)
 	}
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),
-		Cache: string(wire.StepCacheMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally}
+		Cache: string(wire.StepCacheMode(sp.Cache, c.opts.NoCache)), Loop: sp.Loop != nil, Finally: sp.Finally,
+		ScheduledTime: sp.Wiring.ReadsRun(pipeline.RunScheduledTime)}
 	if sp.Timeout.Duration > 0 {
 		key.Timeout = int64((sp.Timeout.Duration + time.Second - 1) / time.Second)
 	}
@@ -609,6 +619,9 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 		args.ArgoStatus = "{{inputs.parameters." + RunStatusInput + "}}"
 		args.ArgoFailures = "{{inputs.parameters." + FailuresInput + "}}"
 		args.ArgoSteps = base64.StdEncoding.EncodeToString([]byte(c.steps))
+	}
+	if key.ScheduledTime {
+		args.ScheduledTime = c.scheduledTime()
 	}
 	args.Component = compArg
 	if launch {

@@ -819,3 +819,27 @@ func productInput(lists []ProductList, v Values) ([]pipeline.ProductList, [][]st
 func (r OutputRef) Iteration(i int) OutputRef {
 	return OutputRef{Step: pipeline.IterationName(r.Step, i), Output: r.Output}
 }
+
+// ReadsRun reports whether the step's values read {{run.FIELD}} (its
+// inputs, env or resources).
+func (w *Wiring) ReadsRun(field string) bool {
+	reads := func(t Text) bool {
+		return slices.ContainsFunc(t, func(p Part) bool { return p.Run == field })
+	}
+	for _, t := range w.Params {
+		if reads(t) {
+			return true
+		}
+	}
+	for _, e := range w.Env {
+		if reads(e.Value) {
+			return true
+		}
+	}
+	for _, t := range w.Resources {
+		if reads(t) {
+			return true
+		}
+	}
+	return false
+}

@@ -39,7 +39,7 @@ type Request struct {
 // `pipectl launch`, every problem named by its flag.
 func DecodeArgs(a wire.Args) (*Request, error) {
 	var errs []error
-	r := &Request{Values: plan.Values{Run: a.Run}, Image: a.Image, Argv: a.Argv}
+	r := &Request{Values: plan.Values{Run: a.Run, ScheduledTime: a.ScheduledTime}, Image: a.Image, Argv: a.Argv}
 	var err error
 	if r.Component, err = plan.DecodeComponent(a.Component); err != nil {
 		errs = append(errs, err)

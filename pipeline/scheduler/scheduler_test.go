@@ -301,3 +301,33 @@ func TestCancelledSchedulerClaimsStay(t *testing.T) {
 		}
 	}
 }
+
+// TestReplace: with concurrency Replace a due time cancels the schedule's
+// running run and then starts its own.
+func TestReplace(t *testing.T) {
+	f := newFixture(t)
+	gate := filepath.Join(f.dir, "gate")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.schedule("minutely", "* * * * *", "", schedule.ConcurrencyReplace, at("2026-01-01T00:00:00Z"), map[string]string{"gate": gate})
+	clk := &clock{t: at("2026-01-01T00:01:01Z")}
+	sc := &Scheduler{Store: f.store, Run: f.run(), Status: f.status, Now: clk.Now}
+	if _, err := sc.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The first run runs (its step waits at the gate).
+	for i := 0; i < 200 && f.runs("minutely")["2026-01-01T00:01:00Z"] != "Running"; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	clk.Set(at("2026-01-01T00:02:01Z"))
+	if _, err := sc.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(gate)
+	sc.Wait()
+	got := f.runs("minutely")
+	if got["2026-01-01T00:01:00Z"] != "Cancelled" || got["2026-01-01T00:02:00Z"] != "2026-01-01T00:02:00Z|none" {
+		t.Errorf("runs %v, want 00:01 Cancelled and 00:02 done\n%s", got, f.status)
+	}
+}

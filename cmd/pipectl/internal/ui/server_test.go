@@ -63,7 +63,7 @@ func fixture(t *testing.T) (*artifacts.Local, *record.Run) {
 	mustWrite(t, filepath.Join(src, "tree", "x.txt"), "x\n")
 	mustWrite(t, filepath.Join(src, "tree", "sub", "y.txt"), "yy\n")
 	rec := &record.Run{ID: "r1", Pipeline: "p", Status: record.StatusSucceeded, Started: time.Unix(100, 0).UTC(),
-		Params: map[string]string{"lr": "0.1"}, On: "local",
+		Params: map[string]string{"lr": "0.1"}, On: "local", Schedule: "nightly", ScheduledTime: "2026-01-01T02:00:00+01:00",
 		Origin: &record.Origin{Pipectl: "v9.9.9", Git: &record.GitOrigin{Commit: "c0ffee1234", Branch: "main", Remote: "https://git.example.com/ml.git", Dirty: true, DiffSHA256: strings.Repeat("d", 64)}}}
 	end := time.Unix(160, 0).UTC()
 	rec.Finished = &end
@@ -447,7 +447,7 @@ func TestPages(t *testing.T) {
 		"/":               {`href="/runs/r1"`, `st-succeeded`},
 		"/?status=Failed": {"No runs match"},
 		"/runs/r1": {`data-node="make"`, `data-node="use"`, `class="edge st-succeeded"`, "Run params", "lr",
-			"<code>v9.9.9</code>", "<code>c0ffee1234</code> on <code>main</code>", "https://git.example.com/ml.git", "dirty, diff", "sha256 dddddddddddd"},
+			"<code>v9.9.9</code>", `scheduled by <b class="schedule">nightly</b> for <time datetime="2026-01-01T02:00:00&#43;01:00">2026-01-01T02:00:00&#43;01:00</time>`, "<code>c0ffee1234</code> on <code>main</code>", "https://git.example.com/ml.git", "dirty, diff", "sha256 dddddddddddd"},
 		"/runs/r1?step=use":                  {`data-input="d"`, `made by <a href="/runs/r1?step=make">r1/make/data</a>`},
 		"/runs/r1?step=make":                 {`Read by <a href="/runs/r1?step=use">r1/use</a>`, `<table class="csv">`, "<th>a</th>", `code class="value">7<`, "sub/y.txt", "<dt>Code</dt>", ">abababababab</code>"},
 		"/runs/r1?step=make&file=tree/x.txt": {`<b class="oname">tree<span class="muted">/x.txt`, "<pre>x\n</pre>"},

@@ -8,10 +8,11 @@ import (
 // Directory is Dir (gang.Checkpointer).
 func (k *Keeper) Directory() string { return k.Dir }
 
-// Prepare is Restore, said in a line (gang.Checkpointer).
+// Prepare is Restore, said in a line ("" when there was nothing to
+// restore; gang.Checkpointer).
 func (k *Keeper) Prepare(ctx context.Context) (string, error) {
 	r, err := k.Restore(ctx)
-	if err != nil {
+	if err != nil || r.Generation == 0 {
 		return "", err
 	}
 	return r.String(), nil

@@ -14,7 +14,8 @@ type Checkpointer interface {
 	// Directory is the directory the ranks are given.
 	Directory() string
 	// Prepare makes the directory the latest complete checkpoint (or
-	// empty), before an attempt starts, and says what it restored.
+	// empty), before an attempt starts, and says what it restored ("" for
+	// nothing).
 	Prepare(ctx context.Context) (string, error)
 	// Save keeps the directory's contents when they changed, and says what
 	// it stored ("" for nothing).
@@ -80,7 +81,9 @@ func (g *Gang) prepareCheckpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("restore the checkpoint: %w", err)
 	}
-	g.logf("%s", msg)
+	if msg != "" {
+		g.logf("%s", msg)
+	}
 	return nil
 }
 

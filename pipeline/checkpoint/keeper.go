@@ -197,6 +197,7 @@ func (k *Keeper) Sync(ctx context.Context) (int, error) {
 		gen = gens[len(gens)-1] + 1
 	}
 	prefix := Prefix(k.Run, k.Step)
+	k.removeGeneration(ctx, k.Run, gen) // what a sync cut short left there
 	m := Manifest{Generation: gen, Run: k.Run, Step: k.Step, Created: time.Now().UTC()}
 	for _, f := range files {
 		sum, err := k.upload(ctx, prefix+genName(gen)+"/"+f.Path, filepath.Join(k.Dir, filepath.FromSlash(f.Path)), f.Size)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/artifacts/miniotest"
 )
 
 func newKeeper(t *testing.T, store artifacts.Store, run string) *Keeper {
@@ -71,9 +72,10 @@ func keys(t *testing.T, s artifacts.Store, prefix string) string {
 // TestSyncRestore: what a sync stored comes back in a fresh directory,
 // half-written files (.tmp, dot names) are left out, an unchanged
 // directory is not stored again, and only the latest Keep generations stay.
-func TestSyncRestore(t *testing.T) {
+func TestSyncRestore(t *testing.T) { testSyncRestore(t, localStore(t)) }
+
+func testSyncRestore(t *testing.T, store artifacts.Store) {
 	ctx := context.Background()
-	store := localStore(t)
 	k := newKeeper(t, store, "r1")
 	k.Keep = 2
 	if r, err := k.Restore(ctx); err != nil || r.Generation != 0 {
@@ -112,9 +114,10 @@ func TestSyncRestore(t *testing.T) {
 
 // TestRestoreSkipsIncomplete: a sync cut short (files but no manifest) and
 // a damaged generation are passed over for the last complete one.
-func TestRestoreSkipsIncomplete(t *testing.T) {
+func TestRestoreSkipsIncomplete(t *testing.T) { testRestoreSkipsIncomplete(t, localStore(t)) }
+
+func testRestoreSkipsIncomplete(t *testing.T, store artifacts.Store) {
 	ctx := context.Background()
-	store := localStore(t)
 	k := newKeeper(t, store, "r1")
 	k.Keep = 3
 	write(t, k.Dir, "model.pt", "good")
@@ -133,6 +136,9 @@ func TestRestoreSkipsIncomplete(t *testing.T) {
 	if err := store.Put(ctx, p+"00000003/model.pt", strings.NewReader("half"), 4); err != nil {
 		t.Fatal(err)
 	}
+	if err := store.Put(ctx, p+"00000003/other.pt", strings.NewReader("half"), 4); err != nil {
+		t.Fatal(err)
+	}
 	k2 := newKeeper(t, store, "r1")
 	r, err := k2.Restore(ctx)
 	if err != nil || r.Generation != 1 {
@@ -149,13 +155,17 @@ func TestRestoreSkipsIncomplete(t *testing.T) {
 	if got := read(t, k2.Dir); got != "model.pt=next" {
 		t.Errorf("dir %q", got)
 	}
+	if got := keys(t, store, p); got != "00000003.json 00000003/model.pt" {
+		t.Errorf("store holds %q: want generation 3 alone (keep 1), without the leftover of the cut-short sync", got)
+	}
 }
 
 // TestRestoreFrom: a run without a checkpoint of its own starts from the
 // run it resumes; its first sync stores that checkpoint as its own.
-func TestRestoreFrom(t *testing.T) {
+func TestRestoreFrom(t *testing.T) { testRestoreFrom(t, localStore(t)) }
+
+func testRestoreFrom(t *testing.T, store artifacts.Store) {
 	ctx := context.Background()
-	store := localStore(t)
 	old := newKeeper(t, store, "r1")
 	write(t, old.Dir, "model.pt", "epoch3")
 	if _, err := old.Sync(ctx); err != nil {
@@ -178,5 +188,25 @@ func TestRestoreFrom(t *testing.T) {
 	k3.From = "r1"
 	if r, err := k3.Restore(ctx); err != nil || r.Run != "r2" {
 		t.Errorf("Restore = %v, %v; want r2's own", r, err)
+	}
+}
+
+// TestS3: the same on a real MinIO (an S3 store lists generation folders
+// as common prefixes).
+func TestS3(t *testing.T) {
+	srv := miniotest.Start(t)
+	if err := srv.MakeBucket(t.Context(), "ckpt"); err != nil {
+		t.Fatal(err)
+	}
+	for name, test := range map[string]func(*testing.T, artifacts.Store){
+		"SyncRestore": testSyncRestore, "RestoreSkipsIncomplete": testRestoreSkipsIncomplete, "RestoreFrom": testRestoreFrom,
+	} {
+		t.Run(name, func(t *testing.T) {
+			store, err := artifacts.NewS3(t.Context(), "ckpt", "runs/"+name, artifacts.S3Options{Endpoint: srv.Endpoint, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			test(t, store)
+		})
 	}
 }

@@ -53,8 +53,9 @@ func (v *validator) distributed(i int, index map[string]int) {
 		}
 	}
 	if c := d.Checkpoint; c != nil {
-		if c.Keep < 0 || c.Keep > MaxCheckpointKeep {
-			v.atValue(v.sp(i, "distributed", "checkpoint", "keep"), "expected 1 to %d checkpoints kept, got %d", MaxCheckpointKeep, c.Keep)
+		path := v.sp(i, "distributed", "checkpoint", "keep")
+		if _, _, set := yamlfile.Lookup(v.f.Root, path...); set && (c.Keep < 1 || c.Keep > MaxCheckpointKeep) {
+			v.atValue(path, "expected 1 to %d checkpoints kept, got %d", MaxCheckpointKeep, c.Keep)
 		}
 		if path := v.sp(i, "distributed", "checkpoint", "every"); c.Every.Duration < MinCheckpointEvery {
 			if n, _, set := yamlfile.Lookup(v.f.Root, path...); set {

@@ -14,6 +14,13 @@ import (
 // between two lines.
 const MinStallTimeout = time.Second
 
+// MaxCheckpointKeep bounds distributed.checkpoint.keep, and
+// MinCheckpointEvery is the shortest distributed.checkpoint.every.
+const (
+	MaxCheckpointKeep  = 100
+	MinCheckpointEvery = time.Second
+)
+
 // distributed checks steps[i].distributed: its resources and tolerations,
 // a world size in bounds, its restarts, port and shared memory, and its
 // gang scheduler.
@@ -43,6 +50,17 @@ func (v *validator) distributed(i int, index map[string]int) {
 	if path := v.sp(i, "distributed", "stallTimeout"); d.StallTimeout.Duration < MinStallTimeout {
 		if n, _, set := yamlfile.Lookup(v.f.Root, path...); set {
 			v.atValue(path, "expected a duration of at least %s (or no stallTimeout: no stall detection), got %q", MinStallTimeout, n.Value)
+		}
+	}
+	if c := d.Checkpoint; c != nil {
+		path := v.sp(i, "distributed", "checkpoint", "keep")
+		if _, _, set := yamlfile.Lookup(v.f.Root, path...); set && (c.Keep < 1 || c.Keep > MaxCheckpointKeep) {
+			v.atValue(path, "expected 1 to %d checkpoints kept, got %d", MaxCheckpointKeep, c.Keep)
+		}
+		if path := v.sp(i, "distributed", "checkpoint", "every"); c.Every.Duration < MinCheckpointEvery {
+			if n, _, set := yamlfile.Lookup(v.f.Root, path...); set {
+				v.atValue(path, "expected a duration of at least %s, got %q", MinCheckpointEvery, n.Value)
+			}
 		}
 	}
 	if d.Port < 0 || d.Port > 65535 {

@@ -467,6 +467,9 @@ type Distributed struct {
 	// stalled: stopped and restarted (counting against MaxRestarts). Off
 	// when not set.
 	StallTimeout Duration `yaml:"stallTimeout,omitempty"`
+	// Checkpoint shapes how the ranks' checkpoint directory
+	// (PIPECTL_CHECKPOINT_DIR) is kept; every distributed step has one.
+	Checkpoint *Checkpoint `yaml:"checkpoint,omitempty"`
 	// Port is the rendezvous port (MASTER_PORT) on Kubernetes; a free port locally.
 	Port int `yaml:"port,omitempty"`
 	// ShmSize is the size of each rank pod's memory-backed /dev/shm (a
@@ -481,6 +484,16 @@ type Distributed struct {
 	PriorityClass string            `yaml:"priorityClass,omitempty"`
 	// Gang selects gang scheduling on Kubernetes.
 	Gang *Gang `yaml:"gang,omitempty"`
+}
+
+// Checkpoint is how a distributed step's checkpoint directory is kept in
+// the artifact store (package checkpoint).
+type Checkpoint struct {
+	// Keep is how many checkpoints stay in the store (1 when not set).
+	Keep int `yaml:"keep,omitempty"`
+	// Every is how often the directory is stored while the gang runs (1m
+	// when not set); it is also stored whenever a gang attempt ends.
+	Every Duration `yaml:"every,omitempty"`
 }
 
 // Gang selects how all ranks are admitted together on Kubernetes.

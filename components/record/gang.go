@@ -81,9 +81,9 @@ type Progress struct {
 	Last map[string]float64 `json:"last,omitempty"`
 	// Points is the series, oldest first: every reported line while there
 	// are at most a thousand of them, then an evenly thinned subset of them
-	// (the first and the last kept). While a step runs its record has only
-	// the summary (Step, Last); Points is written when each gang attempt
-	// ends.
+	// (the first and the last kept). While a step runs its record holds at
+	// most a few hundred of them, evenly spaced (its curves drawn live); the
+	// whole series is written when each gang attempt ends.
 	Points []MetricPoint `json:"points"`
 	// Lines counts the metric lines read; Malformed those skipped (not a
 	// JSON object of numbers).

@@ -59,6 +59,13 @@ const (
 	// ({"step": 120, "epoch": 2, "loss": 0.41}); every rank has its own.
 	EnvMetrics = "PIPECTL_METRICS"
 
+	// EnvCheckpointDir names the checkpoint directory of a distributed
+	// step's ranks: rank 0 writes its checkpoint there (each file written
+	// under a name ending in .tmp or beginning with ".", then renamed);
+	// pipectl keeps it in the artifact store and restores the latest one
+	// before a gang restart, a retry or a rerun of the step.
+	EnvCheckpointDir = "PIPECTL_CHECKPOINT_DIR"
+
 	// EnvUIToken is the access token of `pipectl ui`.
 	EnvUIToken = "PIPECTL_UI_TOKEN"
 )

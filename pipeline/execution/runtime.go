@@ -39,6 +39,10 @@ func (w Workspace) InputPath(name string) string { return filepath.Join(w.Dir, "
 // metrics (their PIPECTL_METRICS files).
 func (w Workspace) MetricsDir() string { return filepath.Join(w.Dir, "metrics") }
 
+// CheckpointDir is the checkpoint directory of the ranks of a distributed
+// step (their PIPECTL_CHECKPOINT_DIR).
+func (w Workspace) CheckpointDir() string { return filepath.Join(w.Dir, "checkpoint") }
+
 // OutputDir is where the outputs of rank (0 publishes) are written.
 func (w Workspace) OutputDir(rank int) string {
 	if rank == 0 {

@@ -60,6 +60,11 @@ type Gang struct {
 	// Progress, when set, is given the ranks' metrics series as it grows
 	// (at most every few seconds) and when an attempt ends.
 	Progress func(record.Progress)
+	// Checkpoint, when set, keeps the ranks' checkpoint directory
+	// (PIPECTL_CHECKPOINT_DIR): restored before every attempt, saved every
+	// CheckpointEvery while it runs and when it ends.
+	Checkpoint      Checkpointer
+	CheckpointEvery time.Duration
 }
 
 // RankError says which rank failed a gang attempt and how.
@@ -159,6 +164,11 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 	if argv, err := g.Argv(0, 0); err == nil {
 		perNode = topo.PerNode(argv)
 	}
+	if err := g.prepareCheckpoint(ctx); err != nil {
+		return err
+	}
+	ckpt := g.startCheckpoints(ctx)
+	defer ckpt.stop(ctx, g)
 	ps := newProcSet(g.Nodes*g.procs(), g.grace())
 	defer ps.close()
 	ranks := g.ranks(topo, perNode)
@@ -176,6 +186,9 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 		env = append(append([]string{}, g.Env...), env...)
 		if path := metrics[rank]; path != "" {
 			env = append(env, wire.EnvMetrics+"="+path)
+		}
+		if g.Checkpoint != nil {
+			env = append(env, wire.EnvCheckpointDir+"="+g.Checkpoint.Directory())
 		}
 		return ps.start(rank, process.Process{Argv: argv, Dir: g.Dir, Env: env, Stdout: out, Stderr: out, Guard: process.GuardFrom(ctx)})
 	}

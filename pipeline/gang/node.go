@@ -33,7 +33,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // outputs are published (with the step's outputs record), and the output
 // parameters written to req.OutputParams when set. Each rank process gets
 // its PIPECTL_METRICS, a file in the workspace's metrics directory (not
-// yet read back in a pod). Errors that no restart
+// yet read back in a pod), and PIPECTL_CHECKPOINT_DIR (startNodeCheckpoint). Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]record.OutputRecord, error) {
@@ -57,8 +57,13 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 	if err := os.MkdirAll(ws.MetricsDir(), 0o755); err != nil {
 		return nil, err
 	}
+	ckptEnv, saveCheckpoint, err := startNodeCheckpoint(ctx, rt, inv, ws, node, req.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer saveCheckpoint()
 	add := func(rank int, extra []string) error {
-		extra = append(slices.Clip(extra), wire.EnvMetrics+"="+filepath.Join(ws.MetricsDir(), MetricsFile(rank)))
+		extra = append(slices.Clip(extra), wire.EnvMetrics+"="+filepath.Join(ws.MetricsDir(), MetricsFile(rank)), ckptEnv)
 		v, err := rt.ForRank(inv, ws, values, rank)
 		if err != nil {
 			return err
@@ -112,6 +117,7 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 	for _, w := range writers {
 		w.Flush()
 	}
+	saveCheckpoint() // before the outputs are published: a later attempt sees the last checkpoint
 	if failed != nil {
 		return nil, failed
 	}

@@ -191,3 +191,43 @@ func TestExecNodeMetricsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestExecNodeCheckpoint: a rank pod's ranks get PIPECTL_CHECKPOINT_DIR;
+// what rank 0 wrote there is stored when its processes exit, also when
+// they failed, and a later pod of the step (a gang restart) on any node
+// starts with it.
+func TestExecNodeCheckpoint(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &execution.Runtime{Store: store}
+	topo := rankenv.Topology{Nodes: 2, ProcsPerNode: 1, MasterAddr: "m", MasterPort: 1}
+	ctx := context.Background()
+	script := `epoch=$(cat "$PIPECTL_CHECKPOINT_DIR/epoch" 2>/dev/null || echo none); echo "rank $RANK sees $epoch in $PIPECTL_CHECKPOINT_DIR"
+if [ "$RANK" = 0 ]; then echo 3 > "$PIPECTL_CHECKPOINT_DIR/epoch.tmp"; mv "$PIPECTL_CHECKPOINT_DIR/epoch.tmp" "$PIPECTL_CHECKPOINT_DIR/epoch"; fi
+if [ "$epoch" = none ]; then exit 4; fi; echo 1 > "$1"; echo 0.5 > "$2"`
+
+	// One process per pod: its RANK is the pod's (set by the JobSet).
+	req, out := nodeRequest(t, store, script)
+	req.Env = append(req.Env, "RANK=0")
+	if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 0}); err == nil {
+		t.Fatalf("the first attempt succeeded:\n%s", out)
+	}
+	if want := "rank 0 sees none in " + filepath.Join(req.WorkDir, "checkpoint"); !strings.Contains(out.String(), want) {
+		t.Errorf("attempt 1 output lacks %q:\n%s", want, out)
+	}
+	if !strings.Contains(out.String(), "pipectl: checkpoint 1 kept") {
+		t.Errorf("the failed attempt did not keep its checkpoint:\n%s", out)
+	}
+	for _, index := range []int{1, 0} {
+		req, out := nodeRequest(t, store, script)
+		req.Env = append(req.Env, fmt.Sprintf("RANK=%d", index))
+		if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: index}); err != nil {
+			t.Fatalf("attempt 2, node %d: %v\n%s", index, err, out)
+		}
+		if want := fmt.Sprintf("rank %d sees 3", index); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "pipectl: restored checkpoint 1 of run run-1") {
+			t.Errorf("attempt 2, node %d: output lacks %q and the restore:\n%s", index, want, out)
+		}
+	}
+}

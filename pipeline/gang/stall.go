@@ -101,7 +101,10 @@ func (w *watch) run(ctx context.Context) {
 		if w.progress == nil || (!force && time.Since(pushed) < progressInterval) {
 			return
 		}
-		if p, changed := w.tr.Progress(force); changed || (force && p.Lines > 0) {
+		if p, changed := w.tr.Progress(true); changed || (force && p.Lines > 0) {
+			if !force {
+				p.Points = progress.Thin(p.Points, progress.LivePoints)
+			}
 			w.progress(p)
 			pushed = time.Now()
 		}

@@ -61,6 +61,10 @@ type Runner struct {
 	// HeartbeatInterval is how often the run's heartbeat is written
 	// (default record.HeartbeatInterval).
 	HeartbeatInterval time.Duration
+	// ResumeFrom, when set, is the run whose last checkpoint of a
+	// distributed step the step starts from while this run has none of
+	// its own (`pipectl run --rerun` of a failed run).
+	ResumeFrom string
 	// RunID names the run; by default <pipeline>-<date>-<time>-<random>.
 	RunID string
 	// Now is the clock (default time.Now).

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/inputs"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -189,6 +191,11 @@ func (e *execution) strategy(sp *plan.Step, name, dir string, output func(string
 	g.Nodes, g.ProcsPerNode, g.MaxRestarts, g.Framework = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts, d.Framework
 	g.Env, g.Output, g.Log, g.GracePeriod = e.environ(sp), output, stepLog, e.r.GracePeriod
 	g.StallTimeout = d.StallTimeout.Duration
+	g.Checkpoint = &checkpoint.Keeper{
+		Store: e.r.Store, Run: e.run.ID, Step: name, From: e.r.ResumeFrom,
+		Dir: g.CheckpointDir(), Keep: d.CheckpointKeep,
+	}
+	g.CheckpointEvery = cmp.Or(d.CheckpointEvery.Duration, checkpoint.DefaultEvery)
 	g.Ended = func(a record.GangAttempt) {
 		e.update(context.Background(), name, func(r *record.StepRecord) { r.GangAttempts = append(r.GangAttempts, a) })
 	}

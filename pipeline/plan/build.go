@@ -680,6 +680,9 @@ func distributed(s *pipeline.Step) (*Distributed, error) {
 		MaxRestarts: d.MaxRestarts, StartupTimeout: d.StartupTimeout, StallTimeout: d.StallTimeout,
 		Port: d.Port, ShmSize: shm, Pod: pod,
 	}
+	if c := d.Checkpoint; c != nil {
+		pd.CheckpointKeep, pd.CheckpointEvery = c.Keep, c.Every
+	}
 	if g := d.Gang; g != nil {
 		pd.Gang = &Gang{}
 		if g.Kueue != nil {

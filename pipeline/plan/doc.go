@@ -90,7 +90,7 @@
 //	             {"upstream": INPUT}, {"item": {"field"?: F}}, {"run": "id"|"status"|"failedSteps"}
 //	             ({} is the empty string)
 //	--distributed Launch, v2 (distributed steps only): {"v":2, "pipeline", "image", "pipectlImage",
-//	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "stallTimeout"?, "port"?,
+//	             "timeout"?, "nodes", "procsPerNode", "maxRestarts"?, "startupTimeout"?, "stallTimeout"?, "checkpointKeep"?, "checkpointEvery"?, "port"?,
 //	             "shmSize"?, "resources", "nodeSelector"?, "tolerations"?, "affinity"?,
 //	             "priorityClassName"?, "gang"?:{"kueueQueue"?, "podGroupScheduler"?, "podGroupTimeout"?},
 //	             "serviceAccountName"?, "env"?}
@@ -120,4 +120,6 @@
 // and "procsPerNode" defaults to the GPUs per rank pod.
 // "stallTimeout" came later within v2: written only when set, so a
 // launcher before it refuses only the plans that ask for stall detection.
+// "checkpointKeep" and "checkpointEvery" (distributed.checkpoint) came
+// later still, the same way.
 package plan

@@ -321,6 +321,11 @@ type Distributed struct {
 	// StallTimeout is how long the gang may go without progress from any
 	// rank before it is stopped and restarted (0: no stall detection).
 	StallTimeout pipeline.Duration `json:"stallTimeout,omitzero"`
+	// CheckpointKeep is how many checkpoints stay in the store and
+	// CheckpointEvery how often a running gang's directory is stored (0:
+	// the defaults of package checkpoint).
+	CheckpointKeep  int               `json:"checkpointKeep,omitempty"`
+	CheckpointEvery pipeline.Duration `json:"checkpointEvery,omitzero"`
 	// Port is MASTER_PORT on Kubernetes (0 for DefaultPort); locally a free
 	// port is used.
 	Port int `json:"port,omitempty"`

@@ -44,6 +44,9 @@ func ProgressSummary(p *record.Progress) string {
 func WriteGang(w io.Writer, s *record.StepRecord) {
 	if sum := ProgressSummary(s.Progress); sum != "" {
 		fmt.Fprintf(w, "%s: progress: %s\n", s.Name, sum)
+		for _, line := range Sparklines(s.Progress) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
 	}
 	for _, a := range s.GangAttempts {
 		then := "the step failed"

@@ -51,3 +51,26 @@ train: gang attempt 2 failed (the step failed): rank 1: exit code 3
 		t.Error("a step without metrics has a progress summary")
 	}
 }
+
+func TestSparklines(t *testing.T) {
+	p := &record.Progress{Lines: 12}
+	for i := range 10 {
+		p.Points = append(p.Points, record.MetricPoint{Rank: 1, Values: map[string]float64{"loss": 9}})
+		p.Points = append(p.Points, record.MetricPoint{Rank: 0, Values: map[string]float64{"loss": float64(9 - i), "acc": float64(i % 2)}})
+	}
+	p.Points = append(p.Points, record.MetricPoint{Rank: 0, Values: map[string]float64{"once": 1}})
+	want := []string{
+		"acc ▁█▁█▁█▁█▁█ 0 → 1 (10 points)",
+		"loss █▇▆▅▄▄▃▂▁▁ 9 → 0 (10 points)",
+	}
+	if diff := cmp.Diff(want, Sparklines(p)); diff != "" {
+		t.Errorf("Sparklines (-want +got):\n%s", diff)
+	}
+	var vs []float64
+	for i := range 1000 {
+		vs = append(vs, float64(i))
+	}
+	if got := Sparkline(vs, 32); len([]rune(got)) != 32 || !strings.HasPrefix(got, "▁") || !strings.HasSuffix(got, "█") {
+		t.Errorf("Sparkline of 1000 rising points = %q", got)
+	}
+}

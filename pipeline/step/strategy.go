@@ -107,6 +107,11 @@ type Gang struct {
 	Ended func(record.GangAttempt)
 	// Progress, when set, is given the ranks' metrics series as it grows.
 	Progress func(record.Progress)
+	// Checkpoint, when set, keeps the ranks' checkpoint directory across
+	// gang attempts and retries, stored every CheckpointEvery while the gang
+	// runs (gang.Gang.Checkpoint).
+	Checkpoint      gang.Checkpointer
+	CheckpointEvery time.Duration
 
 	attempts int // the gang attempts of earlier Runs (retries)
 }
@@ -116,6 +121,9 @@ type Gang struct {
 func NewGang(store artifacts.Store, work string) *Gang {
 	return &Gang{prepared: prepared{rt: &execution.Runtime{Store: store}, ws: execution.Workspace{Dir: work}}}
 }
+
+// CheckpointDir is the ranks' checkpoint directory in the workspace.
+func (g *Gang) CheckpointDir() string { return g.ws.CheckpointDir() }
 
 // Run runs the gang until it succeeds or runs out of restarts, then
 // publishes rank 0's outputs.
@@ -161,6 +169,7 @@ func (g *Gang) Run(ctx context.Context, inv *components.Invocation) ([]record.Ou
 		},
 		Logf:         func(format string, args ...any) { fmt.Fprintf(g.Log, "pipectl: "+format+"\n", args...) },
 		StallTimeout: g.StallTimeout, MetricsDir: g.ws.MetricsDir(), Progress: g.progress(),
+		Checkpoint: g.Checkpoint, CheckpointEvery: g.CheckpointEvery,
 	}
 	if g.Ended != nil {
 		before := g.attempts

@@ -1075,6 +1075,10 @@ func env(parts ...[]string) []string { return slices.Sorted(slices.Values(slices
 // wireEnvMetrics is a rank's metrics file variable (wire.EnvMetrics).
 const wireEnvMetrics = "PIPECTL_METRICS"
 
+// wireEnvCheckpointDir is a rank's checkpoint directory variable
+// (wire.EnvCheckpointDir).
+const wireEnvCheckpointDir = "PIPECTL_CHECKPOINT_DIR"
+
 // rankEnv is the rank env of a rank (normalised: $MASTER_ADDR, $MASTER_PORT)
 // and its metrics file.
 func rankEnv(nodes, procs, node, local int) []string {
@@ -1086,6 +1090,7 @@ func rankEnv(nodes, procs, node, local int) []string {
 		fmt.Sprintf("PET_NNODES=%d", nodes), fmt.Sprintf("PET_NODE_RANK=%d", node), fmt.Sprintf("PET_NPROC_PER_NODE=%d", procs),
 		fmt.Sprintf("RANK=%d", node*procs+local), fmt.Sprintf("WORLD_SIZE=%d", nodes*procs),
 		fmt.Sprintf("PIPECTL_METRICS=$WORK/metrics/rank-%d.jsonl", node*procs+local),
+		"PIPECTL_CHECKPOINT_DIR=$WORK/checkpoint",
 	}
 }
 
@@ -1671,12 +1676,13 @@ func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error
 	return nil
 }
 
-var workPath = regexp.MustCompile(`(^|\s|")/[^\s"]*?/((?:inputs|outputs|metrics|ranks/[0-9]+)/)`)
+var workPath = regexp.MustCompile(`(^|\s|")/[^\s"]*?/((?:inputs|outputs|metrics|checkpoint|ranks/[0-9]+)/)`)
 
 // normProbe decodes a probe record and normalises what differs by backend by
 // design: the store root ($ROOT), the run id ($RUN), the step's work folder
 // ($WORK/inputs/…, $WORK/outputs/…, $WORK/ranks/N/…, a rank's
-// PIPECTL_METRICS in $WORK/metrics/), the rendezvous address
+// PIPECTL_METRICS in $WORK/metrics/, its PIPECTL_CHECKPOINT_DIR
+// $WORK/checkpoint), the rendezvous address
 // and port ($MASTER_ADDR, $MASTER_PORT: checked to be set and to agree with
 // their PET_ twins first).
 func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
@@ -1725,6 +1731,9 @@ func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
 		case wireEnvMetrics:
 			_, v, _ := strings.Cut(kv, "=")
 			rec.Env[i] = k + "=" + fix(v)
+		case wireEnvCheckpointDir:
+			_, v, _ := strings.Cut(kv, "=")
+			rec.Env[i] = k + "=" + strings.TrimSuffix(fix(v+"/"), "/")
 		case "JAX_COORDINATOR_ADDRESS":
 			rec.Env[i] = k + "=$MASTER_ADDR:$MASTER_PORT"
 		default:

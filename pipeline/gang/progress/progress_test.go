@@ -185,3 +185,17 @@ func TestTrackerRanks(t *testing.T) {
 		t.Errorf("series after a new attempt: %+v", p.Points)
 	}
 }
+
+func TestThin(t *testing.T) {
+	var pts []record.MetricPoint
+	for i := 0; i < 1000; i++ {
+		pts = append(pts, record.MetricPoint{Attempt: i})
+	}
+	got := Thin(pts, 200)
+	if len(got) != 200 || got[0].Attempt != 0 || got[199].Attempt != 999 {
+		t.Fatalf("Thin(1000 points, 200) = %d points, first %d last %d", len(got), got[0].Attempt, got[len(got)-1].Attempt)
+	}
+	if got := Thin(pts[:5], 200); len(got) != 5 {
+		t.Errorf("Thin(5 points, 200) = %d points, want 5", len(got))
+	}
+}

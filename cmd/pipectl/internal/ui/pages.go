@@ -60,7 +60,8 @@ func templateFuncs() template.FuncMap {
 			}
 			return *p
 		},
-		"inc": func(n int) int { return n + 1 },
+		"inc":       func(n int) int { return n + 1 },
+		"listChart": listChart,
 		"label": func(s string, n int) string {
 			if r := []rune(s); len(r) > n {
 				return string(r[:n-1]) + "…"
@@ -162,6 +163,8 @@ type stepView struct {
 	// Inputs are the input artifacts the step read, each linked to the
 	// step that made it (its lineage).
 	Inputs []inputView
+	// Charts are the curves of the metrics its ranks reported.
+	Charts []*Chart
 }
 
 // inputView is an input artifact of a step, and its producer when it is
@@ -261,7 +264,8 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) stepView(r *http.Request, rec *record.Run, st *record.StepRecord, file string) *stepView {
 	sv := &stepView{StepRecord: st, Duration: duration(st.Started, st.Finished),
-		LogURL: "/api/runs/" + url.PathEscape(rec.ID) + "/logs/" + url.PathEscape(st.Name)}
+		LogURL: "/api/runs/" + url.PathEscape(rec.ID) + "/logs/" + url.PathEscape(st.Name),
+		Charts: progressCharts(st.Progress)}
 	if in, err := recordstore.ReadInputs(r.Context(), s.Store, rec.ID, st.Name); err == nil {
 		for _, i := range in.Inputs {
 			iv := inputView{InputRecord: i}

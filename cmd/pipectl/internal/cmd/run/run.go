@@ -30,7 +30,10 @@ type Options struct {
 	// what is downstream of it again.
 	Rerun, From string
 	// Yes runs a rerun's stored code without asking (TrustRerun).
-	Yes         bool
+	Yes bool
+	// NoResume starts a rerun's distributed steps from no checkpoint
+	// (by default they resume from the re-run run's last one).
+	NoResume    bool
 	On          string
 	Parallelism int
 	NoCache     bool
@@ -115,6 +118,7 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "print the run record when done: json or yaml")
 	cmd.Flags().StringVar(&opts.Rerun, "rerun", "", "run again the pipeline that run RUN ran (as recorded, not today's file), with its params (-p overrides them): what succeeded is reused")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "with --rerun: run the code stored with the run without asking (on a terminal, its origin is shown and you are asked; elsewhere --yes is needed)")
+	cmd.Flags().BoolVar(&opts.NoResume, "no-resume", false, "with --rerun: start distributed steps from scratch, not from the re-run run's last checkpoint (see: pipectl help checkpoints)")
 	cmd.Flags().StringVar(&opts.From, "from", "", "run step STEP and everything downstream of it again, reusing nothing there")
 	addArgoFlags(cmd, f, opts)
 	return cmd
@@ -145,6 +149,11 @@ func runRun(opts *Options) error {
 		Parallelism: opts.Parallelism, NoCache: opts.NoCache, KeepWork: opts.KeepWork,
 		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
 		Import: imports.Options{ImportOptions: imports.ImportOptions{S3: opts.Factory.StoreOptions.S3}},
+	}
+	if l.Rerun != nil && !opts.NoResume && opts.From == "" {
+		// A rerun's distributed steps resume from the run it re-runs;
+		// --from reruns its steps from scratch, checkpoints included.
+		r.ResumeFrom = l.Rerun.ID
 	}
 	if r.Path, err = localPath(opts); err != nil {
 		return err

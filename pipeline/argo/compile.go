@@ -163,6 +163,9 @@ func Compile(p *pipeline.Pipeline, opts Options) (*wfv1.Workflow, error) {
 			Templates: append(templates, c.templates...),
 		},
 	}
+	if err := CheckSize(wf); err != nil {
+		return nil, err
+	}
 	return wf, nil
 }
 

@@ -56,7 +56,11 @@ func (v *validator) tooManyNested() bool {
 			continue
 		}
 		if nested += len(sub.Steps); nested > MaxNestedSteps {
-			v.atValue(v.sp(i, "component"), "nested pipelines expand to more than %d steps: %s uses %s (%d steps) and the steps before this one add %d (expected at most %d steps from nested pipelines; a pipeline that uses the next one twice doubles at every level)", MaxNestedSteps, v.chainNames(), sub.Source, len(sub.Steps), nested-len(sub.Steps), MaxNestedSteps)
+			name := sub.Source
+			if name == v.f.Path {
+				name = "an inline pipeline"
+			}
+			v.atValue(v.sp(i, "component"), "nested pipelines expand to more than %d steps: %s uses %s (%d steps) and the steps before this one add %d (expected at most %d steps from nested pipelines; a pipeline that uses the next one twice doubles at every level)", MaxNestedSteps, v.chainNames(), name, len(sub.Steps), nested-len(sub.Steps), MaxNestedSteps)
 			return true
 		}
 	}

@@ -50,7 +50,28 @@ func translateKFPv2(res *kfpv2.Result, path string, err error) error {
 // inlinePipeline loads the pipeline written inline as steps[i].component
 // (n, a mapping with kind: Pipeline, as a KFP v2 sub-DAG is written) and
 // returns the component it is to the step, as subPipeline does for a file.
+// A pipeline written once and used by several steps (a KFP sub-DAG each
+// of whose uses is the same node) is loaded once, as a file is: loading
+// it per use made a file of sub-DAGs that each use the next twice load
+// 2^depth of them before any bound was reached.
 func (v *validator) inlinePipeline(i int, n *yaml.Node) *components.Component {
+	// A step holds a copy of its component's node; the copies of one
+	// share their contents.
+	id := n
+	if len(n.Content) > 0 {
+		id = n.Content[0]
+	}
+	if d, ok := v.inline[id]; ok {
+		if d.sub != nil {
+			v.subs[i] = d.sub
+		}
+		return d.c
+	}
+	v.inline[id] = inlineDecoded{} // in error until it loads
+	if len(v.chain) >= MaxNestingDepth {
+		v.atValue(v.sp(i, "component"), "pipelines nested more than %d deep in %s: this step's inline pipeline (a KFP sub-DAG) would be level %d (expected at most %d levels of pipelines used as step components)", MaxNestingDepth, v.f.Path, len(v.chain)+1, MaxNestingDepth)
+		return nil
+	}
 	sub, err := decode(&yamlfile.File{Path: v.f.Path, Root: n}, v.chain)
 	if err != nil {
 		v.errs = append(v.errs, err)
@@ -63,5 +84,13 @@ func (v *validator) inlinePipeline(i int, n *yaml.Node) *components.Component {
 		}
 	}
 	v.subs[i] = sub
-	return sub.component()
+	c := sub.component()
+	v.inline[id] = inlineDecoded{sub, c}
+	return c
+}
+
+// inlineDecoded is an inline pipeline loaded: nil when it is in error.
+type inlineDecoded struct {
+	sub *Pipeline
+	c   *components.Component
 }

@@ -94,7 +94,7 @@ func decodeWith(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline)) (*
 		p.byName[s.Name] = i
 	}
 	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{},
-		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, metaRefs: map[string][]metaRef{}}
+		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, inline: map[*yaml.Node]inlineDecoded{}, metaRefs: map[string][]metaRef{}}
 	v.validate()
 	if decodeErr == nil && len(v.errs) == 0 {
 		v.expand()

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,11 +83,21 @@ func (v *validator) tooDeep(i int, path string) bool {
 	return true
 }
 
-// chainNames is the chain of pipeline files being loaded, "A uses B uses C".
+// chainNames is the chain of pipeline files being loaded, "A uses B uses
+// C"; inline pipelines in one file are its levels, "A (3 levels)".
 func (v *validator) chainNames() string {
-	names := make([]string, len(v.chain))
-	for k, l := range v.chain {
-		names[k] = l.path
+	var names []string
+	for k := 0; k < len(v.chain); {
+		n := 1
+		for k+n < len(v.chain) && v.chain[k+n].path == v.chain[k].path {
+			n++
+		}
+		name := v.chain[k].path
+		if n > 1 {
+			name += fmt.Sprintf(" (%d levels)", n)
+		}
+		names = append(names, name)
+		k += n
 	}
 	return strings.Join(names, " uses ")
 }

@@ -27,6 +27,7 @@ func (v *validator) step(i int, index map[string]int) {
 	v.tolerations(v.sp(i, "tolerations"), s.Tolerations)
 	v.podMetadata(i)
 	v.distributed(i, index)
+	v.image(i)
 }
 
 // inputs checks the inputs steps[i] gives its component (items: its loop's

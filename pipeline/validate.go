@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
 )
@@ -24,6 +26,8 @@ type validator struct {
 	// subFiles the pipelines loaded, by path.
 	subs     map[int]*Pipeline
 	subFiles map[string]*Pipeline
+	// inline are the inline pipelines loaded, by node (inlinePipeline).
+	inline map[*yaml.Node]inlineDecoded
 	// metaRefs are the step outputs the metadata of artifact params
 	// embed, by param (checkMetadata).
 	metaRefs map[string][]metaRef

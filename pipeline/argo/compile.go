@@ -168,6 +168,9 @@ func compile(p *pipeline.Pipeline, opts Options, cron bool) (*wfv1.Workflow, err
 			Templates: append(templates, c.templates...),
 		},
 	}
+	if err := CheckSize(wf); err != nil {
+		return nil, err
+	}
 	return wf, nil
 }
 
@@ -535,7 +538,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	if sp.Image == "" {
 		return "", fmt.Errorf("component %s has no image: set image: in its spec, or in the step, to run it on a cluster", comp.Name)
 	}
-	if msg := imageProblem(sp.Image); msg != "" {
+	if msg := pipeline.ImageProblem(sp.Image); msg != "" {
 		return "", fmt.Errorf("component %s: image %q: %s", comp.Name, sp.Image, msg)
 	}
 	compArg, err := wire.Encode(comp)
@@ -818,15 +821,6 @@ func pin(images map[string]string, ref string) string {
 		return p
 	}
 	return ref
-}
-
-// imageProblem describes what is wrong with an image reference, or "".
-func imageProblem(image string) string {
-	switch {
-	case strings.ContainsAny(image, " \t\n{}$"):
-		return "an image reference has no spaces, braces or $"
-	}
-	return ""
 }
 
 func ptr[T any](v T) *T { return &v }

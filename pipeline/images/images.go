@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -19,7 +20,7 @@ import (
 	"pipectl.dev/pipectl/components/wire"
 )
 
-// DefaultTimeout bounds the resolution of one image.
+// DefaultTimeout bounds the resolution of the images of one command.
 const DefaultTimeout = 30 * time.Second
 
 // Options are how Resolve reaches registries.
@@ -40,7 +41,8 @@ type Options struct {
 	Keychain authn.Keychain
 	// Transport carries the requests (default remote.DefaultTransport).
 	Transport http.RoundTripper
-	// Timeout bounds each image's resolution (default DefaultTimeout).
+	// Timeout bounds the resolution of all the images of one Resolve, or
+	// of the one image of a Pin (default DefaultTimeout).
 	Timeout time.Duration
 }
 
@@ -97,8 +99,11 @@ func ParseInsecure(v string) ([]string, error) {
 
 // Resolve pins every reference of refs (duplicates allowed). A reference
 // already holding a digest passes through unchanged without a registry
-// call. Every reference that cannot be resolved is reported, each error
-// naming the image and its registry.
+// call. The references are resolved at once (at most MaxParallel at a
+// time) within one Options.Timeout for them all: three images on a
+// registry that never answers take one timeout, not three. Every reference
+// that cannot be resolved is reported, each error naming the image and its
+// registry.
 func Resolve(ctx context.Context, refs []string, opts Options) (Result, error) {
 	res := Result{Pinned: map[string]string{}, KeptTags: opts.KeepTags}
 	if opts.DefaultRegistry != "" {
@@ -106,20 +111,47 @@ func Resolve(ctx context.Context, refs []string, opts Options) (Result, error) {
 			return res, fmt.Errorf("default registry: %w", err)
 		}
 	}
-	var errs []error
-	for _, ref := range sorted(refs) {
-		if opts.KeepTags {
+	refs = sorted(refs)
+	if opts.KeepTags {
+		for _, ref := range refs {
 			res.Pinned[ref] = Qualify(ref, opts.DefaultRegistry)
-			continue
 		}
-		pinned, err := Pin(ctx, Qualify(ref, opts.DefaultRegistry), opts)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		return res, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
+	pinned, errs := make([]string, len(refs)), make([]error, len(refs))
+	sem := make(chan struct{}, MaxParallel)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+			}
+			pinned[i], errs[i] = Pin(ctx, Qualify(ref, opts.DefaultRegistry), opts)
+		}()
+	}
+	wg.Wait()
+	for i, ref := range refs {
+		if errs[i] == nil {
+			res.Pinned[ref] = pinned[i]
 		}
-		res.Pinned[ref] = pinned
 	}
 	return res, errors.Join(errs...)
+}
+
+// MaxParallel bounds the images Resolve asks registries for at once.
+const MaxParallel = 8
+
+func (opts Options) timeout() time.Duration {
+	if opts.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return opts.Timeout
 }
 
 // Pin resolves one reference to NAME@sha256:… through its registry; a
@@ -143,11 +175,7 @@ func Pin(ctx context.Context, ref string, opts Options) (string, error) {
 			return "", fmt.Errorf("image %q: %v", ref, err)
 		}
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
 	ropts := opts.remote(ctx)
 	// The manifest itself, not a HEAD reply: its digest is computed from

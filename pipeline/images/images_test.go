@@ -250,3 +250,44 @@ func TestQualify(t *testing.T) {
 		t.Errorf("Qualify without a registry = %q", got)
 	}
 }
+
+// TestResolveOneBound: three images on a registry that never answers are
+// refused in one timeout (resolved at once, one bound for the command),
+// not one timeout each, every image named.
+func TestResolveOneBound(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accept, never answer
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	const timeout = time.Second
+	reg := ln.Addr().String()
+	refs := []string{reg + "/a:1", reg + "/b:1", reg + "/c:1"}
+	start := time.Now()
+	_, err = Resolve(context.Background(), refs, Options{Timeout: timeout, Insecure: []string{reg}})
+	took := time.Since(start)
+	for _, ref := range refs {
+		if err == nil || !strings.Contains(err.Error(), "image "+ref+": cannot resolve it") {
+			t.Errorf("error does not name %s: %v", ref, err)
+		}
+	}
+	if took > 2*timeout {
+		t.Errorf("3 images on a silent registry took %v, want one bound of %v for them all", took, timeout)
+	}
+	t.Logf("3 images on a silent registry refused in %v", took)
+}

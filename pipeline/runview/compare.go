@@ -149,16 +149,24 @@ func compareRuns(recs []*record.Run, metrics []map[[2]string]string) *Comparison
 	c.Params = rows(recs, sortedKeys(recs, func(r *record.Run) []string { return slices.Collect(maps.Keys(r.Params)) }),
 		func(r *record.Run, name string) (string, bool) { v, ok := r.Params[name]; return v, ok })
 	var steps []string
+	seen := map[string]bool{}
+	byName := map[*record.Run]map[string]*record.StepRecord{} // not r.Step: one scan per lookup made diff quadratic
 	for _, r := range recs {
-		for _, s := range r.Steps {
-			if !slices.Contains(steps, s.Name) {
+		byName[r] = map[string]*record.StepRecord{}
+		for i := range r.Steps {
+			s := &r.Steps[i]
+			if _, dup := byName[r][s.Name]; !dup {
+				byName[r][s.Name] = s
+			}
+			if !seen[s.Name] {
+				seen[s.Name] = true
 				steps = append(steps, s.Name)
 			}
 		}
 	}
 	field := func(get func(*record.StepRecord) string) func(*record.Run, string) (string, bool) {
 		return func(r *record.Run, name string) (string, bool) {
-			s := r.Step(name)
+			s := byName[r][name]
 			if s == nil || get(s) == "" {
 				return "", false
 			}
@@ -227,9 +235,11 @@ func originField(r *record.Run, name string) (string, bool) {
 // sortedKeys is every key any run has, sorted.
 func sortedKeys(recs []*record.Run, keys func(*record.Run) []string) []string {
 	var all []string
+	seen := map[string]bool{}
 	for _, r := range recs {
 		for _, k := range keys(r) {
-			if !slices.Contains(all, k) {
+			if !seen[k] {
+				seen[k] = true
 				all = append(all, k)
 			}
 		}

@@ -2,7 +2,9 @@ package runview
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -91,4 +93,116 @@ func BenchmarkLineage1000(b *testing.B) {
 			}
 		}
 	})
+}
+
+// countingStore counts the inputs records read, and fails every read past
+// budget (so a walk that would not end, ends).
+type countingStore struct {
+	artifacts.Store
+	inputs, budget int
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if strings.HasSuffix(key, "/inputs.json") {
+		if c.inputs++; c.inputs > c.budget {
+			return nil, errors.New("read budget spent")
+		}
+	}
+	return c.Store.Get(ctx, key)
+}
+
+// chainStore is run c of n steps s0…s(n-1), each step after the first
+// reading s(i-1)'s output twice (inputs a and b): 2^i paths back to s0.
+func chainStore(t *testing.T, n int) (*countingStore, func(context.Context, string) (*record.Run, error), *int) {
+	s, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &record.Run{ID: "c"}
+	for i := range n {
+		name := fmt.Sprintf("s%d", i)
+		rec.Steps = append(rec.Steps, record.StepRecord{Name: name, Status: record.StatusSucceeded,
+			Outputs: []record.OutputRecord{{Name: "out", URI: s.URI("c/" + name + "/out"), SHA256: fmt.Sprintf("%064x", i+1)}}})
+		in := record.StepInputs{Run: "c", Step: name}
+		if i > 0 {
+			prev := s.URI(fmt.Sprintf("c/s%d/out", i-1))
+			in.Inputs = []record.InputRecord{{Name: "a", URI: prev}, {Name: "b", URI: prev}}
+		}
+		if err := recordstore.WriteInputs(t.Context(), s, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gets := 0
+	get := func(_ context.Context, id string) (*record.Run, error) {
+		gets++
+		if id != "c" {
+			return nil, artifacts.ErrNotFound
+		}
+		return rec, nil
+	}
+	return &countingStore{Store: s, budget: 10000}, get, &gets
+}
+
+// TestLineageLinear: a 200-step chain where each step reads the one before
+// twice is traced reading each producer's inputs once (the walk that
+// followed every path read 2^32 of them) and one record; the second path
+// to a producer is a reference.
+func TestLineageLinear(t *testing.T) {
+	s, get, gets := chainStore(t, 200)
+	l, err := TraceLineage(t.Context(), s, get, "c", "s199", "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := MaxLineageDepth + 1; s.inputs != want || *gets != 1 {
+		t.Errorf("read %d inputs records and %d run records, want %d and 1", s.inputs, *gets, want)
+	}
+	if len(l.Inputs) != 2 || l.Inputs[0].From == nil || l.Inputs[0].From.Step != "s198" || l.Inputs[0].From.Seen != "" ||
+		l.Inputs[1].From == nil || l.Inputs[1].From.Seen != "above" || l.Inputs[1].From.Inputs != nil {
+		t.Fatalf("inputs = %+v, want s198 traced in full, then a reference to it", l.Inputs)
+	}
+	var b strings.Builder
+	WriteLineage(&b, l)
+	if lines := strings.Count(b.String(), "\n"); lines > 8*(MaxLineageDepth+1) {
+		t.Errorf("the tree has %d lines for %d producers", lines, MaxLineageDepth+1)
+	}
+	if HasCycle(l) {
+		t.Error("a chain reported as a cycle")
+	}
+}
+
+// TestLineageCycle: altered records where run a's step read run b's
+// output and b's read a's end in a reference marked "cycle", after
+// reading each once.
+func TestLineageCycle(t *testing.T) {
+	base, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &countingStore{Store: base, budget: 10000}
+	recs := map[string]*record.Run{}
+	for id, other := range map[string]string{"a": "b", "b": "a"} {
+		recs[id] = &record.Run{ID: id, Steps: []record.StepRecord{{Name: "s", Status: record.StatusSucceeded,
+			Outputs: []record.OutputRecord{{Name: "out", URI: s.URI(id + "/s/out")}}}}}
+		in := record.StepInputs{Run: id, Step: "s", Inputs: []record.InputRecord{{Name: "in", URI: s.URI(other + "/s/out")}}}
+		if err := recordstore.WriteInputs(t.Context(), s, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(_ context.Context, id string) (*record.Run, error) { return recs[id], nil }
+	l, err := TraceLineage(t.Context(), s, get, "a", "s", "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := l.Inputs[0].From
+	if b == nil || b.Run != "b" || len(b.Inputs) != 1 || b.Inputs[0].From == nil || b.Inputs[0].From.Seen != "cycle" || !HasCycle(l) {
+		t.Fatalf("lineage = %+v, want a ← b ← a marked as a cycle", l)
+	}
+	if s.inputs != 2 {
+		t.Errorf("read %d inputs records, want 2", s.inputs)
+	}
+	var out strings.Builder
+	WriteLineage(&out, l)
+	if !strings.Contains(out.String(), "a cycle") {
+		t.Errorf("the tree does not say there is a cycle:\n%s", out.String())
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,8 +86,32 @@ func (s *server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	if err := checkRunsQuery(q); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	writeJSON(w, filterRuns(all, q.Get("pipeline"), q.Get("status")))
 }
+
+// checkRunsQuery refuses a /api/runs query with a parameter it does not
+// take, one given twice, or a status no run has, saying what it takes.
+func checkRunsQuery(q url.Values) error {
+	for k, v := range q {
+		if k != "pipeline" && k != "status" {
+			return &httpError{http.StatusBadRequest, fmt.Sprintf("query parameter %q: /api/runs takes pipeline=P and status=S", k)}
+		}
+		if len(v) > 1 {
+			return &httpError{http.StatusBadRequest, fmt.Sprintf("query parameter %q given %d times: give it once", k, len(v))}
+		}
+	}
+	if st := q.Get("status"); st != "" && !slices.ContainsFunc(runStatuses, func(s string) bool { return strings.EqualFold(s, st) }) {
+		return &httpError{http.StatusBadRequest, fmt.Sprintf("status %q: want one of %s", st, strings.Join(runStatuses, ", "))}
+	}
+	return nil
+}
+
+// runStatuses are the statuses of a run.
+var runStatuses = []string{record.StatusPending, record.StatusRunning, record.StatusSucceeded, record.StatusFailed, record.StatusCancelled}
 
 // apiRun is GET /api/runs/RUN: `pipectl runs get RUN -o json`.
 func (s *server) apiRun(w http.ResponseWriter, r *http.Request) {

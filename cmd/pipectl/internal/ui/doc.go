@@ -38,12 +38,15 @@
 //	/api/runs/RUN/events             text/event-stream: "run" events carry the record (as
 //	                                 /api/runs/RUN) when it changed; "end" follows the record
 //	                                 of a run no longer running, then the stream closes;
-//	                                 "problem" says why a record could not be read
+//	                                 "problem" says why a record could not be read; the
+//	                                 streams of a run share one poller; at most 16 streams
+//	                                 per client and 64 in all (past: 429)
 //	/api/compare?runs=A,B            {"runs": [runs ls entries], "params": [Row], "metrics": [Row]},
 //	                                 Row = {"source"?, "name", "values": [string|null per run], "differs"}
 //
-// Errors are {"error": "..."} with 400 (a bad name or value), 404 (no such
-// run, step, output or log) or 500.
+// Errors are {"error": "..."} with 400 (a bad name or value, a query
+// parameter an endpoint does not take), 404 (no such run, step, output or
+// log), 429 (too many event streams) or 500.
 //
 // # Safety
 //

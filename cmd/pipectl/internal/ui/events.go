@@ -1,13 +1,9 @@
 package ui
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
-
-	"pipectl.dev/pipectl/components/record"
 )
 
 // heartbeat is how often an idle event stream sends a comment, so proxies
@@ -18,7 +14,9 @@ const heartbeat = 15 * time.Second
 // carries the run record (the /api/runs/RUN JSON on one line) when it
 // changed, first at once; event "end" follows the record of a run that is
 // no longer Running, and the stream closes. Event "problem" says why the
-// record could not be read (the stream goes on).
+// record could not be read (the stream goes on). The streams of a run
+// share one poller (one read and one marshal per poll, however many
+// watch), and their number is capped (acquire).
 func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	rec, ok := s.run(w, r)
 	if !ok {
@@ -29,48 +27,49 @@ func (s *server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("streaming is not supported here"))
 		return
 	}
+	release, err := s.acquire(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
+	p, leave, err := s.subscribe(rec)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer leave()
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
 	ctx := r.Context()
-	tick := time.NewTicker(s.Poll)
-	defer tick.Stop()
-	var last []byte
-	quiet := time.Now()
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	sentRun, sentProblem := 0, 0
 	for {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return
+		snap, changed := p.state()
+		if snap.runVer != sentRun {
+			fmt.Fprintf(w, "event: run\ndata: %s\n\n", snap.run)
+			sentRun = snap.runVer
+			beat.Reset(heartbeat)
 		}
-		if !bytes.Equal(b, last) {
-			fmt.Fprintf(w, "event: run\ndata: %s\n\n", b)
-			last, quiet = b, time.Now()
+		if snap.problemVer != sentProblem {
+			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", snap.problem)
+			sentProblem = snap.problemVer
 		}
-		if rec.Status != record.StatusRunning && rec.Status != record.StatusPending {
+		if snap.done {
 			fmt.Fprint(w, "event: end\ndata: {}\n\n")
 			fl.Flush()
 			return
-		}
-		if time.Since(quiet) > heartbeat {
-			fmt.Fprint(w, ": still running\n\n")
-			quiet = time.Now()
 		}
 		fl.Flush()
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-changed:
+		case <-beat.C:
+			fmt.Fprint(w, ": still running\n\n")
 		}
-		next, err := s.Records.Get(ctx, rec.ID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			msg, _ := json.Marshal(map[string]string{"error": err.Error()})
-			fmt.Fprintf(w, "event: problem\ndata: %s\n\n", msg)
-			continue
-		}
-		rec = next
 	}
 }

@@ -39,6 +39,9 @@ type Options struct {
 	Token string
 	// Poll is how often live views look at the store (default 1s).
 	Poll time.Duration
+	// StreamsPerClient and Streams cap the open event streams of one
+	// client and of all (default MaxStreamsPerClient and MaxStreams).
+	StreamsPerClient, Streams int
 	// Log receives request errors (default: discarded).
 	Log *slog.Logger
 }
@@ -48,8 +51,9 @@ var assets embed.FS
 
 type server struct {
 	Options
-	pages *template.Template
-	mux   *http.ServeMux
+	pages   *template.Template
+	mux     *http.ServeMux
+	streams *streams
 }
 
 // New returns the UI's handler: pages, the JSON API and downloads, behind
@@ -61,6 +65,12 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
+	if opts.StreamsPerClient <= 0 {
+		opts.StreamsPerClient = MaxStreamsPerClient
+	}
+	if opts.Streams <= 0 {
+		opts.Streams = MaxStreams
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -68,7 +78,7 @@ func New(opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ui templates: %w", err)
 	}
-	s := &server{Options: opts, pages: pages, mux: http.NewServeMux()}
+	s := &server{Options: opts, pages: pages, mux: http.NewServeMux(), streams: newStreams()}
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
 		return nil, err

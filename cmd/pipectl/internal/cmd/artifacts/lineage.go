@@ -73,6 +73,9 @@ func lineageRun(ctx context.Context, opts *LineageOptions) error {
 		return err
 	}
 	if !opts.UsedBy {
+		if runview.HasCycle(l) {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: the lineage of %s has a cycle (an output that is its own ancestor): its run records were altered\n", opts.Ref)
+		}
 		return cmdutil.Print(opts.IO.Out, opts.Output, l, func(tw *tabwriter.Writer) { runview.WriteLineage(tw, l) })
 	}
 	if l.SHA256 == "" {

@@ -13,7 +13,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 FUZZ_TARGETS := components/kfpv1:FuzzDecode components:FuzzExpand components:FuzzCheckValue components:FuzzNodeValue \
 	pipeline:FuzzParse pipeline:FuzzParseCondition pipeline:FuzzLiteralParts pipeline:FuzzOverride \
 	pipeline/plan:FuzzDecode pipeline/plan:FuzzBuild components/wire:FuzzArgs \
-	components/untar:FuzzExtract
+	components/untar:FuzzExtract pipeline/recordstore:FuzzReadRun
 FUZZTIME ?= 30s
 FUZZTIME_SHORT ?= 4s
 # FUZZMINIMIZETIME bounds the minimizing of each new input (Go's default, 60s,

@@ -11,6 +11,11 @@ const (
 	// Binary is where the pipectl binary is, in the pipectl image and, once
 	// the init container copied it, in every step and rank container.
 	Binary = "/pipectl/pipectl"
+	// PodBinary is where the pod runtime is in the pipectl image: a binary
+	// of only the commands pods run (exec, launch), without the compiler,
+	// the Argo client and the UI. The init container copies it to Binary;
+	// the launcher pod runs it.
+	PodBinary = "/pipectl/pipectl-pod"
 	// VolumeName is the emptyDir shared by the init and main containers.
 	VolumeName = "pipectl"
 	// MountPath is where step and rank containers mount the volume.
@@ -52,12 +57,13 @@ type StepTask struct {
 }
 
 // InitContainer is the init container of every step and rank pod: it
-// copies pipectl from the pipectl image into the shared volume.
+// copies the pod runtime (PodBinary) from the pipectl image into the shared
+// volume, where the main container finds it as Binary.
 func InitContainer(pipectlImage string) corev1.Container {
 	return corev1.Container{
 		Name:         InitContainerName,
 		Image:        pipectlImage,
-		Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
+		Command:      []string{PodBinary, "exec", "--install", InstallPath + "/pipectl"},
 		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
 	}
 }

@@ -767,7 +767,7 @@ func (c *compiler) launcherPod(t *wfv1.Template, args wire.Args) {
 	t.ServiceAccountName = c.opts.LauncherServiceAccount
 	t.Container = &corev1.Container{
 		Image:        c.opts.Image,
-		Command:      []string{wire.Binary, "launch"},
+		Command:      []string{wire.PodBinary, "launch"},
 		Args:         args.Flags(),
 		Env:          env,
 		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.LauncherMountPath}},

@@ -39,6 +39,25 @@ const (
 	LauncherOutputParamsDir = LauncherMountPath + "/outputs"
 	// InitContainerName names the init container that installs pipectl.
 	InitContainerName = "pipectl"
+	// RuntimeVolumeName is the image volume of the pipectl image that step
+	// containers mount read-only at RuntimeMountPath when the pod runtime
+	// is mounted instead of copied (PodRuntimeImageVolume): the pod
+	// runtime is then RuntimeBinary.
+	RuntimeVolumeName = "pipectl-runtime"
+	RuntimeMountPath  = "/pipectl-runtime"
+	RuntimeBinary     = RuntimeMountPath + PodBinary
+)
+
+// How a step pod gets the pod runtime (pipectl compile --pod-runtime).
+const (
+	// PodRuntimeCopy: an init container copies it into the emptyDir (the
+	// default: every cluster can).
+	PodRuntimeCopy = "copy"
+	// PodRuntimeImageVolume: the pipectl image is mounted read-only as a
+	// Kubernetes image volume (the ImageVolume feature: Kubernetes 1.31+
+	// with the gate on, and a container runtime that supports it); nothing
+	// is copied and no init container runs.
+	PodRuntimeImageVolume = "image-volume"
 )
 
 // AnnotationSteps is the annotation of a compiled workflow that maps the

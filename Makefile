@@ -4,7 +4,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo.Version=$(VERSION)
 BIN := bin/pipectl
-# POD_BIN: the pod runtime (exec and launch only), what step pods copy: stripped
+# POD_BIN: the pod runtime (exec only), what step and rank pods copy: stripped
 POD_BIN := bin/pipectl-pod
 EXAMPLE := examples/attrition/pipeline.yaml
 # PLATFORMS: the GOOS/GOARCH pairs every change must build for
@@ -32,8 +32,8 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/pipectl
 
-## pod-runtime: the pod runtime (pipectl-pod: exec and launch, what the pipectl image's step
-## pods copy) in bin/, stripped as the image has it
+## pod-runtime: the pod runtime (pipectl-pod: exec, what the step and rank pods copy from the
+## pipectl image) in bin/, stripped as the image has it
 pod-runtime:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(POD_BIN) ./cmd/pipectl/pipectl-pod
 

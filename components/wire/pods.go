@@ -12,9 +12,9 @@ const (
 	// the init container copied it, in every step and rank container.
 	Binary = "/pipectl/pipectl"
 	// PodBinary is where the pod runtime is in the pipectl image: a binary
-	// of only the commands pods run (exec, launch), without the compiler,
-	// the Argo client and the UI. The init container copies it to Binary;
-	// the launcher pod runs it.
+	// of only what step and rank pods run (exec), without the compiler,
+	// the Argo and Kubernetes clients and the UI. The init container copies
+	// it to Binary; the launcher pod runs the image's Binary itself.
 	PodBinary = "/pipectl/pipectl-pod"
 	// VolumeName is the emptyDir shared by the init and main containers.
 	VolumeName = "pipectl"

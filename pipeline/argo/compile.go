@@ -796,7 +796,7 @@ func (c *compiler) launcherPod(t *wfv1.Template, args wire.Args) {
 	t.ServiceAccountName = c.opts.LauncherServiceAccount
 	t.Container = &corev1.Container{
 		Image:        c.opts.Image,
-		Command:      []string{wire.PodBinary, "launch"},
+		Command:      []string{wire.Binary, "launch"},
 		Args:         args.Flags(),
 		Env:          env,
 		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.LauncherMountPath}},

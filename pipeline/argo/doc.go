@@ -39,8 +39,8 @@
 //     share a component and a pod shape share it. Its pod:
 //     an init container "pipectl" (the pipectl image, Options.Image) runs
 //     `/pipectl/pipectl-pod exec --install /pipectl-install/pipectl`, copying
-//     the pod runtime (exec and launch only, a few times smaller than
-//     pipectl) into the emptyDir volume "pipectl"; the main container runs
+//     the pod runtime (exec only, a fraction of pipectl's size) into the
+//     emptyDir volume "pipectl"; the main container runs
 //     the component's image with that volume at /pipectl, as
 //
 //     /pipectl/pipectl exec --run={{workflow.name}} --work=/pipectl/work \
@@ -62,11 +62,11 @@
 //     Options.S3Secret by reference, AWS_ENDPOINT_URL_S3 and AWS_REGION.
 //
 //   - a distributed step is a launcher pod running the pipectl image itself
-//     (its pod runtime, /pipectl/pipectl-pod in that image) under
+//     (the binary is at /pipectl/pipectl in that image too) under
 //     Options.LauncherServiceAccount, with POD_NAME, POD_UID and
 //     POD_NAMESPACE from the downward API (to own the JobSet it creates):
 //
-//     /pipectl/pipectl-pod launch <the flags of exec but --image> --distributed=B64
+//     /pipectl/pipectl launch <the flags of exec but --image> --distributed=B64
 //
 //     with --work and --output-params under /var/run/pipectl. B64 is
 //     base64(JSON(plan.Launch)): the step plan's Distributed part (topology,

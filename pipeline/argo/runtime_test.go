@@ -48,7 +48,7 @@ func TestPodRuntimeImageVolume(t *testing.T) {
 			if len(tm.Container.VolumeMounts) != 2 || tm.Container.VolumeMounts[0] != want[0] || tm.Container.VolumeMounts[1] != want[1] {
 				t.Errorf("template %s: mounts %+v, want %+v", tm.Name, tm.Container.VolumeMounts, want)
 			}
-		case wire.PodBinary:
+		case wire.Binary:
 			launchers++
 		default:
 			t.Errorf("template %s runs %v", tm.Name, tm.Container.Command)
@@ -64,7 +64,7 @@ func TestPodRuntimeImageVolume(t *testing.T) {
 		t.Errorf("copy: workflow volumes %+v, want the emptyDir only", wf.Spec.Volumes)
 	}
 	for _, tm := range wf.Spec.Templates {
-		if tm.Container != nil && tm.Container.Command[0] == wire.Binary && (len(tm.InitContainers) != 1 || tm.InitContainers[0].Command[0] != wire.PodBinary) {
+		if tm.Container != nil && tm.Container.Command[1] == "exec" && (len(tm.InitContainers) != 1 || tm.InitContainers[0].Command[0] != wire.PodBinary) {
 			t.Errorf("copy: template %s init containers %+v, want one copying %s", tm.Name, tm.InitContainers, wire.PodBinary)
 		}
 	}

@@ -1,7 +1,7 @@
-// Command pipectl-pod is pipectl's pod runtime: `exec` and `launch`, what
-// the pods of a compiled workflow run, in a binary without the compiler,
-// the Argo client, the importers' commands and the UI. The pipectl image
-// holds it beside pipectl; a step pod's init container copies it.
+// Command pipectl-pod is pipectl's pod runtime: `exec`, what every step and
+// rank pod of a compiled workflow runs, in a binary without the compiler,
+// the Argo and Kubernetes clients, the other commands and the UI. The
+// pipectl image holds it beside pipectl; a pod's init container copies it.
 package main
 
 import (

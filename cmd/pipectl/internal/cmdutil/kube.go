@@ -7,16 +7,16 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
-// KubeFlags are the cluster flags, with kubectl's meaning (podutil.KubeFlags).
-type KubeFlags = podutil.KubeFlags
+// KubeFlags are the cluster flags, with kubectl's meaning (podkube.KubeFlags).
+type KubeFlags = podkube.KubeFlags
 
 // AddKubeFlags registers --kubeconfig, --context and -n/--namespace on cmd.
-func AddKubeFlags(cmd *cobra.Command, f *Factory) { podutil.AddKubeFlags(cmd, &f.Kube) }
+func AddKubeFlags(cmd *cobra.Command, f *Factory) { podkube.AddKubeFlags(cmd, &f.Kube) }
 
 // kubeState is the lazily built clients.
 type kubeState struct {
@@ -39,7 +39,7 @@ func (f *Factory) Clients() (*argorun.Clients, error) {
 }
 
 func loadClients(flags KubeFlags) (*argorun.Clients, error) {
-	cfg, ns, err := podutil.RESTConfig(flags)
+	cfg, ns, err := podkube.RESTConfig(flags)
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +62,5 @@ func (f *Factory) LauncherClients() (launcher.Clients, string, error) {
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	return podutil.LauncherClientsFor(kc.Config, kc.Kube, kc.Namespace)
+	return podkube.LauncherClientsFor(kc.Config, kc.Kube, kc.Namespace)
 }

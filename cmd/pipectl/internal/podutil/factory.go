@@ -11,11 +11,11 @@ import (
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/progress"
 	"pipectl.dev/pipectl/components/wire"
-	"pipectl.dev/pipectl/launcher"
 )
 
-// Env is what the pod commands (exec, launch) take from a factory: the
-// full CLI's cmdutil.Factory and the pod runtime's Factory both are one.
+// Env is what the pod commands (exec; launch, with podkube.Env) take from
+// a factory: the full CLI's cmdutil.Factory and the pod runtime's Factory
+// both are one.
 type Env interface {
 	// Streams are the command's standard streams.
 	Streams() *IOStreams
@@ -27,14 +27,9 @@ type Env interface {
 	Root() string
 	// Store opens the artifact store once.
 	Store(ctx context.Context) (artifacts.Store, error)
-	// KubeFlags are the cluster flags (AddKubeFlags binds them).
-	KubeFlags() *KubeFlags
-	// LauncherClients connects to the cluster as the launcher does.
-	LauncherClients() (launcher.Clients, string, error)
 }
 
-// Factory is the pod runtime's Env: the store and the launcher's clients,
-// built lazily.
+// Factory is the pod runtime's Env: the store, opened lazily.
 type Factory struct {
 	IOStreams *IOStreams
 	// Version is pipectl's version.
@@ -43,8 +38,6 @@ type Factory struct {
 	ArtifactsRoot string
 	// StoreOptions are the store flags (S3 endpoint and credentials).
 	StoreOptions artifacts.Options
-	// Kube are the cluster flags (see AddKubeFlags).
-	Kube KubeFlags
 
 	once  sync.Once
 	store artifacts.Store
@@ -63,25 +56,12 @@ func (f *Factory) Env(name string) string { return os.Getenv(name) }
 // Root returns the artifact store root in effect.
 func (f *Factory) Root() string { return StoreRoot(f.ArtifactsRoot, f.Env) }
 
-// KubeFlags returns &f.Kube.
-func (f *Factory) KubeFlags() *KubeFlags { return &f.Kube }
-
 // Store opens the artifact store once.
 func (f *Factory) Store(ctx context.Context) (artifacts.Store, error) {
 	f.once.Do(func() {
 		f.store, f.err = artifacts.Open(ctx, f.Root(), f.StoreOptions)
 	})
 	return f.store, f.err
-}
-
-// LauncherClients builds the launcher's clients from the kubeconfig as
-// kubectl loads it (or the pod's in-cluster config).
-func (f *Factory) LauncherClients() (launcher.Clients, string, error) {
-	cfg, ns, err := RESTConfig(f.Kube)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	return LauncherClientsFor(cfg, nil, ns)
 }
 
 // StoreRoot is the artifact store root in effect: flag, else

@@ -7,10 +7,16 @@ import (
 	"os"
 
 	"pipectl.dev/pipectl/components/process"
-	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/gang"
 )
+
+// rankFailure is a failed gang (launcher.FailedError, which the pod
+// runtime does not link) with its failed rank's exit code.
+type rankFailure interface {
+	error
+	RankExitCode() int32
+}
 
 // StepError maps how a step run by `pipectl exec` or `pipectl launch`
 // ended (err; the command's context ctx; the signal that stopped it, if
@@ -21,7 +27,7 @@ import (
 // cached step (reused, not run) fails only on err, with exit code 1.
 func StepError(ctx context.Context, step string, cached bool, sig os.Signal, err error, cleanup string) error {
 	var ce *gang.ConfigError
-	var fe *launcher.FailedError
+	var fe rankFailure
 	var ee *process.ExitError
 	switch {
 	case cached && err != nil:
@@ -35,7 +41,7 @@ func StepError(ctx context.Context, step string, cached bool, sig os.Signal, err
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return &ExitError{Code: 124, Err: fmt.Errorf("step %s: %v%s", step, context.Cause(ctx), cleanup)}
 	case errors.As(err, &fe):
-		code := int(fe.ExitCode)
+		code := int(fe.RankExitCode())
 		if code <= 0 || code > 255 {
 			code = ExitError1
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 )
@@ -21,7 +22,7 @@ import (
 // Options are the inputs of `pipectl launch`.
 type Options struct {
 	IO      *podutil.IOStreams
-	Factory podutil.Env
+	Factory podkube.Env
 
 	// Args are the wire: what the compiler wrote into the launcher pod,
 	// Argv what follows --. With --dry-run -f, Params are the pipeline's
@@ -47,7 +48,7 @@ type Options struct {
 }
 
 // NewCmdLaunch returns `pipectl launch`; runF replaces the run function in tests.
-func NewCmdLaunch(f podutil.Env, runF func(*Options) error) *cobra.Command {
+func NewCmdLaunch(f podkube.Env, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.Streams(), Factory: f, Clients: f.LauncherClients}
 	cmd := &cobra.Command{
 		Use:   "launch --run RUN --component B64 --step B64 --distributed B64 [flags]",
@@ -99,7 +100,7 @@ Timings for benchmarks are logged on stderr as
 	}
 	fl := cmd.Flags()
 	opts.AddFlags(fl, wire.Launch)
-	podutil.AddKubeFlags(cmd, f.KubeFlags())
+	podkube.AddKubeFlags(cmd, f.KubeFlags())
 	fl.BoolVar(&opts.Keep, "keep", false, "leave the JobSet in place after it ended (debugging)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the objects it would create and exit")
 	fl.StringVarP(&opts.File, "file", "f", "", "with --dry-run: the pipeline file")

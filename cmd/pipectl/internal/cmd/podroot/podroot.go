@@ -1,6 +1,9 @@
 // Package podroot is the top command of pipectl-pod, pipectl's pod
-// runtime: the commands the pods of a compiled workflow run (exec, launch),
-// the same command packages the pipectl binary has, without the rest.
+// runtime: `exec`, what every step and rank pod of a compiled workflow runs
+// (from the same command package as pipectl's), without the rest. The
+// launcher pod of a distributed step runs pipectl itself from the image
+// (nothing is copied there), so `launch` and the Kubernetes client it
+// needs stay out of the binary every pod copies.
 package podroot
 
 import (
@@ -8,22 +11,20 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
 	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 )
 
 // Program is the pod runtime's name.
 const Program = "pipectl-pod"
 
-// NewCmdPodRoot returns the pipectl-pod command with exec and launch.
+// NewCmdPodRoot returns the pipectl-pod command with exec.
 func NewCmdPodRoot(f *podutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   Program,
-		Short: "pipectl's pod runtime: the commands the pods of a compiled workflow run",
-		Long: `pipectl-pod is the part of pipectl that runs inside pods: 'exec' (every step
-and rank pod) and 'launch' (the launcher pod of a distributed step), with the
-same flags as 'pipectl exec' and 'pipectl launch'. It links no compiler, no
-Argo client and no UI, so a step pod's init container copies a small binary.`,
+		Short: "pipectl's pod runtime: what the step and rank pods of a compiled workflow run",
+		Long: `pipectl-pod is the part of pipectl that runs inside step and rank pods:
+'exec', with the same flags as 'pipectl exec'. It links no compiler, no Argo
+or Kubernetes client and no UI, so a pod's init container copies a small binary.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       podutil.FullVersion(f.Version),
@@ -34,7 +35,7 @@ Argo client and no UI, so a step pod's init container copies a small binary.`,
 		return &podutil.FlagError{Err: err}
 	})
 	podutil.AddStoreFlags(cmd.PersistentFlags(), &f.ArtifactsRoot, &f.StoreOptions)
-	cmd.AddCommand(execcmd.NewCmdExec(f, nil), launch.NewCmdLaunch(f, nil))
+	cmd.AddCommand(execcmd.NewCmdExec(f, nil))
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
 }

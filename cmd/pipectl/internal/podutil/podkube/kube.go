@@ -1,4 +1,7 @@
-package podutil
+// Package podkube is what `pipectl launch` adds to podutil: the cluster
+// flags and the launcher's clients. The pod runtime (pipectl-pod: exec)
+// does not link it, nor the Kubernetes client it imports.
+package podkube
 
 import (
 	"fmt"
@@ -11,8 +14,19 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 	"pipectl.dev/pipectl/launcher"
 )
+
+// Env is what `pipectl launch` takes from a factory: podutil.Env and the
+// cluster.
+type Env interface {
+	podutil.Env
+	// KubeFlags are the cluster flags (AddKubeFlags binds them).
+	KubeFlags() *KubeFlags
+	// LauncherClients connects to the cluster as the launcher does.
+	LauncherClients() (launcher.Clients, string, error)
+}
 
 // KubeFlags are the cluster flags, with kubectl's meaning.
 type KubeFlags struct {

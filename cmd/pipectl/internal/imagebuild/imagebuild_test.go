@@ -33,7 +33,10 @@ func TestBuildPushPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	opts := Options{Source: root, Package: "./cmd/pipectl/internal/imagebuild/testdata/version", Version: "v9.8.7", VersionVar: "main.version"}
+	// The stand-in is the pod runtime too (the real one is built and
+	// bounded by cmd/pipectl/pipectl-pod's tests).
+	standIn := "./cmd/pipectl/internal/imagebuild/testdata/version"
+	opts := Options{Source: root, Package: standIn, PodPackage: standIn, Version: "v9.8.7", VersionVar: "main.version"}
 	idx, err := Build(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -99,15 +102,15 @@ func TestBuildPushPull(t *testing.T) {
 				t.Errorf("the pulled binary's version: %q, %v", got, err)
 			}
 			pod := files[strings.TrimPrefix(PodBinaryPath, "/")]
-			if pod == nil || pod.Mode&0o111 == 0 || len(pod.data) >= len(bin.data)/2 {
-				t.Fatalf("%s: %+v, want an executable under half pipectl's %d bytes", PodBinaryPath, pod, len(bin.data))
+			if pod == nil || pod.Mode&0o111 == 0 {
+				t.Fatalf("%s: want an executable, got none", PodBinaryPath)
 			}
 			podOut := filepath.Join(dir, "pipectl-pod")
 			if err := os.WriteFile(podOut, pod.data, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			got, err = exec.Command(podOut, "--version").Output()
-			if err != nil || strings.TrimSpace(string(got)) != "pipectl-pod version v9.8.7" {
+			got, err = exec.Command(podOut, "version").Output()
+			if err != nil || strings.TrimSpace(string(got)) != "pipectl v9.8.7" {
 				t.Errorf("the pulled pod runtime's version: %q, %v", got, err)
 			}
 		}

@@ -4,6 +4,8 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo.Version=$(VERSION)
 BIN := bin/pipectl
+# POD_BIN: the pod runtime (exec only), what step and rank pods copy: stripped
+POD_BIN := bin/pipectl-pod
 EXAMPLE := examples/attrition/pipeline.yaml
 # PLATFORMS: the GOOS/GOARCH pairs every change must build for
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
@@ -20,7 +22,7 @@ FUZZTIME_SHORT ?= 4s
 # lets FuzzBuild spend a whole run shrinking its first interesting input)
 FUZZMINIMIZETIME ?= 2s
 
-.PHONY: all build image demo sweep test unit fuzz fuzz-short bench vet fmt clean
+.PHONY: all build pod-runtime image demo sweep test unit fuzz fuzz-short bench vet fmt clean
 
 include test/e2e/e2e.mk
 
@@ -30,7 +32,13 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/pipectl
 
-## image: build pipectl's OCI image (linux/amd64 + linux/arm64, static, non-root, /pipectl/pipectl)
+## pod-runtime: the pod runtime (pipectl-pod: exec, what the step and rank pods copy from the
+## pipectl image) in bin/, stripped as the image has it
+pod-runtime:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(POD_BIN) ./cmd/pipectl/pipectl-pod
+
+## image: build pipectl's OCI image (linux/amd64 + linux/arm64, static, non-root, /pipectl/pipectl
+## and the pod runtime /pipectl/pipectl-pod)
 ## without Docker and push it: make image IMAGE=REGISTRY/pipectl:TAG [IMAGE_INSECURE=1 for plain HTTP]
 image:
 	@[ -n "$(IMAGE)" ] || { echo "make image: set IMAGE=REGISTRY/pipectl:TAG"; exit 2; }

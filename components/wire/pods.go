@@ -11,6 +11,11 @@ const (
 	// Binary is where the pipectl binary is, in the pipectl image and, once
 	// the init container copied it, in every step and rank container.
 	Binary = "/pipectl/pipectl"
+	// PodBinary is where the pod runtime is in the pipectl image: a binary
+	// of only what step and rank pods run (exec), without the compiler,
+	// the Argo and Kubernetes clients and the UI. The init container copies
+	// it to Binary; the launcher pod runs the image's Binary itself.
+	PodBinary = "/pipectl/pipectl-pod"
 	// VolumeName is the emptyDir shared by the init and main containers.
 	VolumeName = "pipectl"
 	// MountPath is where step and rank containers mount the volume.
@@ -34,6 +39,25 @@ const (
 	LauncherOutputParamsDir = LauncherMountPath + "/outputs"
 	// InitContainerName names the init container that installs pipectl.
 	InitContainerName = "pipectl"
+	// RuntimeVolumeName is the image volume of the pipectl image that step
+	// containers mount read-only at RuntimeMountPath when the pod runtime
+	// is mounted instead of copied (PodRuntimeImageVolume): the pod
+	// runtime is then RuntimeBinary.
+	RuntimeVolumeName = "pipectl-runtime"
+	RuntimeMountPath  = "/pipectl-runtime"
+	RuntimeBinary     = RuntimeMountPath + PodBinary
+)
+
+// How a step pod gets the pod runtime (pipectl compile --pod-runtime).
+const (
+	// PodRuntimeCopy: an init container copies it into the emptyDir (the
+	// default: every cluster can).
+	PodRuntimeCopy = "copy"
+	// PodRuntimeImageVolume: the pipectl image is mounted read-only as a
+	// Kubernetes image volume (the ImageVolume feature: Kubernetes 1.31+
+	// with the gate on, and a container runtime that supports it); nothing
+	// is copied and no init container runs.
+	PodRuntimeImageVolume = "image-volume"
 )
 
 // AnnotationSteps is the annotation of a compiled workflow that maps the
@@ -52,12 +76,13 @@ type StepTask struct {
 }
 
 // InitContainer is the init container of every step and rank pod: it
-// copies pipectl from the pipectl image into the shared volume.
+// copies the pod runtime (PodBinary) from the pipectl image into the shared
+// volume, where the main container finds it as Binary.
 func InitContainer(pipectlImage string) corev1.Container {
 	return corev1.Container{
 		Name:         InitContainerName,
 		Image:        pipectlImage,
-		Command:      []string{Binary, "exec", "--install", InstallPath + "/pipectl"},
+		Command:      []string{PodBinary, "exec", "--install", InstallPath + "/pipectl"},
 		VolumeMounts: []corev1.VolumeMount{{Name: VolumeName, MountPath: InstallPath}},
 	}
 }

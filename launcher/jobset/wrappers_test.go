@@ -96,7 +96,7 @@ func makeJobSet(name string, nodes int) *jobSetWrapper {
 								},
 								InitContainers: []corev1.Container{{
 									Name: "pipectl", Image: "pipectl:test",
-									Command:      []string{"/pipectl/pipectl", "exec", "--install", "/pipectl-install/pipectl"},
+									Command:      []string{"/pipectl/pipectl-pod", "exec", "--install", "/pipectl-install/pipectl"},
 									VolumeMounts: []corev1.VolumeMount{{Name: "pipectl", MountPath: "/pipectl-install"}},
 								}},
 								Containers: []corev1.Container{{

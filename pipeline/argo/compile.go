@@ -80,6 +80,11 @@ type Options struct {
 	// Params are name=value defaults for the workflow arguments, type-checked
 	// against the pipeline's params.
 	Params map[string]string
+	// PodRuntime is how step pods get the pod runtime: wire.PodRuntimeCopy
+	// ("" too: an init container copies it) or wire.PodRuntimeImageVolume
+	// (the pipectl image mounted read-only as an image volume; the rank
+	// pods of a distributed step still copy it).
+	PodRuntime string
 	// Images maps image references as written (Image, the steps' and
 	// components' images) to the references the workflow names instead:
 	// their digests, NAME@sha256:… (from package images; the compiler
@@ -155,7 +160,7 @@ func compile(p *pipeline.Pipeline, opts Options, cron bool) (*wfv1.Workflow, err
 			OnExit:             onExit,
 			Arguments:          args,
 			ServiceAccountName: opts.ServiceAccount,
-			Volumes:            []corev1.Volume{{Name: wire.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes:            c.volumes(),
 			PodMetadata: &wfv1.Metadata{Labels: map[string]string{
 				wire.LabelPipeline: name,
 				wire.LabelRun:      "{{workflow.name}}",
@@ -217,6 +222,11 @@ func (o *Options) Check() error {
 	}
 	if o.LauncherServiceAccount == "" {
 		o.LauncherServiceAccount = DefaultLauncherServiceAccount
+	}
+	switch o.PodRuntime {
+	case "", wire.PodRuntimeCopy, wire.PodRuntimeImageVolume:
+	default:
+		errs = append(errs, fmt.Errorf("--pod-runtime %q: want %s or %s", o.PodRuntime, wire.PodRuntimeCopy, wire.PodRuntimeImageVolume))
 	}
 	return errors.Join(errs...)
 }
@@ -745,20 +755,39 @@ func secretSteps(shape *plan.Pod) []pipeline.Secret {
 // param or a step's output is named by Argo (secretName).
 func (c *compiler) stepPod(t *wfv1.Template, image string, shape *plan.Pod, args wire.Args) {
 	secrets := shape.SecretEnv(secretName)
-	t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
+	bin, mounts := wire.Binary, []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.MountPath}}
+	if c.opts.PodRuntime == wire.PodRuntimeImageVolume {
+		bin = wire.RuntimeBinary
+		mounts = append(mounts, corev1.VolumeMount{Name: wire.RuntimeVolumeName, MountPath: wire.RuntimeMountPath, ReadOnly: true})
+	} else {
+		t.InitContainers = []wfv1.UserContainer{{Container: wire.InitContainer(c.opts.Image)}}
+	}
 	t.Container = &corev1.Container{
 		Image:        image,
-		Command:      []string{wire.Binary, "exec"},
+		Command:      []string{bin, "exec"},
 		Args:         args.Flags(),
 		Env:          slices.Concat(c.storeEnv(), []corev1.EnvVar{wire.FieldEnv(wire.EnvPodName, "metadata.name")}, secrets), // {{pod.name}}
 		Resources:    shape.Resources,
-		VolumeMounts: []corev1.VolumeMount{{Name: wire.VolumeName, MountPath: wire.MountPath}},
+		VolumeMounts: mounts,
 	}
 	t.NodeSelector = shape.NodeSelector
 	t.Tolerations = shape.Tolerations
 	// The step's own labels and annotations, beside the workflow's
 	// (pipectl's keys are refused in them).
 	t.Metadata = wfv1.Metadata{Labels: shape.Labels, Annotations: shape.Annotations}
+}
+
+// volumes are the workflow's volumes: the emptyDir every pipectl pod
+// mounts and, with wire.PodRuntimeImageVolume, the pipectl image as an
+// image volume (pulled as the init container's image would be).
+func (c *compiler) volumes() []corev1.Volume {
+	vs := []corev1.Volume{{Name: wire.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	if c.opts.PodRuntime == wire.PodRuntimeImageVolume {
+		vs = append(vs, corev1.Volume{Name: wire.RuntimeVolumeName, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+			Reference: c.opts.Image, PullPolicy: corev1.PullIfNotPresent,
+		}}})
+	}
+	return vs
 }
 
 // launcherPod fills in the pod of a distributed step's template.

@@ -38,8 +38,9 @@
 //     upstream output parameters), named after the component; steps that
 //     share a component and a pod shape share it. Its pod:
 //     an init container "pipectl" (the pipectl image, Options.Image) runs
-//     `/pipectl/pipectl exec --install /pipectl-install/pipectl`, copying the
-//     binary into the emptyDir volume "pipectl"; the main container runs
+//     `/pipectl/pipectl-pod exec --install /pipectl-install/pipectl`, copying
+//     the pod runtime (exec only, a fraction of pipectl's size) into the
+//     emptyDir volume "pipectl"; the main container runs
 //     the component's image with that volume at /pipectl, as
 //
 //     /pipectl/pipectl exec --run={{workflow.name}} --work=/pipectl/work \

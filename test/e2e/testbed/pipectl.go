@@ -68,15 +68,17 @@ func isRepoRoot(dir string) bool {
 type Prepared struct {
 	// Catalogue has the node agent's catalogue entries PipectlImage, ExampleImage and SweepImage.
 	Catalogue map[string]Image
-	// Pipectl is the static pipectl binary built from the repository.
+	// Pipectl is the static pipectl binary built from the repository;
+	// its pod runtime, pipectl-pod, is beside it.
 	Pipectl string
 	// Python is a folder whose python3 imports torch (examples/attrition/ensure-torch.sh).
 	Python string
 }
 
 // PipectlImages prepares, in dir, the host files of the catalogue entries PipectlImage
-// (pipectl built from repoRoot: dir/pipectl/pipectl; a plain static go build, cached by
-// Go) and ExampleImage (the attrition example's scripts copied to dir/attrition-app, the
+// (pipectl built from repoRoot: dir/pipectl/pipectl, a plain static go build cached by
+// Go, and its pod runtime dir/pipectl/pipectl-pod, stripped as the image has it) and
+// ExampleImage (the attrition example's scripts copied to dir/attrition-app, the
 // python3 of examples/attrition/ensure-torch.sh, which installs torch when missing, on
 // PATH), and SweepImage (the same, the sweep example's scripts among them) and returns
 // those entries, the binary and the python folder (what PushPipectlImages pushes).
@@ -84,12 +86,21 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (*Prepared, error)
 	if !isRepoRoot(repoRoot) {
 		return nil, fmt.Errorf("repository root %s: no go.mod of module pipectl.dev/pipectl", repoRoot)
 	}
-	bin := filepath.Join(dir, "pipectl", "pipectl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pipectl")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build pipectl: %v\n%s", err, out)
+	bin, pod := filepath.Join(dir, "pipectl", "pipectl"), filepath.Join(dir, "pipectl", "pipectl-pod")
+	for _, b := range []struct {
+		out, pkg string
+		flags    []string
+	}{
+		{bin, "./cmd/pipectl", nil},
+		// The pod runtime as the image has it: stripped.
+		{pod, "./cmd/pipectl/pipectl-pod", []string{"-trimpath", "-ldflags", "-s -w"}},
+	} {
+		build := exec.CommandContext(ctx, "go", append(append([]string{"build"}, b.flags...), "-o", b.out, b.pkg)...)
+		build.Dir = repoRoot
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
+		}
 	}
 
 	app := filepath.Join(dir, "attrition-app")
@@ -130,7 +141,7 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (*Prepared, error)
 	}
 	return &Prepared{
 		Catalogue: map[string]Image{
-			PipectlImage: {Binds: []Bind{{Host: bin, Path: "/pipectl/pipectl", ReadOnly: true}}},
+			PipectlImage: {Binds: []Bind{{Host: bin, Path: "/pipectl/pipectl", ReadOnly: true}, {Host: pod, Path: "/pipectl/pipectl-pod", ReadOnly: true}}},
 			ExampleImage: example,
 			SweepImage:   example,
 		},

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"runtime/debug"
 	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/artifacts/progress"
-	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/runstore"
 )
@@ -47,19 +45,13 @@ func (f *Factory) Env(name string) string {
 
 // Root returns the artifact store root in effect.
 func (f *Factory) Root() string {
-	if f.ArtifactsRoot != "" {
-		return f.ArtifactsRoot
-	}
-	if r := f.Env(wire.EnvRoot); r != "" {
-		return r
-	}
-	return artifacts.DefaultRoot
+	return podutil.StoreRoot(f.ArtifactsRoot, f.Env)
 }
 
 // Progress returns ctx with progress bars for large transfers when ErrOut
 // is a terminal (nothing otherwise).
 func (f *Factory) Progress(ctx context.Context) context.Context {
-	return artifacts.WithProgress(ctx, progress.Terminal(f.IOStreams.ErrOut))
+	return podutil.Progress(ctx, f.IOStreams)
 }
 
 // Store opens the artifact store once.
@@ -84,15 +76,14 @@ func (f *Factory) Runs(ctx context.Context, warn io.Writer) (*runstore.Reader, e
 // FullVersion is Version, or for a development build ("dev") dev- and the
 // first 12 digits of the commit it was built from, when Go recorded it.
 func (f *Factory) FullVersion() string {
-	if f.Version != "dev" {
-		return f.Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return f.Version
+	return podutil.FullVersion(f.Version)
 }
+
+// Streams returns f.IOStreams (podutil.Env).
+func (f *Factory) Streams() *IOStreams { return f.IOStreams }
+
+// PipectlVersion returns f.Version (podutil.Env).
+func (f *Factory) PipectlVersion() string { return f.Version }
+
+// KubeFlags returns &f.Kube (podutil.Env).
+func (f *Factory) KubeFlags() *KubeFlags { return &f.Kube }

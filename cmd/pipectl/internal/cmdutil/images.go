@@ -78,4 +78,5 @@ func AddPodFlags(fl *pflag.FlagSet, o *argo.Options, version, prefix string) {
 	fl.StringVar(&o.ServiceAccount, "service-account", "", prefix+"the ServiceAccount of step pods (default: the namespace's default; needs Argo's executor RBAC)")
 	fl.StringVar(&o.LauncherServiceAccount, "launcher-service-account", argo.DefaultLauncherServiceAccount, prefix+"the ServiceAccount of the launcher pods of distributed steps")
 	fl.StringVar(&o.S3Secret, "s3-secret", "", prefix+"a Secret with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the pods")
+	fl.StringVar(&o.PodRuntime, "pod-runtime", wire.PodRuntimeCopy, prefix+"how step pods get pipectl's pod runtime: copy (an init container copies it) or image-volume (the pipectl image mounted read-only; needs Kubernetes image volumes)")
 }

@@ -1,38 +1,22 @@
 package cmdutil
 
 import (
-	"fmt"
 	"sync"
-
-	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
 
 	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argorun"
 )
 
-// KubeFlags are the cluster flags, with kubectl's meaning.
-type KubeFlags struct {
-	// Kubeconfig is --kubeconfig (default: $KUBECONFIG, then ~/.kube/config).
-	Kubeconfig string
-	// Context is --context (default: the kubeconfig's current context).
-	Context string
-	// Namespace is -n/--namespace (default: the context's namespace, then "default").
-	Namespace string
-}
+// KubeFlags are the cluster flags, with kubectl's meaning (podkube.KubeFlags).
+type KubeFlags = podkube.KubeFlags
 
 // AddKubeFlags registers --kubeconfig, --context and -n/--namespace on cmd.
-func AddKubeFlags(cmd *cobra.Command, f *Factory) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.Kube.Kubeconfig, "kubeconfig", "", "the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
-	fl.StringVar(&f.Kube.Context, "context", "", "the kubeconfig context (default: its current context)")
-	fl.StringVarP(&f.Kube.Namespace, "namespace", "n", "", "the namespace (default: the context's, then \"default\")")
-}
+func AddKubeFlags(cmd *cobra.Command, f *Factory) { podkube.AddKubeFlags(cmd, &f.Kube) }
 
 // kubeState is the lazily built clients.
 type kubeState struct {
@@ -55,18 +39,9 @@ func (f *Factory) Clients() (*argorun.Clients, error) {
 }
 
 func loadClients(flags KubeFlags) (*argorun.Clients, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = flags.Kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: flags.Context}
-	overrides.Context.Namespace = flags.Namespace
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := cc.ClientConfig()
+	cfg, ns, err := podkube.RESTConfig(flags)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -87,13 +62,5 @@ func (f *Factory) LauncherClients() (launcher.Clients, string, error) {
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	js, err := jobsetclient.NewForConfig(kc.Config)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	dyn, err := dynamic.NewForConfig(kc.Config)
-	if err != nil {
-		return launcher.Clients{}, "", err
-	}
-	return launcher.Clients{Kube: kc.Kube, JobSets: js, Dynamic: dyn}, kc.Namespace, nil
+	return podkube.LauncherClientsFor(kc.Config, kc.Kube, kc.Namespace)
 }

@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,28 +11,28 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 	"pipectl.dev/pipectl/components/record"
 )
 
 // Output formats for -o.
 const (
-	FormatTable = "table"
-	FormatJSON  = "json"
-	FormatYAML  = "yaml"
+	FormatTable = podutil.FormatTable
+	FormatJSON  = podutil.FormatJSON
+	FormatYAML  = podutil.FormatYAML
 )
+
+// CheckFormat validates an -o value.
+func CheckFormat(f string) error { return podutil.CheckFormat(f) }
+
+// PrintObjects prints Kubernetes objects in format (podutil.PrintObjects).
+func PrintObjects(w io.Writer, format string, objs []any) error {
+	return podutil.PrintObjects(w, format, objs)
+}
 
 // AddOutputFlag registers -o/--output on cmd.
 func AddOutputFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: table, json or yaml")
-}
-
-// CheckFormat validates an -o value.
-func CheckFormat(f string) error {
-	switch f {
-	case FormatTable, FormatJSON, FormatYAML, "":
-		return nil
-	}
-	return FlagErrorf("-o %s: expected table, json or yaml", f)
 }
 
 // Print writes v as JSON or YAML, or calls table for the table format.
@@ -58,36 +57,6 @@ func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) 
 		table(tw)
 		return tw.Flush()
 	}
-}
-
-// PrintObjects prints Kubernetes objects in format (FormatJSON or
-// FormatYAML): one object, or a List of several (several YAML documents).
-func PrintObjects(w io.Writer, format string, objs []any) error {
-	if format == FormatJSON {
-		var v any = objs[0]
-		if len(objs) > 1 {
-			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
-		}
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	for i, o := range objs {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			fmt.Fprintln(w, "---")
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // EndRun prints a finished run's record in format (nothing for "" or

@@ -27,6 +27,9 @@ import (
 const (
 	// BinaryPath is where the binary is (wire.Binary in compiled workflows).
 	BinaryPath = "/pipectl/pipectl"
+	// PodBinaryPath is where the pod runtime is (wire.PodBinary: what a
+	// step pod's init container copies and a launcher pod runs).
+	PodBinaryPath = "/pipectl/pipectl-pod"
 	// CACertsPath is where the CA certificates are.
 	CACertsPath = "/etc/ssl/certs/ca-certificates.crt"
 	// User runs the image's processes (no root).
@@ -42,6 +45,9 @@ type Options struct {
 	Source string
 	// Package is the main package built into BinaryPath (default ./cmd/pipectl).
 	Package string
+	// PodPackage is the main package built into PodBinaryPath (default
+	// ./cmd/pipectl/pipectl-pod).
+	PodPackage string
 	// Version is pipectl's version, linked into the linker variable
 	// VersionVar (PACKAGE.NAME; the builder knows it, the library does
 	// not). Both are needed to build a binary, not with Binary.
@@ -52,8 +58,8 @@ type Options struct {
 	Platforms []v1.Platform
 	// Binary, when set, is an already built static binary of the one
 	// platform of Platforms (which must name exactly one): it is packed
-	// as it is, nothing is built.
-	Binary string
+	// as it is, nothing is built. PodBinary is then the pod runtime's.
+	Binary, PodBinary string
 	// Log gets a line per step (default: nothing).
 	Log io.Writer
 }
@@ -65,6 +71,12 @@ var epoch = time.Unix(0, 0).UTC()
 func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 	if opts.Package == "" {
 		opts.Package = "./cmd/pipectl"
+	}
+	if opts.PodPackage == "" {
+		opts.PodPackage = "./cmd/pipectl/pipectl-pod"
+	}
+	if (opts.Binary == "") != (opts.PodBinary == "") {
+		return nil, fmt.Errorf("prebuilt binaries: give both pipectl's (%q) and the pod runtime's (%q), or neither", opts.Binary, opts.PodBinary)
 	}
 	if opts.Binary == "" && opts.VersionVar == "" {
 		return nil, fmt.Errorf("build %s: no linker variable for the version (Options.VersionVar)", opts.Package)
@@ -108,23 +120,27 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 	defer os.RemoveAll(tmp)
 	for _, p := range opts.Platforms {
 		began := time.Now()
-		bin := opts.Binary
+		bin, pod := opts.Binary, opts.PodBinary
 		if bin == "" {
-			bin = filepath.Join(tmp, p.OS+"-"+p.Architecture)
-			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X "+opts.VersionVar+"="+opts.Version, "-o", bin, opts.Package)
-			cmd.Dir = opts.Source
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("go build %s for %s/%s: %v\n%s", opts.Package, p.OS, p.Architecture, err, out)
+			bin, pod = filepath.Join(tmp, p.OS+"-"+p.Architecture), filepath.Join(tmp, p.OS+"-"+p.Architecture+"-pod")
+			for _, b := range [][2]string{{bin, opts.Package}, {pod, opts.PodPackage}} {
+				if err := goBuild(ctx, opts, p, b[0], b[1]); err != nil {
+					return nil, err
+				}
 			}
 		}
 		b, err := os.ReadFile(bin)
 		if err != nil {
 			return nil, fmt.Errorf("the binary for %s/%s: %w", p.OS, p.Architecture, err)
 		}
+		pb, err := os.ReadFile(pod)
+		if err != nil {
+			return nil, fmt.Errorf("the pod runtime for %s/%s: %w", p.OS, p.Architecture, err)
+		}
 		top, err := layer([]entry{
 			{name: "pipectl/", mode: 0o755, dir: true},
 			{name: strings.TrimPrefix(BinaryPath, "/"), mode: 0o755, data: b},
+			{name: strings.TrimPrefix(PodBinaryPath, "/"), mode: 0o755, data: pb},
 		})
 		if err != nil {
 			return nil, err
@@ -133,11 +149,23 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(logw, "built %s/%s: %d bytes of binary in %s\n", p.OS, p.Architecture, len(b), time.Since(began).Round(100*time.Millisecond))
+		fmt.Fprintf(logw, "built %s/%s: %d bytes of binary, %d of pod runtime, in %s\n", p.OS, p.Architecture, len(b), len(pb), time.Since(began).Round(100*time.Millisecond))
 		plat := p
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &plat}})
 	}
 	return idx, nil
+}
+
+// goBuild builds the main package pkg of opts.Source for platform p into
+// bin: static, stripped, with the version linked in.
+func goBuild(ctx context.Context, opts Options, p v1.Platform, bin, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X "+opts.VersionVar+"="+opts.Version, "-o", bin, pkg)
+	cmd.Dir = opts.Source
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s for %s/%s: %v\n%s", pkg, p.OS, p.Architecture, err, out)
+	}
+	return nil
 }
 
 // image is one platform's image: the base layer, the binary's, the config.

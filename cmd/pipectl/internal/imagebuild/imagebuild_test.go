@@ -33,7 +33,10 @@ func TestBuildPushPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	opts := Options{Source: root, Package: "./cmd/pipectl/internal/imagebuild/testdata/version", Version: "v9.8.7", VersionVar: "main.version"}
+	// The stand-in is the pod runtime too (the real one is built and
+	// bounded by cmd/pipectl/pipectl-pod's tests).
+	standIn := "./cmd/pipectl/internal/imagebuild/testdata/version"
+	opts := Options{Source: root, Package: standIn, PodPackage: standIn, Version: "v9.8.7", VersionVar: "main.version"}
 	idx, err := Build(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +101,18 @@ func TestBuildPushPull(t *testing.T) {
 			if err != nil || strings.TrimSpace(string(got)) != "pipectl v9.8.7" {
 				t.Errorf("the pulled binary's version: %q, %v", got, err)
 			}
+			pod := files[strings.TrimPrefix(PodBinaryPath, "/")]
+			if pod == nil || pod.Mode&0o111 == 0 {
+				t.Fatalf("%s: want an executable, got none", PodBinaryPath)
+			}
+			podOut := filepath.Join(dir, "pipectl-pod")
+			if err := os.WriteFile(podOut, pod.data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			got, err = exec.Command(podOut, "version").Output()
+			if err != nil || strings.TrimSpace(string(got)) != "pipectl v9.8.7" {
+				t.Errorf("the pulled pod runtime's version: %q, %v", got, err)
+			}
 		}
 	}
 
@@ -150,16 +165,20 @@ func unpack(t *testing.T, img v1.Image) map[string]*file {
 	return files
 }
 
-// TestBuildPrebuiltBinary: Options.Binary packs the given file as the one
-// platform's binary, building nothing; it needs exactly one platform.
+// TestBuildPrebuiltBinary: Options.Binary and PodBinary pack the given
+// files as the one platform's binaries, building nothing; they need exactly
+// one platform, and each other.
 func TestBuildPrebuiltBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "pipectl")
-	want := []byte("#!/bin/sh\necho prebuilt\n")
+	bin, podBin := filepath.Join(t.TempDir(), "pipectl"), filepath.Join(t.TempDir(), "pipectl-pod")
+	want, wantPod := []byte("#!/bin/sh\necho prebuilt\n"), []byte("#!/bin/sh\necho pod\n")
 	if err := os.WriteFile(bin, want, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(podBin, wantPod, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	plat := v1.Platform{OS: "linux", Architecture: "arm64"}
-	idx, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin, Platforms: []v1.Platform{plat}})
+	idx, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin, PodBinary: podBin, Platforms: []v1.Platform{plat}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,17 +193,24 @@ func TestBuildPrebuiltBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := unpack(t, img)[strings.TrimPrefix(BinaryPath, "/")]
+	files := unpack(t, img)
+	got := files[strings.TrimPrefix(BinaryPath, "/")]
 	if got == nil || string(got.data) != string(want) || got.Mode&0o111 == 0 {
 		t.Errorf("%s in the image: %+v, want the prebuilt file, executable", BinaryPath, got)
+	}
+	if got := files[strings.TrimPrefix(PodBinaryPath, "/")]; got == nil || string(got.data) != string(wantPod) || got.Mode&0o111 == 0 {
+		t.Errorf("%s in the image: %+v, want the prebuilt pod runtime, executable", PodBinaryPath, got)
+	}
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin, Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "pod runtime") {
+		t.Errorf("a prebuilt pipectl without its pod runtime: %v, want an error naming the pod runtime", err)
 	}
 	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "Options.VersionVar") {
 		t.Errorf("building with no version variable: %v, want an error naming Options.VersionVar", err)
 	}
-	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin}); err == nil || !strings.Contains(err.Error(), "exactly one platform") {
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin, PodBinary: podBin}); err == nil || !strings.Contains(err.Error(), "exactly one platform") {
 		t.Errorf("a prebuilt binary for the two default platforms: %v", err)
 	}
-	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin + ".missing", Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "linux/arm64") {
+	if _, err := Build(context.Background(), Options{Source: t.TempDir(), Binary: bin + ".missing", PodBinary: podBin, Platforms: []v1.Platform{plat}}); err == nil || !strings.Contains(err.Error(), "linux/arm64") {
 		t.Errorf("a missing prebuilt binary: %v", err)
 	}
 }

@@ -2,11 +2,12 @@
 // without a container daemon and pushes it (make image IMAGE=REGISTRY/pipectl:TAG):
 //
 //	go run ./cmd/pipectl/internal/mkimage -image REGISTRY/pipectl:TAG [-version V] [-insecure]
-//	    [-platform OS/ARCH] [-binary FILE]
+//	    [-platform OS/ARCH] [-binary FILE -pod-binary FILE]
 //
-// -platform builds one platform's image (an index of one); -binary packs an
-// already built static binary of that platform instead of building one (the
-// e2e test bed packs the pipectl it built). It prints the pushed reference
+// -platform builds one platform's image (an index of one); -binary and
+// -pod-binary pack already built static binaries of that platform (pipectl
+// and its pod runtime, pipectl-pod) instead of building them (the e2e test
+// bed packs the ones it built). It prints the pushed reference
 // pinned to the index's digest.
 package main
 
@@ -37,11 +38,12 @@ func run() error {
 	insecure := flag.Bool("insecure", false, "reach the registry over plain HTTP")
 	platform := flag.String("platform", "", "build only this platform (OS/ARCH, e.g. linux/amd64); default linux/amd64 and linux/arm64")
 	binary := flag.String("binary", "", "pack this already built static binary (of -platform's platform) instead of building one")
+	podBinary := flag.String("pod-binary", "", "with -binary: the already built pod runtime (pipectl-pod) to pack")
 	flag.Parse()
 	if *ref == "" || flag.NArg() > 0 {
-		return fmt.Errorf("usage: mkimage -image REGISTRY/NAME:TAG [-version V] [-insecure] [-platform OS/ARCH] [-binary FILE]")
+		return fmt.Errorf("usage: mkimage -image REGISTRY/NAME:TAG [-version V] [-insecure] [-platform OS/ARCH] [-binary FILE -pod-binary FILE]")
 	}
-	opts := imagebuild.Options{Source: ".", Version: *version, VersionVar: buildinfo.VersionVar, Log: os.Stderr, Binary: *binary}
+	opts := imagebuild.Options{Source: ".", Version: *version, VersionVar: buildinfo.VersionVar, Log: os.Stderr, Binary: *binary, PodBinary: *podBinary}
 	if *platform != "" {
 		p, err := v1.ParsePlatform(*platform)
 		if err != nil || p.OS == "" || p.Architecture == "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/runview"
 	"pipectl.dev/pipectl/pipeline/step"
@@ -18,8 +18,8 @@ import (
 
 // Options are the inputs of `pipectl exec`.
 type Options struct {
-	IO      *cmdutil.IOStreams
-	Factory *cmdutil.Factory
+	IO      *podutil.IOStreams
+	Factory podutil.Env
 
 	// Args are the wire: what the compiler (or the launcher, in rank pods)
 	// wrote, Argv what follows --.
@@ -37,8 +37,8 @@ type Options struct {
 }
 
 // NewCmdExec returns `pipectl exec`; runF replaces the run function in tests.
-func NewCmdExec(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Factory: f}
+func NewCmdExec(f podutil.Env, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.Streams(), Factory: f}
 	cmd := &cobra.Command{
 		Use:   "exec --run RUN --component B64 --step B64 [flags] [-- COMMAND...]",
 		Short: "Run one step's component: fetch inputs, run, publish outputs (the step pod runtime)",
@@ -62,13 +62,13 @@ cachedFrom that run.
 step pod).`,
 		Example: `  pipectl exec --run r1 --component "$C" --step "$S" --param epochs=3 --artifacts s3://ml/runs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			argv, err := cmdutil.CommandAfterDash(cmd, args)
+			argv, err := podutil.CommandAfterDash(cmd, args)
 			if err != nil {
 				return err
 			}
 			opts.Argv = argv
 			if opts.Install == "" {
-				if err := cmdutil.RequireFlags("", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step); err != nil {
+				if err := podutil.RequireFlags("", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step); err != nil {
 					return err
 				}
 			}
@@ -92,9 +92,9 @@ func execRun(opts *Options) error {
 	}
 	r, err := step.DecodeArgs(opts.Args)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return podutil.FlagErrorf("%v", err)
 	}
-	var stopper cmdutil.Stopper
+	var stopper podutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, func(sig os.Signal) {
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl exec: %v: stopping the program (SIGKILL after %s)\n", sig, opts.GracePeriod)
 	})
@@ -105,11 +105,11 @@ func execRun(opts *Options) error {
 	}
 	pod := &step.Pod{
 		Request: r, Store: store, WorkDir: opts.WorkDir, Gang: opts.Gang, KeepLog: opts.KeepLog, OutputParams: opts.OutputParams,
-		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut, GracePeriod: opts.GracePeriod, Getenv: opts.Factory.Getenv,
+		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut, GracePeriod: opts.GracePeriod, Getenv: opts.Factory.Env,
 	}
 	res, err := pod.Execute(ctx)
 	release()
-	if err := cmdutil.StepError(ctx, r.Name, res.Cached, stopper.Signal(), err, ""); err != nil || res.Cached || res.Skipped {
+	if err := podutil.StepError(ctx, r.Name, res.Cached, stopper.Signal(), err, ""); err != nil || res.Cached || res.Skipped {
 		return err
 	}
 	runview.WriteOutputs(opts.IO.ErrOut, "pipectl exec", res.Outputs)

@@ -2,23 +2,26 @@ package launch
 
 import (
 	"cmp"
-	"context"
-	"errors"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
-	"pipectl.dev/pipectl/pipeline/argo"
 )
 
 // DryRunRun is the run id of a dry run without --run.
 const DryRunRun = "dry-run"
 
+// Planner is a factory that compiles a pipeline file's launcher pod (the
+// full CLI's; the pod runtime links no compiler).
+type Planner interface {
+	LauncherPlan(file string, params []string, stepName, iteration, run, image string) (wire.Args, error)
+}
+
 // dryRun prints the objects the launcher would create: with -f, for the
 // named step of the pipeline, from its plan (with the values the compiled
 // launcher pod would get for run opts.Run), else for the given flags.
 func dryRun(opts *Options) error {
-	ns := cmp.Or(opts.Factory.Kube.Namespace, "default")
+	ns := cmp.Or(opts.Factory.KubeFlags().Namespace, "default")
 	args := opts.Args
 	if opts.File != "" {
 		var err error
@@ -28,9 +31,9 @@ func dryRun(opts *Options) error {
 	}
 	req, err := launcher.FromWire(args, ns, nil)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return podutil.FlagErrorf("%v", err)
 	}
-	return cmdutil.PrintObjects(opts.IO.Out, opts.Output, req.Objects())
+	return podutil.PrintObjects(opts.IO.Out, opts.Output, req.Objects())
 }
 
 // planned returns the arguments the compiled launcher pod of step
@@ -39,16 +42,9 @@ func dryRun(opts *Options) error {
 // run takes them. The values of upstream output parameters are not known
 // before the run: they show as "<tasks.TASK.outputs.parameters.OUTPUT>".
 func planned(opts *Options) (wire.Args, error) {
-	l, err := cmdutil.LoadRun(context.Background(), opts.Factory, opts.File, opts.Params, "", "")
-	if err != nil {
-		return wire.Args{}, err
+	p, ok := opts.Factory.(Planner)
+	if !ok {
+		return wire.Args{}, podutil.FlagErrorf("--dry-run -f: this binary is pipectl's pod runtime, which compiles no pipeline: run pipectl launch --dry-run -f")
 	}
-	args, err := argo.LauncherPlan(l.Pipeline, opts.Step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), l.Values, argo.Options{
-		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true, Namespace: opts.Factory.Kube.Namespace,
-	})
-	var ue *argo.UsageError
-	if errors.As(err, &ue) {
-		return args, cmdutil.FlagErrorf("%v", err)
-	}
-	return args, err
+	return p.LauncherPlan(opts.File, opts.Params, opts.Step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), opts.Image)
 }

@@ -13,15 +13,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 )
 
 // Options are the inputs of `pipectl launch`.
 type Options struct {
-	IO      *cmdutil.IOStreams
-	Factory *cmdutil.Factory
+	IO      *podutil.IOStreams
+	Factory podkube.Env
 
 	// Args are the wire: what the compiler wrote into the launcher pod,
 	// Argv what follows --. With --dry-run -f, Params are the pipeline's
@@ -47,8 +48,8 @@ type Options struct {
 }
 
 // NewCmdLaunch returns `pipectl launch`; runF replaces the run function in tests.
-func NewCmdLaunch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Factory: f, Clients: f.LauncherClients}
+func NewCmdLaunch(f podkube.Env, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.Streams(), Factory: f, Clients: f.LauncherClients}
 	cmd := &cobra.Command{
 		Use:   "launch --run RUN --component B64 --step B64 --distributed B64 [flags]",
 		Short: "Run a distributed step as a gang-scheduled JobSet (the launcher pod of a compiled workflow)",
@@ -74,20 +75,20 @@ Timings for benchmarks are logged on stderr as
   pipectl launch: timing terminal-to-exit=DURATION`,
 		Example: `  pipectl launch --dry-run -f examples/attrition/pipeline.yaml --step train -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			argv, err := cmdutil.CommandAfterDash(cmd, args)
+			argv, err := podutil.CommandAfterDash(cmd, args)
 			if err != nil {
 				return err
 			}
 			opts.Argv = argv
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if opts.DryRun && opts.File != "" {
 				if opts.Step == "" {
-					return cmdutil.FlagErrorf("--dry-run -f needs --step STEP (the step's name)")
+					return podutil.FlagErrorf("--dry-run -f needs --step STEP (the step's name)")
 				}
 			} else {
-				if err := cmdutil.RequireFlags("or --dry-run -f PIPELINE --step STEP", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step, "--distributed", opts.Distributed); err != nil {
+				if err := podutil.RequireFlags("or --dry-run -f PIPELINE --step STEP", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step, "--distributed", opts.Distributed); err != nil {
 					return err
 				}
 			}
@@ -99,12 +100,12 @@ Timings for benchmarks are logged on stderr as
 	}
 	fl := cmd.Flags()
 	opts.AddFlags(fl, wire.Launch)
-	cmdutil.AddKubeFlags(cmd, f)
+	podkube.AddKubeFlags(cmd, f.KubeFlags())
 	fl.BoolVar(&opts.Keep, "keep", false, "leave the JobSet in place after it ended (debugging)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the objects it would create and exit")
 	fl.StringVarP(&opts.File, "file", "f", "", "with --dry-run: the pipeline file")
-	fl.StringVarP(&opts.Output, "output", "o", cmdutil.FormatYAML, "with --dry-run: json or yaml")
-	fl.StringVar(&opts.Image, "image", "pipectl:"+f.Version, "with --dry-run -f: the pipectl image (as pipectl compile --image)")
+	fl.StringVarP(&opts.Output, "output", "o", podutil.FormatYAML, "with --dry-run: json or yaml")
+	fl.StringVar(&opts.Image, "image", "pipectl:"+f.PipectlVersion(), "with --dry-run -f: the pipectl image (as pipectl compile --image)")
 	return cmd
 }
 
@@ -116,7 +117,7 @@ func launchRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var stopper cmdutil.Stopper
+	var stopper podutil.Stopper
 	ctx, release := stopper.StopOnSignal(context.Background(), opts.Signals, nil)
 	defer release()
 	ctx, stop := launcher.Deadline(ctx, req.Launch)
@@ -135,7 +136,7 @@ func launchRun(opts *Options) error {
 			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", d)
 		}
 	}()
-	return cmdutil.StepError(ctx, req.Name, res.Cached, stopper.Signal(), err, "; its JobSet was deleted")
+	return podutil.StepError(ctx, req.Name, res.Cached, stopper.Signal(), err, "; its JobSet was deleted")
 }
 
 // target decodes the flags and connects to the cluster: the namespace is
@@ -143,10 +144,10 @@ func launchRun(opts *Options) error {
 // JobSet is the launcher pod (from the downward API).
 func target(opts *Options) (launcher.Clients, *launcher.Request, error) {
 	podNS, owner := launcher.InPod(opts.Factory.Env)
-	ns := cmp.Or(opts.Factory.Kube.Namespace, podNS)
+	ns := cmp.Or(opts.Factory.KubeFlags().Namespace, podNS)
 	// Decode everything before touching the cluster: a bad flag fails fast.
 	if _, err := launcher.FromWire(opts.Args, ns, owner); err != nil {
-		return launcher.Clients{}, nil, cmdutil.FlagErrorf("%v", err)
+		return launcher.Clients{}, nil, podutil.FlagErrorf("%v", err)
 	}
 	cs, kubeNS, err := opts.Clients()
 	if err != nil {

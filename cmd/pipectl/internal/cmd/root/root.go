@@ -3,9 +3,6 @@
 package root
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
@@ -23,6 +20,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/validate"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 )
 
 // The help groups of pipectl's commands: the user's, and those the pods of
@@ -52,10 +50,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: err}
 	})
-	cmd.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "artifact store root: a directory, file:///path or s3://bucket/prefix (default $PIPECTL_ARTIFACTS, then ./.pipectl)")
-	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Endpoint, "s3-endpoint", "", "S3 endpoint for s3:// stores: host:port or https://… (TLS), http://… (plain) (default $AWS_ENDPOINT_URL)")
-	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Region, "s3-region", "", "S3 region (default $AWS_REGION)")
-	cmd.PersistentFlags().BoolVar(&f.StoreOptions.S3.Insecure, "s3-insecure", false, "skip TLS certificate verification for the S3 endpoint")
+	podutil.AddStoreFlags(cmd.PersistentFlags(), &f.ArtifactsRoot, &f.StoreOptions)
 	cmd.AddGroup(&cobra.Group{ID: groupUser, Title: "Commands:"}, &cobra.Group{ID: groupPod, Title: "Commands run inside pods (by a compiled workflow):"})
 	for _, c := range []*cobra.Command{
 		version.NewCmdVersion(f, nil),
@@ -85,18 +80,5 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 // Main runs pipectl with args and returns the process's exit code.
 func Main(args []string) int {
 	f := &cmdutil.Factory{IOStreams: cmdutil.System(), Version: buildinfo.Version}
-	cmd := NewCmdRoot(f)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err != nil {
-		var ee *cmdutil.ExitError
-		if !errors.As(err, &ee) || !ee.Silent {
-			fmt.Fprintf(f.IOStreams.ErrOut, "Error: %v\n", err)
-		}
-		var fe *cmdutil.FlagError
-		if errors.As(err, &fe) {
-			fmt.Fprintf(f.IOStreams.ErrOut, "Run 'pipectl --help' for usage.\n")
-		}
-	}
-	return cmdutil.Code(err)
+	return podutil.Execute(NewCmdRoot(f), args, f.IOStreams.ErrOut, "pipectl")
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline/plan"
+)
+
+// forbidden are the packages the pod runtime must not link: the UI, the
+// compiler and Argo's client and types, the image resolver, the local
+// runner, the pipeline importers, the other commands and their shared
+// cmdutil (which links all of them), the launcher and the Kubernetes
+// client (the launcher pod runs pipectl), the headless browser.
+var forbidden = []string{
+	"pipectl.dev/pipectl/cmd/pipectl/internal/ui",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/root",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/ui",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube",
+	"pipectl.dev/pipectl/launcher",
+	"k8s.io/client-go/",
+	"sigs.k8s.io/jobset/client-go/",
+	"pipectl.dev/pipectl/cmd/pipectl/internal/imagebuild",
+	"pipectl.dev/pipectl/pipeline/argo",
+	"pipectl.dev/pipectl/pipeline/argorun",
+	"pipectl.dev/pipectl/pipeline/images",
+	"pipectl.dev/pipectl/pipeline/imports",
+	"pipectl.dev/pipectl/pipeline/local",
+	"pipectl.dev/pipectl/pipeline/runstore",
+	"github.com/argoproj/",
+	"github.com/chromedp/",
+	"github.com/google/go-containerregistry/",
+}
+
+// forbiddenExact are forbidden as themselves, not their sub-packages.
+var forbiddenExact = map[string]bool{"pipectl.dev/pipectl/launcher": true}
+
+// maxDeps bounds the packages the pod runtime links (410 when written, the
+// standard library's among them): a new dependency that pulls in a tree of
+// packages fails here before it shows in every pod's start.
+const maxDeps = 450
+
+// maxSize bounds the stripped pod runtime (linux/amd64: 16,187,554 bytes when
+// written, against 56,553,737 for pipectl stripped; the goal is 25 MB).
+const maxSize = 20 << 20
+
+// TestPodRuntimeLinksNoForbiddenPackage: go list -deps of pipectl-pod names
+// none of the forbidden packages and stays under maxDeps.
+func TestPodRuntimeLinksNoForbiddenPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if d == f || (!forbiddenExact[f] && strings.HasPrefix(d, strings.TrimSuffix(f, "/")+"/")) {
+				t.Errorf("the pod runtime links %s (forbidden: %s)", d, f)
+			}
+		}
+	}
+	if len(deps) > maxDeps || len(deps) < 100 {
+		t.Errorf("the pod runtime links %d packages, want at most %d", len(deps), maxDeps)
+	}
+	t.Logf("pipectl-pod links %d packages", len(deps))
+}
+
+// TestPodRuntime builds pipectl-pod as the image does (static, stripped),
+// bounds its size, and runs it: --version; exec --install copies it;
+// exec runs a step against a store and publishes its output; launch and
+// compile are not its commands.
+func TestPodRuntime(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pipectl-pod")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > maxSize {
+		t.Errorf("pipectl-pod is %d bytes stripped, want at most %d", fi.Size(), maxSize)
+	}
+	t.Logf("pipectl-pod: %d bytes", fi.Size())
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "PIPECTL_ARTIFACTS="+filepath.Join(dir, "store"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("--version"); err != nil || !strings.HasPrefix(out, "pipectl-pod version ") {
+		t.Errorf("--version: %q, %v", out, err)
+	}
+	dst := filepath.Join(dir, "volume", "pipectl")
+	if out, err := run("exec", "--install", dst); err != nil {
+		t.Fatalf("exec --install: %v\n%s", err, out)
+	}
+	if got, err := os.Stat(dst); err != nil || got.Size() != fi.Size() || got.Mode()&0o111 == 0 {
+		t.Errorf("installed %s: %v, %v; want an executable copy of %d bytes", dst, got, err, fi.Size())
+	}
+	comp, err := wire.Encode(&components.Program{
+		Version: components.ProgramVersion, Name: "hello",
+		Inputs:  []components.ProgramIO{{Name: "who", Type: "string"}},
+		Outputs: []components.ProgramIO{{Name: "greeting", Type: "string"}},
+		Command: []string{"sh", "-c", `printf 'hi %s' "$0" > "$1"`, "{{inputs.who}}", "{{outputs.greeting.path}}"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := wire.Encode(&plan.Wiring{Version: wire.WiringVersion, Step: "hello", Params: map[string]plan.Text{"who": {{Param: "who"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run("exec", "--run", "r1", "--component", comp, "--step", st, "--param", "who=pods",
+		"--work", filepath.Join(dir, "work"), "--output-params", filepath.Join(dir, "outputs"))
+	if err != nil {
+		t.Fatalf("exec: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "outputs", "greeting")); err != nil || string(b) != "hi pods" {
+		t.Errorf("the output parameter: %q, %v\n%s", b, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store", "r1", "hello")); err != nil {
+		t.Errorf("the step's records in the store: %v", err)
+	}
+	for _, c := range []string{"launch", "compile"} {
+		if out, err := run(c, "--help"); err == nil || !strings.Contains(out, `unknown command "`+c+`"`) {
+			t.Errorf("%s: %v, %q; want an unknown command", c, err, out)
+		}
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strings"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
 
@@ -43,7 +45,13 @@ func planned(opts *Options) (wire.Args, error) {
 	if err != nil {
 		return wire.Args{}, err
 	}
-	args, err := argo.LauncherPlan(l.Pipeline, opts.Step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), l.Values, argo.Options{
+	step := opts.Step
+	if step == "" {
+		if step, err = onlyDistributed(l.Pipeline); err != nil {
+			return wire.Args{}, err
+		}
+	}
+	args, err := argo.LauncherPlan(l.Pipeline, step, opts.Iteration, cmp.Or(opts.Run, DryRunRun), l.Values, argo.Options{
 		Image: opts.Image, Artifacts: opts.Factory.Root(), AllowNonS3: true, Namespace: opts.Factory.Kube.Namespace,
 	})
 	var ue *argo.UsageError
@@ -51,4 +59,18 @@ func planned(opts *Options) (wire.Args, error) {
 		return args, cmdutil.FlagErrorf("%v", err)
 	}
 	return args, err
+}
+
+// onlyDistributed is the name of p's one distributed step.
+func onlyDistributed(p *pipeline.Pipeline) (string, error) {
+	var names []string
+	for _, s := range p.Steps {
+		if s.Distributed != nil {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) != 1 {
+		return "", cmdutil.FlagErrorf("--dry-run -f needs --step STEP: %s has %d distributed steps (%s)", p.Source, len(names), strings.Join(names, ", "))
+	}
+	return names[0], nil
 }

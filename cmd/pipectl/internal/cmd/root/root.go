@@ -55,6 +55,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 	cmd.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "artifact store root: a directory, file:///path or s3://bucket/prefix (default $PIPECTL_ARTIFACTS, then ./.pipectl)")
 	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Endpoint, "s3-endpoint", "", "S3 endpoint for s3:// stores: host:port or https://… (TLS), http://… (plain) (default $AWS_ENDPOINT_URL)")
 	cmd.PersistentFlags().StringVar(&f.StoreOptions.S3.Region, "s3-region", "", "S3 region (default $AWS_REGION)")
+	cmd.PersistentFlags().StringArrayVar(&f.Runtimes, "runtimes", nil, "Kubeflow Trainer runtimes (ClusterTrainingRuntime, TrainingRuntime) that steps and TrainJobs may name: a file or a folder of them (repeatable; see pipectl help kubeflow-trainer)")
 	cmd.PersistentFlags().BoolVar(&f.StoreOptions.S3.Insecure, "s3-insecure", false, "skip TLS certificate verification for the S3 endpoint")
 	cmd.AddGroup(&cobra.Group{ID: groupUser, Title: "Commands:"}, &cobra.Group{ID: groupPod, Title: "Commands run inside pods (by a compiled workflow):"})
 	for _, c := range []*cobra.Command{

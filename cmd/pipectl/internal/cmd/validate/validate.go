@@ -8,24 +8,26 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/yamlfile"
-	"pipectl.dev/pipectl/pipeline"
 )
 
 // Options are the inputs of `pipectl validate`.
 type Options struct {
-	IO    *cmdutil.IOStreams
-	Files []string
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+	Files   []string
 }
 
 // NewCmdValidate returns `pipectl validate`; runF replaces the run function in tests.
 func NewCmdValidate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams}
+	opts := &Options{IO: f.IOStreams, Factory: f}
 	return &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check pipeline files and the components they use",
 		Long: `Check pipeline files: strict YAML (unknown fields are errors), types, references
 between steps, outputs and params, cycles, and names. Every problem is reported
-as file:line:column with the field and what was expected.`,
+as file:line:column with the field and what was expected. A Kubeflow Trainer
+TrainJob file is checked as the pipeline of one distributed step it runs as
+(see pipectl help kubeflow-trainer).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -40,7 +42,7 @@ as file:line:column with the field and what was expected.`,
 func validateRun(opts *Options) error {
 	bad := 0
 	for _, file := range opts.Files {
-		p, err := pipeline.Load(file)
+		p, err := opts.Factory.Load(file)
 		if err != nil {
 			bad++
 			for _, e := range yamlfile.Split(err) {

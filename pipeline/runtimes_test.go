@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"pipectl.dev/pipectl/components"
+	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/trainer"
+)
+
+const kubeflowRuntimes = "trainer/testdata/kubeflow/runtimes"
+
+func kubeflowSet(t *testing.T) LoadOptions {
+	t.Helper()
+	set, err := trainer.ReadRuntimes([]string{kubeflowRuntimes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LoadOptions{Runtimes: set}
+}
+
+func stepPipeline(distributed string, extra ...string) string {
+	return `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: p}
+steps:
+  - name: train
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: t}
+      command: [python3, t.py]
+    distributed: ` + distributed + "\n" + strings.Join(extra, "\n")
+}
+
+// TestRuntimeStep: each of Kubeflow's shipped runtimes a step can run
+// gives it its framework, processes per node and image.
+func TestRuntimeStep(t *testing.T) {
+	opts := kubeflowSet(t)
+	for _, tc := range []struct{ runtime, framework, image string }{
+		{"torch-distributed", "torch", "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"},
+		{"deepspeed-distributed", "mpi", "ghcr.io/kubeflow/trainer/deepspeed-runtime"},
+		{"mlx-distributed", "mpi", "ghcr.io/kubeflow/trainer/mlx-runtime"},
+		{"jax-distributed", "jax", "nvcr.io/nvidia/jax:25.10-py3"},
+		{"xgboost-distributed", "xgboost", "ghcr.io/kubeflow/trainer/xgboost-runtime"},
+	} {
+		p, err := ParseWith("p.yaml", []byte(stepPipeline("{runtime: "+tc.runtime+", nodes: 2}")), opts)
+		if err != nil {
+			t.Errorf("%s: %v", tc.runtime, err)
+			continue
+		}
+		s := p.Steps[0]
+		if s.Distributed.Framework != tc.framework || s.Image != tc.image || s.Distributed.Nodes != 2 {
+			t.Errorf("%s: framework %q image %q nodes %d", tc.runtime, s.Distributed.Framework, s.Image, s.Distributed.Nodes)
+		}
+	}
+}
+
+// TestRuntimeErrors: a runtime that names nothing, a framework that
+// contradicts the runtime's, a runtime with fields pipectl cannot honour
+// and a reserved variable in a runtime-fed step: each at its line.
+func TestRuntimeErrors(t *testing.T) {
+	opts := kubeflowSet(t)
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{stepPipeline("{runtime: torch-distributd, nodes: 2}"), []string{
+			`p.yaml:11:28: steps[0].distributed.runtime: no runtime named "torch-distributd": the runtimes loaded are ClusterTrainingRuntime/deepspeed-distributed, `}},
+		{stepPipeline("{runtime: jax-distributed, framework: xgboost}"), []string{
+			`p.yaml:11:56: steps[0].distributed.framework: framework xgboost contradicts runtime "jax-distributed", whose mlPolicy is jax (trainer/testdata/kubeflow/runtimes/jax_distributed.yaml:18): leave framework out, or name a xgboost runtime`}},
+		{stepPipeline("{runtime: torchtune-llama3.2-1b}"), []string{
+			`p.yaml:11:28: steps[0].distributed.runtime: runtime "torchtune-llama3.2-1b" (trainer/testdata/kubeflow/runtimes/llama3_2_1B.yaml:18) holds fields pipectl cannot honour, below`,
+			`trainer/testdata/kubeflow/runtimes/llama3_2_1B.yaml:27:7: spec.template.spec.volumeClaimPolicies: not supported by pipectl: a step has no volumes`,
+			`trainer/testdata/kubeflow/runtimes/llama3_2_1B.yaml:37:17: spec.template.spec.replicatedJobs[0]: pipectl runs only the trainer job (node) of a runtime: Trainer's "dataset-initializer" job is not run`,
+		}},
+		{stepPipeline("{runtime: torch-distributed}", "    env: [{name: RANK, value: '3'}]"), []string{
+			`p.yaml:12:18: steps[0].env[0].name: variable RANK is pipectl's own`}},
+		{stepPipeline("{runtime: gpu}", "runtimes: [no-such-dir]"), []string{
+			`p.yaml:12:1: runtimes: cannot load the runtimes listed`, `runtimes no-such-dir: no such file or directory`}},
+	} {
+		_, err := ParseWith("p.yaml", []byte(tc.src), opts)
+		got := yamlfile.Split(err)
+		if len(got) < len(tc.want) {
+			t.Errorf("errors %v, want %q", got, tc.want)
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i].Error(), w) {
+				t.Errorf("error %d:\n got %s\nwant %s…", i, got[i], w)
+			}
+		}
+	}
+}
+
+// TestRuntimeOverride: the step's own fields win over the runtime's; the
+// runtime listed by the pipeline is found relative to it.
+func TestRuntimeOverride(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rt.yaml"), []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: cpu}
+spec:
+  mlPolicy: {numNodes: 3, mpi: {numProcPerNode: 2}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  nodeSelector: {pool: cpu, zone: a}
+                  tolerations: [{key: cpu, operator: Exists}]
+                  priorityClassName: batch
+                  containers:
+                    - name: node
+                      image: mpi:1
+                      env: [{name: A, value: runtime}, {name: B, value: runtime}]
+                      resources: {requests: {cpu: "8", memory: 16Gi}}
+`), 0o644)
+	file := filepath.Join(dir, "p.yaml")
+	os.WriteFile(file, []byte(stepPipeline("{runtime: cpu, procsPerNode: 4, nodeSelector: {zone: b}, tolerations: [{key: mine, operator: Exists}]}",
+		"    image: own:2", "    env: [{name: B, value: step}]", "runtimes: [rt.yaml]")), 0o644)
+	p, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Steps[0]
+	d := s.Distributed
+	got := map[string]any{"framework": d.Framework, "nodes": d.Nodes, "procs": d.ProcsPerNode, "image": s.Image, "env": s.Env,
+		"nodeSelector": d.NodeSelector, "tolerations": d.Tolerations, "priority": d.PriorityClass, "cpu": d.Resources.CPU, "memory": d.Resources.Memory}
+	want := map[string]any{"framework": "mpi", "nodes": 3, "procs": 4, "image": "own:2",
+		"env":          []components.EnvVar{{Name: "A", Value: "runtime"}, {Name: "B", Value: "step"}},
+		"nodeSelector": map[string]string{"pool": "cpu", "zone": "b"}, "tolerations": []Toleration{{Key: "mine", Operator: "Exists"}},
+		"priority": "batch", "cpu": "8", "memory": "16Gi"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step (-want +got):\n%s", diff)
+	}
+}

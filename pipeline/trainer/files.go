@@ -72,6 +72,9 @@ func IsTrainJobFile(data []byte) bool {
 // Set is a collection of runtimes, by kind and name.
 type Set struct {
 	byKey map[string]*Runtime
+	// Fallback, when set, finds the runtimes the set does not hold (the
+	// cluster's); it returns nil, nil when there is none of that name.
+	Fallback func(kind, name string) (*Runtime, error)
 }
 
 // Add adds r; a second runtime of the same kind and name is an error.
@@ -93,6 +96,9 @@ func (s *Set) Add(r *Runtime) error {
 func (s *Set) Merge(more *Set) *Set {
 	out := &Set{byKey: map[string]*Runtime{}}
 	for _, from := range []*Set{s, more} {
+		if from != nil && from.Fallback != nil {
+			out.Fallback = from.Fallback
+		}
 		if from != nil {
 			for k, r := range from.byKey {
 				out.byKey[k] = r
@@ -134,6 +140,12 @@ func (s *Set) Lookup(kind, name string) (*Runtime, error) {
 				return r, nil
 			}
 		}
+		if s.Fallback != nil {
+			r, err := s.Fallback(kind, name)
+			if r != nil || err != nil {
+				return r, err
+			}
+		}
 	}
 	what := "runtime"
 	if kind != "" {
@@ -142,6 +154,9 @@ func (s *Set) Lookup(kind, name string) (*Runtime, error) {
 	known := "no runtimes are loaded (give their files with --runtimes PATH, or list them under runtimes: in the pipeline)"
 	if s.Len() > 0 {
 		known = "the runtimes loaded are " + strings.Join(s.Names(), ", ")
+	}
+	if s != nil && s.Fallback != nil {
+		known += "; the cluster has none of that name either"
 	}
 	return nil, fmt.Errorf("no %s named %q: %s", what, name, known)
 }

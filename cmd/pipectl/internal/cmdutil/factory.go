@@ -27,6 +27,10 @@ type Factory struct {
 	// Runtimes are the --runtimes flags: Kubeflow Trainer runtime files or
 	// folders whose runtimes steps (distributed.runtime) and TrainJobs name.
 	Runtimes []string
+	// ClusterRuntimes looks the runtimes no --runtimes file gives up in the
+	// cluster (its ClusterTrainingRuntimes and TrainingRuntimes): set for
+	// runs on the cluster.
+	ClusterRuntimes bool
 	// Getenv reads the environment (os.Getenv by default).
 	Getenv func(string) string
 	// Kube are the cluster flags (see AddKubeFlags).

@@ -103,6 +103,12 @@ func (f *Factory) Load(file string) (*pipeline.Pipeline, error) {
 		}
 		opts.Runtimes = set
 	}
+	if f.ClusterRuntimes {
+		if opts.Runtimes == nil {
+			opts.Runtimes = &trainer.Set{}
+		}
+		opts.Runtimes.Fallback = f.clusterFallback
+	}
 	p, err := pipeline.LoadWith(file, opts)
 	if p != nil && f.IOStreams != nil {
 		for _, w := range p.Warnings {

@@ -143,3 +143,63 @@ spec:
 		t.Errorf("step (-want +got):\n%s", diff)
 	}
 }
+
+// TestTrainJobPatches: a TrainJob's trainer fields win over its
+// runtimePatches', which win over its runtime's (held in the same file).
+func TestTrainJobPatches(t *testing.T) {
+	src := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt}
+spec:
+  mlPolicy: {numNodes: 2, jax: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  priorityClassName: low
+                  containers:
+                    - {name: node, image: jax:1, command: [python3, -m, train], env: [{name: A, value: rt}, {name: B, value: rt}]}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: j}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  trainer:
+    env: [{name: B, value: job}]
+  runtimePatches:
+    - manager: me
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        priorityClassName: high
+                        containers: [{name: node, env: [{name: A, value: patch}, {name: B, value: patch}]}]
+`
+	p, err := ParseWith("j.yaml", []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Steps[0]
+	got := map[string]any{"name": s.Name, "framework": s.Distributed.Framework, "nodes": s.Distributed.Nodes, "priority": s.Distributed.PriorityClass,
+		"env": s.Env, "image": s.Image, "command": s.Resolved.Command}
+	want := map[string]any{"name": "j", "framework": "jax", "nodes": 2, "priority": "high", "image": "jax:1",
+		"env": []components.EnvVar{{Name: "A", Value: "patch"}, {Name: "B", Value: "job"}}, "command": []string{"python3", "-m", "train"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step (-want +got):\n%s", diff)
+	}
+	// A runtimeRef naming nothing: at its line.
+	_, err = ParseWith("j.yaml", []byte(strings.Replace(src, "{name: rt, kind: TrainingRuntime}", "{name: rt}", 1)), LoadOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), `j.yaml:22:22: spec.runtimeRef.name: no ClusterTrainingRuntime named "rt"`) {
+		t.Errorf("error %v", err)
+	}
+}

@@ -69,7 +69,9 @@ func trainJobPipeline(j *trainer.TrainJob, r *trainer.Runtime) (root *yaml.Node,
 	if at == nil {
 		at = j.Root
 	}
-	command, args := j.Trainer.Command, j.Trainer.Args
+	// The trainer's fields win over its runtimePatches', which win over the runtime's.
+	tp := trainer.Overlay(j.Patch, j.Trainer)
+	command, args := tp.Command, tp.Args
 	if command == nil {
 		command = r.Pod.Command
 		if args == nil {
@@ -92,9 +94,9 @@ func trainJobPipeline(j *trainer.TrainJob, r *trainer.Runtime) (root *yaml.Node,
 	if j.ProcsPerNode > 0 {
 		dist.Content = append(dist.Content, scalar(at, "procsPerNode"), intNode(at, j.ProcsPerNode))
 	}
-	if j.Trainer.Requests != nil || j.Trainer.Limits != nil {
+	if tp.Requests != nil || tp.Limits != nil {
 		field := "spec.trainer.resourcesPerNode"
-		res, err := ResourcesOf(j.Trainer.Requests, j.Trainer.Limits, func(w string) {
+		res, err := ResourcesOf(tp.Requests, tp.Limits, func(w string) {
 			warns = append(warns, (&yamlfile.Error{File: j.File, Line: at.Line, Column: at.Column, Field: field, Msg: w}).Error())
 		})
 		if err != nil {
@@ -111,8 +113,10 @@ func trainJobPipeline(j *trainer.TrainJob, r *trainer.Runtime) (root *yaml.Node,
 		v    any
 		set  bool
 	}{
-		{"nodeSelector", j.Patch.NodeSelector, j.Patch.NodeSelector != nil},
-		{"tolerations", toTolerations(j.Patch.Tolerations), j.Patch.Tolerations != nil},
+		{"nodeSelector", tp.NodeSelector, tp.NodeSelector != nil},
+		{"tolerations", toTolerations(tp.Tolerations), tp.Tolerations != nil},
+		{"affinity", tp.Affinity, tp.Affinity != nil},
+		{"priorityClass", tp.PriorityClass, tp.PriorityClass != ""},
 		{"gang", map[string]any{"kueue": map[string]string{"queue": j.Queue}}, j.Queue != ""},
 	} {
 		if f.set {
@@ -124,12 +128,12 @@ func trainJobPipeline(j *trainer.TrainJob, r *trainer.Runtime) (root *yaml.Node,
 		}
 	}
 	step := mapping(at, "name", scalar(at, j.Name), "component", comp, "distributed", dist)
-	if j.Trainer.Image != "" {
-		step.Content = append(step.Content, scalar(at, "image"), scalar(at, j.Trainer.Image))
+	if tp.Image != "" {
+		step.Content = append(step.Content, scalar(at, "image"), scalar(at, tp.Image))
 	}
-	if len(j.Trainer.Env) > 0 {
+	if len(tp.Env) > 0 {
 		env := &yaml.Node{Kind: yaml.SequenceNode, Line: at.Line, Column: at.Column}
-		for _, e := range j.Trainer.Env {
+		for _, e := range tp.Env {
 			env.Content = append(env.Content, mapping(at, "name", scalar(at, e.Name), "value", scalar(at, e.Value)))
 		}
 		step.Content = append(step.Content, scalar(at, "env"), env)

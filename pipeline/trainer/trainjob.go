@@ -14,7 +14,7 @@ type TrainJob struct {
 	// File and Root locate it.
 	File string
 	Root *yaml.Node
-	// RuntimeKind ("" for ClusterTrainingRuntime, Trainer's default) and
+	// RuntimeKind (ClusterTrainingRuntime unless it says, as Trainer has it) and
 	// RuntimeName are its runtimeRef; RuntimeNode is the node of its name.
 	RuntimeKind, RuntimeName string
 	RuntimeNode              *yaml.Node
@@ -48,6 +48,9 @@ func ParseTrainJob(file string, root *yaml.Node) (*TrainJob, error) {
 	}, nil)
 	if j.Name == "" && len(w.errs) == 0 {
 		w.errorf(root, "metadata.name", "missing: the TrainJob's name")
+	}
+	if j.RuntimeKind == "" {
+		j.RuntimeKind = KindClusterRuntime // Trainer's default
 	}
 	if j.RuntimeName == "" && len(w.errs) == 0 {
 		w.errorf(root, "spec.runtimeRef.name", "missing: the runtime the TrainJob runs")

@@ -100,6 +100,7 @@ func decodeIn(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline), runt
 		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, inline: map[*yaml.Node]inlineDecoded{}, metaRefs: map[string][]metaRef{}, runtimes: runtimes}
 	v.applyRuntimes()
 	v.validate()
+	v.runtimeCommandWarnings()
 	if decodeErr == nil && len(v.errs) == 0 {
 		v.expand()
 	}

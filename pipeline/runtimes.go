@@ -117,6 +117,9 @@ func (v *validator) applyRuntime(i int, r *trainer.Runtime) {
 	if d.Nodes == 0 {
 		d.Nodes = max(r.NumNodes, 1)
 	}
+	if r.Pod.Command != nil {
+		v.runtimeCommands = append(v.runtimeCommands, runtimeCommand{i, r})
+	}
 	if d.ProcsPerNode == 0 {
 		d.ProcsPerNode = r.ProcsPerNode
 	}
@@ -226,3 +229,20 @@ const defaultGPUResource = "nvidia.com/gpu"
 
 // secondsDuration is n seconds.
 func secondsDuration(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// runtimeCommand is a step whose runtime has a command of its own.
+type runtimeCommand struct {
+	step    int
+	runtime *trainer.Runtime
+}
+
+// runtimeCommandWarnings warns of each runtime command a step does not
+// run (its component has its own); call once the components are resolved.
+func (v *validator) runtimeCommandWarnings() {
+	for _, rc := range v.runtimeCommands {
+		s, r := &v.p.Steps[rc.step], rc.runtime
+		if s.Resolved != nil && !slices.Equal(r.Pod.Command, s.Resolved.Command) {
+			v.p.Warnings = append(v.p.Warnings, fmt.Sprintf("%s:%d: runtime %s: its command is not used: step %s runs its component's", r.File, r.Line, r.Name, s.Name))
+		}
+	}
+}

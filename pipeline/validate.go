@@ -35,6 +35,8 @@ type validator struct {
 	// runtimes are the Trainer runtimes the steps may name besides those
 	// the pipeline lists (LoadOptions.Runtimes, or the using pipeline's).
 	runtimes *trainer.Set
+	// runtimeCommands are the steps whose runtime has a command.
+	runtimeCommands []runtimeCommand
 }
 
 // sp is the path of steps[i] (or finally[j] for a finally step), then rest.

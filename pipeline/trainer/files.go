@@ -69,6 +69,16 @@ func IsTrainJobFile(data []byte) bool {
 	return slices.ContainsFunc(docs, func(d Doc) bool { return d.IsTrainer() && d.Kind == KindTrainJob })
 }
 
+// IsRuntimeFile reports whether data holds Trainer runtimes and no other
+// document.
+func IsRuntimeFile(data []byte) bool {
+	if !bytes.Contains(data, []byte(APIVersion)) {
+		return false
+	}
+	docs, err := Docs("", data)
+	return err == nil && len(docs) > 0 && !slices.ContainsFunc(docs, func(d Doc) bool { return !d.IsRuntime() })
+}
+
 // Set is a collection of runtimes, by kind and name.
 type Set struct {
 	byKey map[string]*Runtime

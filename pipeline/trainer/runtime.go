@@ -191,6 +191,7 @@ func (w *walker) podGroupPolicy(n *yaml.Node, field string, r *Runtime) {
 func (w *walker) jobSetSpec(n *yaml.Node, field string, r *Runtime) {
 	mpi := r.Framework == FrameworkMPI
 	var launcher Pod
+	var at *yaml.Node // the launcher job's name
 	w.fields(n, field, map[string]func(k, v *yaml.Node, field string){
 		"replicatedJobs": func(_, v *yaml.Node, field string) {
 			w.list(v, field, func(_ int, job *yaml.Node, field string) {
@@ -200,6 +201,7 @@ func (w *walker) jobSetSpec(n *yaml.Node, field string, r *Runtime) {
 					w.replicatedJob(job, field, &r.Pod, mpi)
 				case name != nil && name.Value == "launcher" && mpi:
 					w.replicatedJob(job, field, &launcher, false)
+					at = name
 				case name != nil:
 					w.refuse(name, field, "pipectl runs only the trainer job (node) of a runtime: Trainer's %q job is not run "+
 						"(fetch data or models in a step before this one, or give them as the step's inputs)", name.Value)
@@ -217,6 +219,17 @@ func (w *walker) jobSetSpec(n *yaml.Node, field string, r *Runtime) {
 	if r.Pod.Image == "" {
 		r.Pod.Image = launcher.Image
 	}
+	if at != nil && launcherSetsMore(launcher) {
+		w.warn(at, field+".replicatedJobs", "ignored: the launcher job's fields other than its image: pipectl runs the command on node 0, "+
+			"which takes the node job's fields")
+	}
+}
+
+// launcherSetsMore reports whether an MPI runtime's launcher pod sets
+// fields beyond its image.
+func launcherSetsMore(p Pod) bool {
+	return p.Command != nil || p.Args != nil || p.Env != nil || p.Requests != nil || p.Limits != nil || p.NodeSelector != nil ||
+		p.Tolerations != nil || p.Affinity != nil || p.PriorityClass != ""
 }
 
 // replicatedJob reads one replicated job's pod template into p.

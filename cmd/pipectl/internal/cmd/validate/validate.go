@@ -2,12 +2,16 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // Options are the inputs of `pipectl validate`.
@@ -42,6 +46,12 @@ TrainJob file is checked as the pipeline of one distributed step it runs as
 func validateRun(opts *Options) error {
 	bad := 0
 	for _, file := range opts.Files {
+		if data, err := os.ReadFile(file); err == nil && trainer.IsRuntimeFile(data) {
+			if !validateRuntimes(opts, file) {
+				bad++
+			}
+			continue
+		}
 		p, err := opts.Factory.Load(file)
 		if err != nil {
 			bad++
@@ -64,4 +74,28 @@ func stepCount(n int) string {
 		return "1 step"
 	}
 	return fmt.Sprintf("%d steps", n)
+}
+
+// validateRuntimes checks a file of Kubeflow Trainer runtimes: it loads,
+// and says what a step naming each would be refused for and what is ignored.
+func validateRuntimes(opts *Options, file string) bool {
+	set, err := trainer.ReadRuntimes([]string{file})
+	if err != nil {
+		for _, e := range yamlfile.Split(err) {
+			fmt.Fprintln(opts.IO.ErrOut, e)
+		}
+		return false
+	}
+	for _, name := range set.Names() {
+		kind, n, _ := strings.Cut(name, "/")
+		r, _ := set.Lookup(kind, n)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(opts.IO.ErrOut, "Warning: %s\n", w)
+		}
+		for _, e := range r.Refused {
+			fmt.Fprintf(opts.IO.ErrOut, "Refused (a step naming %s fails): %v\n", r.Name, e)
+		}
+		fmt.Fprintf(opts.IO.Out, "%s: valid %s %s (framework %s)\n", file, r.Kind, r.Name, cmp.Or(r.Framework, "none"))
+	}
+	return true
 }

@@ -203,3 +203,40 @@ spec:
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestKubeflowTrainJobs: Trainer's TrainJob examples load as pipelines of
+// one distributed step with the runtimes Trainer ships; the one with an
+// initializer is refused at its line.
+func TestKubeflowTrainJobs(t *testing.T) {
+	opts := kubeflowSet(t)
+	for _, tc := range []struct {
+		file, name string
+		nodes      int
+		gang       string
+	}{
+		{"01-multi-node.yaml", "multi-node-example", 3, ""},
+		{"02-runtime-patches.yaml", "runtime-patches-example", 2, ""},
+		{"03-kueue-integration.yaml", "kueue-example", 3, "kueue training-queue"},
+		{"04-volcano-integration.yaml", "volcano-example", 4, "podGroup volcano"},
+	} {
+		p, err := LoadWith("trainer/testdata/kubeflow/examples/"+tc.file, opts)
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		s := p.Steps[0]
+		gang := ""
+		if g := s.Distributed.Gang; g != nil && g.Kueue != nil {
+			gang = "kueue " + g.Kueue.Queue
+		} else if g != nil && g.PodGroup != nil {
+			gang = "podGroup " + g.PodGroup.Scheduler
+		}
+		if len(p.Steps) != 1 || p.Metadata.Name != tc.name || s.Name != tc.name || s.Distributed.Nodes != tc.nodes || s.Distributed.Framework != "torch" || gang != tc.gang {
+			t.Errorf("%s: %d steps, pipeline %q step %q nodes %d framework %q gang %q", tc.file, len(p.Steps), p.Metadata.Name, s.Name, s.Distributed.Nodes, s.Distributed.Framework, gang)
+		}
+	}
+	_, err := LoadWith("trainer/testdata/kubeflow/examples/05-multi-step.yaml", opts)
+	if err == nil || !strings.HasPrefix(err.Error(), "trainer/testdata/kubeflow/examples/05-multi-step.yaml:84:3: spec.initializer: pipectl does not run Trainer's initializers") {
+		t.Errorf("05-multi-step: %v", err)
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
-	"pipectl.dev/pipectl/pipeline/kfpv2"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // Load reads, decodes and validates the pipeline file at path, with the
@@ -26,14 +26,7 @@ func Load(path string) (*Pipeline, error) {
 // Parse is Load for a pipeline held in memory; path names it in messages
 // and anchors relative component paths.
 func Parse(path string, data []byte) (*Pipeline, error) {
-	if kfpv2.Is(data) {
-		return parseKFPv2(path, data)
-	}
-	f, err := yamlfile.Parse(path, data)
-	if err != nil {
-		return nil, err
-	}
-	return decode(f, nil)
+	return ParseWith(path, data, LoadOptions{})
 }
 
 // decode decodes and validates the pipeline of f, which the pipelines of
@@ -46,6 +39,16 @@ func decode(f *yamlfile.File, chain []chainLink) (*Pipeline, error) {
 // decodeWith is decode, calling decoded (when not nil) on the pipeline as
 // decoded, before it is checked.
 func decodeWith(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline)) (*Pipeline, error) {
+	var base *trainer.Set
+	if len(chain) > 0 {
+		base = chain[len(chain)-1].runtimes
+	}
+	return decodeIn(f, chain, decoded, base)
+}
+
+// decodeIn is decodeWith, with the runtimes the steps of f may name
+// besides those f lists.
+func decodeIn(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline), runtimes *trainer.Set) (*Pipeline, error) {
 	p := &Pipeline{Source: f.Path}
 	decodeErr := f.Decode(f.Root, "", p)
 	if decodeErr != nil {
@@ -94,8 +97,10 @@ func decodeWith(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline)) (*
 		p.byName[s.Name] = i
 	}
 	v := &validator{f: f, p: p, nMain: nMain, loaded: map[string]*components.Component{},
-		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, inline: map[*yaml.Node]inlineDecoded{}, metaRefs: map[string][]metaRef{}}
+		chain: append(slices.Clip(chain), chainLink{path: f.Path, abs: absPath(f.Path)}), subs: map[int]*Pipeline{}, subFiles: map[string]*Pipeline{}, inline: map[*yaml.Node]inlineDecoded{}, metaRefs: map[string][]metaRef{}, runtimes: runtimes}
+	v.applyRuntimes()
 	v.validate()
+	v.runtimeCommandWarnings()
 	if decodeErr == nil && len(v.errs) == 0 {
 		v.expand()
 	}

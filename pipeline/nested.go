@@ -10,11 +10,16 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // chainLink is one pipeline file being loaded: its path as given and as an
 // absolute path (which recursion is checked on).
-type chainLink struct{ path, abs string }
+type chainLink struct {
+	path, abs string
+	// runtimes are those the file's steps may name (and the pipelines they use).
+	runtimes *trainer.Set
+}
 
 func absPath(path string) string {
 	if a, err := filepath.Abs(path); err == nil {

@@ -31,6 +31,10 @@ type Pipeline struct {
 	// that uses it as its component: OUTPUT: "{{steps.STEP.outputs.NAME}}",
 	// or OUTPUT: {oneOf: [...]} (see OutputDecl).
 	Outputs map[string]OutputDecl `yaml:"outputs,omitempty"`
+	// Runtimes are Kubeflow Trainer runtime files (ClusterTrainingRuntime,
+	// TrainingRuntime) or folders of them, relative to the pipeline file,
+	// whose runtimes steps may name (distributed.runtime).
+	Runtimes []string `yaml:"runtimes,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`
@@ -38,6 +42,9 @@ type Pipeline struct {
 	ParamOrder []string `yaml:"-"`
 	// OutputOrder lists the outputs in file order; set by the loader.
 	OutputOrder []string `yaml:"-"`
+	// Warnings are what the loader read and does not use (fields of a
+	// Trainer runtime or TrainJob that do not apply), each at its line.
+	Warnings []string `yaml:"-"`
 	// outputs are the declared outputs as step outputs of the expanded
 	// Steps; set by the loader. oneOf are the candidates of the outputs
 	// that are the first of several to run (outputs holds the first).
@@ -458,6 +465,12 @@ type Distributed struct {
 	// worker per rank, DMLC_*), mpi (the command, mpirun …, runs once on
 	// node 0 with a hostfile of every node's slots, OMPI_MCA_*).
 	Framework string `yaml:"framework,omitempty"`
+	// Runtime names a Kubeflow Trainer runtime (ClusterTrainingRuntime or
+	// TrainingRuntime) that gives the step what it does not set itself:
+	// framework, nodes, procsPerNode, image, env, resources, nodeSelector,
+	// tolerations, affinity, priorityClass, the pod group (see
+	// LoadOptions and Pipeline.Runtimes).
+	Runtime string `yaml:"runtime,omitempty"`
 	// MaxRestarts is how often the whole gang is restarted after a rank fails.
 	MaxRestarts int `yaml:"maxRestarts,omitempty"`
 	// StartupTimeout bounds the time until every rank runs (Kubernetes).

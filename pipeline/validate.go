@@ -9,6 +9,7 @@ import (
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // validator collects every problem of a pipeline.
@@ -31,6 +32,11 @@ type validator struct {
 	// metaRefs are the step outputs the metadata of artifact params
 	// embed, by param (checkMetadata).
 	metaRefs map[string][]metaRef
+	// runtimes are the Trainer runtimes the steps may name besides those
+	// the pipeline lists (LoadOptions.Runtimes, or the using pipeline's).
+	runtimes *trainer.Set
+	// runtimeCommands are the steps whose runtime has a command.
+	runtimeCommands []runtimeCommand
 }
 
 // sp is the path of steps[i] (or finally[j] for a finally step), then rest.

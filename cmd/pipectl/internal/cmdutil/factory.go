@@ -22,6 +22,13 @@ type Factory struct {
 	ArtifactsRoot string
 	// StoreOptions are the store flags (S3 endpoint and credentials).
 	StoreOptions artifacts.Options
+	// Runtimes are the --runtimes flags: Kubeflow Trainer runtime files or
+	// folders whose runtimes steps (distributed.runtime) and TrainJobs name.
+	Runtimes []string
+	// ClusterRuntimes looks the runtimes no --runtimes file gives up in the
+	// cluster (its ClusterTrainingRuntimes and TrainingRuntimes): set for
+	// runs on the cluster.
+	ClusterRuntimes bool
 	// Getenv reads the environment (os.Getenv by default).
 	Getenv func(string) string
 	// Kube are the cluster flags (see AddKubeFlags).

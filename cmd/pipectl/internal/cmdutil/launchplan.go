@@ -3,8 +3,10 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 )
 
@@ -18,6 +20,11 @@ func (f *Factory) LauncherPlan(file string, params []string, stepName, iteration
 	if err != nil {
 		return wire.Args{}, err
 	}
+	if stepName == "" {
+		if stepName, err = onlyDistributed(l.Pipeline); err != nil {
+			return wire.Args{}, err
+		}
+	}
 	args, err := argo.LauncherPlan(l.Pipeline, stepName, iteration, run, l.Values, argo.Options{
 		Image: image, Artifacts: f.Root(), AllowNonS3: true, Namespace: f.Kube.Namespace,
 	})
@@ -26,4 +33,19 @@ func (f *Factory) LauncherPlan(file string, params []string, stepName, iteration
 		return args, FlagErrorf("%v", err)
 	}
 	return args, err
+}
+
+// onlyDistributed is the name of p's one distributed step (what launch
+// --dry-run -f takes when no --step names one: a TrainJob has one).
+func onlyDistributed(p *pipeline.Pipeline) (string, error) {
+	var names []string
+	for _, s := range p.Steps {
+		if s.Distributed != nil {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) != 1 {
+		return "", FlagErrorf("--dry-run -f needs --step STEP: %s has %d distributed steps (%s)", p.Source, len(names), strings.Join(names, ", "))
+	}
+	return names[0], nil
 }

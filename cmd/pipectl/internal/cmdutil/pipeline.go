@@ -2,12 +2,14 @@ package cmdutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/origin"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // Loaded is the pipeline a run runs (LoadRun).
@@ -40,7 +42,7 @@ func LoadRun(ctx context.Context, f *Factory, file string, params []string, reru
 		}
 		l.Overrides, l.Source = origin.Rerun(l.Rerun, l.Overrides), l.Rerun.Source
 	}
-	if l.Pipeline, err = pipeline.Load(file); err == nil {
+	if l.Pipeline, err = f.Load(file); err == nil {
 		l.Values, err = l.Pipeline.ResolveParams(l.Overrides)
 	}
 	if err == nil && from != "" {
@@ -88,4 +90,30 @@ func restore(ctx context.Context, f *Factory, id string) (file string, rec *reco
 		return "", nil, nil, err
 	}
 	return file, rec, cleanup, nil
+}
+
+// Load loads the pipeline file (or Kubeflow Trainer TrainJob) at file
+// with the runtimes of --runtimes, printing the loader's warnings.
+func (f *Factory) Load(file string) (*pipeline.Pipeline, error) {
+	opts := pipeline.LoadOptions{}
+	if len(f.Runtimes) > 0 {
+		set, err := trainer.ReadRuntimes(f.Runtimes)
+		if err != nil {
+			return nil, err
+		}
+		opts.Runtimes = set
+	}
+	if f.ClusterRuntimes {
+		if opts.Runtimes == nil {
+			opts.Runtimes = &trainer.Set{}
+		}
+		opts.Runtimes.Fallback = f.clusterFallback
+	}
+	p, err := pipeline.LoadWith(file, opts)
+	if p != nil && f.IOStreams != nil {
+		for _, w := range p.Warnings {
+			fmt.Fprintf(f.IOStreams.ErrOut, "Warning: %s\n", w)
+		}
+	}
+	return p, err
 }

@@ -91,7 +91,7 @@ func compileRun(opts *Options) error {
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
-	p, err := pipeline.Load(opts.File)
+	p, err := opts.Factory.Load(opts.File)
 	if err != nil {
 		return err
 	}

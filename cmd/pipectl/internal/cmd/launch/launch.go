@@ -68,7 +68,8 @@ pending ranks and the scheduler's reasons. SIGTERM or SIGINT deletes the JobSet
 (foreground) and waits for its pods to go.
 
 --dry-run -f PIPELINE --step STEP prints the JobSet (and PodGroup) the step's
-launcher would create, with no cluster access.
+launcher would create, with no cluster access; --step may be left out when the
+pipeline has one distributed step (a Kubeflow Trainer TrainJob file has one).
 
 Timings for benchmarks are logged on stderr as
   pipectl launch: timing launch-to-pods-created=DURATION
@@ -83,11 +84,7 @@ Timings for benchmarks are logged on stderr as
 			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
-			if opts.DryRun && opts.File != "" {
-				if opts.Step == "" {
-					return podutil.FlagErrorf("--dry-run -f needs --step STEP (the step's name)")
-				}
-			} else {
+			if !opts.DryRun || opts.File == "" {
 				if err := podutil.RequireFlags("or --dry-run -f PIPELINE --step STEP", "--run", opts.Run, "--component", opts.Component, "--step", opts.Step, "--distributed", opts.Distributed); err != nil {
 					return err
 				}

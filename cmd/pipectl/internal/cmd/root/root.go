@@ -51,6 +51,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		return &cmdutil.FlagError{Err: err}
 	})
 	podutil.AddStoreFlags(cmd.PersistentFlags(), &f.ArtifactsRoot, &f.StoreOptions)
+	cmd.PersistentFlags().StringArrayVar(&f.Runtimes, "runtimes", nil, "Kubeflow Trainer runtimes (ClusterTrainingRuntime, TrainingRuntime) that steps and TrainJobs may name: a file or a folder of them (repeatable; see pipectl help kubeflow-trainer)")
 	cmd.AddGroup(&cobra.Group{ID: groupUser, Title: "Commands:"}, &cobra.Group{ID: groupPod, Title: "Commands run inside pods (by a compiled workflow):"})
 	for _, c := range []*cobra.Command{
 		version.NewCmdVersion(f, nil),

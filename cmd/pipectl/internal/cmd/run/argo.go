@@ -61,6 +61,7 @@ func argoRun(opts *Options) error {
 	var rec *record.Run
 	var wf *wfv1.Workflow
 	if a.Attach == "" {
+		f.ClusterRuntimes = true // runtimes no --runtimes file gives are the cluster's
 		l, err := cmdutil.LoadRun(ctx, f, opts.File, opts.Params, opts.Rerun, opts.From)
 		if err != nil {
 			return err

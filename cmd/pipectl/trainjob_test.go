@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTrainJobLocal runs a Kubeflow Trainer TrainJob file with real
+// PyTorch: two DDP ranks of the torch-distributed runtime Trainer ships
+// (--runtimes), whose weights agree after training; rank 0 saves the model.
+func TestTrainJobLocal(t *testing.T) {
+	pipectl, _, _ := exampleCLI(t)
+	run := mustRun(t, pipectl)
+	src, err := os.ReadFile("testdata/trainjob/ddp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "model.pt")
+	job := filepath.Join(t.TempDir(), "ddp.yaml")
+	if err := os.WriteFile(job, []byte(strings.Replace(string(src), "value: model.pt", "value: "+model, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runtimes, _ := filepath.Abs("../../pipeline/trainer/testdata/kubeflow/runtimes/torch_distributed.yaml")
+	if out := run("validate", "--runtimes", runtimes, job); !strings.Contains(out, "valid pipeline ddp-linear (1 step)") {
+		t.Errorf("validate: %s", out)
+	}
+	start := time.Now()
+	out, errOut, err := pipectl(nil, "run", "--runtimes", runtimes, job)
+	t.Logf("pipectl run of the TrainJob took %s", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	lines := regexp.MustCompile(`rank (\d) of 2 local_rank 0 loss ([0-9.]+) weight (\[[^\]]*\])`).FindAllStringSubmatch(out+errOut, -1)
+	if len(lines) != 2 {
+		t.Fatalf("want one line from each of 2 ranks, got %q\n%s\n%s", lines, out, errOut)
+	}
+	if lines[0][3] != lines[1][3] || lines[0][1] == lines[1][1] {
+		t.Errorf("DDP ranks disagree on the weights: %q", lines)
+	}
+	if lines[0][3] != "[1.0, 2.0, -1.0, 0.5]" {
+		t.Errorf("weights %s, want the true ones [1.0, 2.0, -1.0, 0.5]", lines[0][3])
+	}
+	// Rank 0 saved the model: it loads.
+	pydir, err := exec.Command("../../examples/attrition/ensure-torch.sh").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := exec.Command(filepath.Join(strings.TrimSpace(string(pydir)), "python3"), "-c", "import sys, torch; print(sorted(torch.load(sys.argv[1])))", model)
+	if got, err := check.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "['bias', 'weight']" {
+		t.Errorf("model.pt: %v %s", err, got)
+	}
+}

@@ -103,3 +103,17 @@ type MetricPoint struct {
 	// Values are the line's other numbers ("epoch", "loss", …).
 	Values map[string]float64 `json:"values"`
 }
+
+// GangKey is the key of a distributed step's gang record on Kubernetes:
+// its launcher writes it as gang attempts end (the run record of a
+// cluster run is the workflow's, merged with it).
+func GangKey(run, step string) string { return run + "/" + step + "/gang.json" }
+
+// StepGang is the gang record of one step, stored at GangKey.
+type StepGang struct {
+	Run  string `json:"run"`
+	Step string `json:"step"`
+	// GangAttempts are the step's gang attempts that did not succeed, in
+	// order, across the step's retries (StepRecord.GangAttempts).
+	GangAttempts []GangAttempt `json:"gangAttempts"`
+}

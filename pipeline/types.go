@@ -31,6 +31,9 @@ type Pipeline struct {
 	// that uses it as its component: OUTPUT: "{{steps.STEP.outputs.NAME}}",
 	// or OUTPUT: {oneOf: [...]} (see OutputDecl).
 	Outputs map[string]OutputDecl `yaml:"outputs,omitempty"`
+	// Distributed holds defaults of the pipeline's distributed steps (see
+	// DistributedDefaults).
+	Distributed *DistributedDefaults `yaml:"distributed,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`

@@ -16,6 +16,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/gang/progress"
 )
@@ -238,7 +239,9 @@ func (s *session) wait(ctx context.Context) (*Result, error) {
 			s.cancelled(ctx)
 			return nil, ctx.Err()
 		case <-startup.C():
-			return nil, s.startupFailed(ctx)
+			err := s.startupFailed(ctx)
+			s.tellEnded(record.GangAttempt{Attempt: int(err.Attempt) + 1, Reason: record.ReasonStartup, Message: err.Error()})
+			return nil, err
 		case <-stallTick:
 			if err := s.checkStall(ctx); err != nil {
 				stopWatches()

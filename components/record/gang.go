@@ -12,6 +12,10 @@ const (
 	ReasonStalled = "stalled"
 	// ReasonFailed: a rank exited non-zero (or could not start).
 	ReasonFailed = "failed"
+	// ReasonStartup: not every rank pod ran within the step's
+	// startupTimeout (Kubernetes); the message names the ranks that did
+	// not and why (the scheduler's reason, a waiting container's).
+	ReasonStartup = "startup"
 )
 
 // GangAttempt is one attempt of a distributed step's gang that did not
@@ -19,7 +23,7 @@ const (
 type GangAttempt struct {
 	// Attempt is the attempt's number, from 1.
 	Attempt int `json:"attempt"`
-	// Reason is ReasonStalled or ReasonFailed.
+	// Reason is ReasonStalled, ReasonFailed or ReasonStartup.
 	Reason string `json:"reason"`
 	// Message says what happened, as the step's log says it.
 	Message string `json:"message"`

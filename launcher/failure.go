@@ -6,8 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"pipectl.dev/pipectl/launcher/jobset"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"pipectl.dev/pipectl/launcher/jobset"
 )
 
 // firstFailure returns the pod of the attempt that failed first (s.mu held):
@@ -116,6 +117,7 @@ func (s *session) failed(js *jobsetv1alpha2.JobSet, c *metav1.Condition, res Res
 		}
 	}
 	s.mu.Unlock()
+	s.tellEnded(failedAttempt(js.Status.Restarts, e.Error(), false))
 	l := s.l
 	if f != nil {
 		l.logf("step failed: %s (pod %s) %s", s.who(f.node), f.pod.Name, e.Why)

@@ -23,6 +23,7 @@ import (
 	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
 
 	"pipectl.dev/pipectl/components/componentstest"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher/jobset"
 	"pipectl.dev/pipectl/pipeline/plan"
@@ -351,6 +352,8 @@ func TestStartupDeadline(t *testing.T) {
 	f := newFakeCluster(t, ev)
 	l := f.launcher()
 	l.StartupTimeout = 300 * time.Millisecond
+	var got attempts
+	l.Ended = got.ended
 	done := start(context.Background(), l, js)
 	f.nextJSWatch(t)
 	pw := f.nextPodWatch(t)
@@ -370,6 +373,15 @@ func TestStartupDeadline(t *testing.T) {
 	}
 	if d := f.deletions(); len(d) != 1 || d[0] != metav1.DeletePropagationForeground {
 		t.Errorf("deletions %v, want one, Foreground", d)
+	}
+	// While it waited, the progress line said why (the pod's condition).
+	if want := "ranks: 1 pending, 1 running, 0 done (rank 1 pending: Unschedulable: 0/3 nodes are available)"; !strings.Contains(f.errs.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, f.errs.String())
+	}
+	// The step's record gets the attempt, its reason and message.
+	if got.count() != 1 || got.got[0].Reason != record.ReasonStartup || got.got[0].Restarted ||
+		!strings.Contains(got.got[0].Message, "rank 1 (pod "+pending.Name+"): FailedScheduling: 0/3 nodes are available") {
+		t.Errorf("gang attempts %+v, want one, startup, naming rank 1 and the scheduler's reason", got.got)
 	}
 	if _, err := f.jobsets.JobsetV1alpha2().JobSets("ml").Get(context.Background(), js.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the JobSet is still there: %v", err)

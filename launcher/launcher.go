@@ -13,9 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"pipectl.dev/pipectl/launcher/jobset"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+
+	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline/gang/progress"
 )
 
 // Clients are the Kubernetes API clients of the launcher.
@@ -53,6 +56,15 @@ type Launcher struct {
 	// attempt runs; then the JobSet is deleted and Run fails with a
 	// *StartupError naming the pending ranks and why they are pending.
 	StartupTimeout time.Duration
+	// StallTimeout, when set, stops an attempt none of whose ranks printed
+	// a line for that long once all its rank pods ran: its pods are
+	// deleted and the JobSet restarts the gang (counted against its
+	// maxRestarts), or, with no restart left, the JobSet is deleted and Run
+	// fails with a *gang.StallError naming each rank's last line.
+	StallTimeout time.Duration
+	// Ended, when set, is told of every gang attempt that did not
+	// succeed: stalled (with each rank's state) or failed.
+	Ended func(record.GangAttempt)
 	// CleanupTimeout bounds the wait for the pods to go when the launcher
 	// is stopped (default DefaultCleanupTimeout).
 	CleanupTimeout time.Duration
@@ -113,6 +125,7 @@ func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstr
 	s := &session{
 		l: l, ns: js.Namespace, name: js.Name, changed: make(chan struct{}, 1),
 		pods: map[types.UID]*rankPod{}, nodes: max(nodes, 1), perPod: procsPerNode <= 1,
+		procs: max(procsPerNode, 1), tr: progress.NewTracker(0, nil), current: -1, tracked: -1, stalled: map[int32]bool{},
 	}
 	if pg != nil {
 		if err := l.createPodGroup(ctx, pg); err != nil {

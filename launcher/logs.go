@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
 	"pipectl.dev/pipectl/launcher/jobset"
 )
 
@@ -53,12 +54,16 @@ func (s *session) stream(ctx context.Context, rp *rankPod, pod string) {
 	// failed for logOutage on end: an API server that restarts answers
 	// with refused connections, then for a while with authorization
 	// errors until its caches are warm.
+	var out io.Writer = rp.log
+	if rp.out != nil {
+		out = rp.out
+	}
 	var failingSince time.Time
 	for {
 		r, err := logs.Open(ctx, s.ns, pod, jobset.RankContainer)
 		if err == nil {
 			failingSince = time.Time{}
-			_, err = io.Copy(rp.log, r)
+			_, err = io.Copy(out, r)
 			r.Close()
 			if err == nil || ctx.Err() != nil {
 				return

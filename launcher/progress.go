@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"pipectl.dev/pipectl/launcher/jobset"
 )
 
@@ -19,9 +20,13 @@ func (s *session) progress() string {
 		attempt = s.js.Status.Restarts
 	}
 	pending, running, done, failed := 0, 0, 0, 0
+	waiting, waitingNode := "", -1
 	for _, rp := range s.pods {
 		if rp.attempt != attempt {
 			continue
+		}
+		if why := unschedulable(rp.pod); why != "" && (waitingNode < 0 || rp.node < waitingNode) {
+			waiting, waitingNode = why, rp.node
 		}
 		switch rp.pod.Status.Phase {
 		case corev1.PodRunning:
@@ -42,6 +47,9 @@ func (s *session) progress() string {
 	if attempt > 0 {
 		line += fmt.Sprintf(" (restart %d)", attempt)
 	}
+	if waiting != "" {
+		line += fmt.Sprintf(" (%s pending: %s)", s.who(waitingNode), waiting)
+	}
 	if suspended(s.js) {
 		if q := s.js.Labels[jobset.LabelKueueQueue]; q != "" {
 			line += fmt.Sprintf(" (JobSet suspended: waiting for admission by Kueue queue %s)", q)
@@ -50,6 +58,20 @@ func (s *session) progress() string {
 		}
 	}
 	return line
+}
+
+// unschedulable is the scheduler's reason a pending pod is not placed,
+// from its PodScheduled condition ("" when it is placed or not judged).
+func unschedulable(pod *corev1.Pod) string {
+	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
+		return ""
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	return ""
 }
 
 // startedCount counts the started ranks of an attempt (s.mu held).
@@ -65,7 +87,7 @@ func (s *session) startedCount(attempt int32) int {
 
 // startupFailed deletes the JobSet of a gang that did not start in time
 // and says which ranks were pending and why.
-func (s *session) startupFailed(ctx context.Context) error {
+func (s *session) startupFailed(ctx context.Context) *StartupError {
 	l := s.l
 	s.mu.Lock()
 	var attempt int32

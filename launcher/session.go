@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -15,7 +16,9 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"pipectl.dev/pipectl/components/process"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/launcher/jobset"
+	"pipectl.dev/pipectl/pipeline/gang/progress"
 )
 
 // rankPod is what the launcher knows of one pod of the JobSet.
@@ -27,6 +30,9 @@ type rankPod struct {
 	// streaming is set once a log stream was started for the pod.
 	streaming bool
 	log       *process.LineWriter
+	// out is where the stream goes: log, counted as the rank's progress
+	// while the stall watch follows the pod's attempt.
+	out io.Writer
 	// failedSeen is when the launcher first saw the pod failed: FinishedAt
 	// has whole seconds only, and a gang's ranks often fail within one.
 	failedSeen time.Time
@@ -37,6 +43,7 @@ type session struct {
 	l        *Launcher
 	ns, name string
 	nodes    int
+	procs    int
 	perPod   bool
 	created  time.Time
 
@@ -48,6 +55,14 @@ type session struct {
 	podsCreated time.Duration
 	changed     chan struct{}
 	logs        sync.WaitGroup
+	// tr follows the ranks' progress in attempt current (their lines),
+	// whose stall clock runs once it is tracked (-1 while none is: its
+	// pods are not all running yet); stalled are the attempts stopped as
+	// stalled.
+	tr      *progress.Tracker
+	current int32
+	tracked int32
+	stalled map[int32]bool
 }
 
 func (s *session) notify() {
@@ -83,6 +98,7 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 		if rp == nil {
 			rp = &rankPod{node: completionIndex(pod), attempt: restartAttempt(pod)}
 			s.pods[pod.UID] = rp
+			s.follow(rp.attempt)
 			if s.podsCreated == 0 && rp.attempt == 0 && s.countAttempt(0) == s.nodes {
 				s.podsCreated = time.Since(s.created)
 			}
@@ -98,6 +114,7 @@ func (s *session) onPod(logCtx context.Context) func(watch.EventType, runtime.Ob
 		if start {
 			rp.streaming = true
 			rp.log = process.NewLineWriter(&s.outMu, s.prefix(rp.node), process.NewTail(DefaultTailLines), s.l.Out)
+			rp.out = s.logWriter(rp)
 			s.logs.Add(1)
 		}
 		s.mu.Unlock()
@@ -211,6 +228,8 @@ func (s *session) wait(ctx context.Context) (*Result, error) {
 	onPod := s.watch(watchCtx, logCtx, &watches)
 	startup := newStartupDeadline(l.StartupTimeout)
 	defer startup.stop()
+	stallTick, stopStallTick := s.stallTicker()
+	defer stopStallTick()
 	lastProgress := ""
 	var restarts int32
 	for {
@@ -220,7 +239,15 @@ func (s *session) wait(ctx context.Context) (*Result, error) {
 			s.cancelled(ctx)
 			return nil, ctx.Err()
 		case <-startup.C():
-			return nil, s.startupFailed(ctx)
+			err := s.startupFailed(ctx)
+			s.tellEnded(record.GangAttempt{Attempt: int(err.Attempt) + 1, Reason: record.ReasonStartup, Message: err.Error()})
+			return nil, err
+		case <-stallTick:
+			if err := s.checkStall(ctx); err != nil {
+				stopWatches()
+				return nil, err
+			}
+			continue
 		case <-s.changed:
 		}
 		s.mu.Lock()
@@ -302,10 +329,16 @@ func (s *session) cancelled(ctx context.Context) {
 // naming the rank that failed each (s.mu held).
 func (s *session) logRestarts(from, to int32) {
 	for a := from; a < to; a++ {
-		if f := s.firstFailure(a); f != nil {
-			s.l.logf("gang restart %d: %s (pod %s) %s; restarting every rank", a+1, s.who(f.node), f.pod.Name, failureWhy(f.pod))
-		} else {
+		switch f := s.firstFailure(a); {
+		case s.stalled[a]:
+			s.l.logf("gang restart %d: attempt %d %s; restarting every rank", a+1, a+1, stallWhy(s.l.StallTimeout))
+		case f != nil:
+			why := fmt.Sprintf("%s (pod %s) %s", s.who(f.node), f.pod.Name, failureWhy(f.pod))
+			s.l.logf("gang restart %d: %s; restarting every rank", a+1, why)
+			s.tellEnded(failedAttempt(a, why, true))
+		default:
 			s.l.logf("gang restart %d: restarting every rank", a+1)
+			s.tellEnded(failedAttempt(a, "the JobSet restarted the gang", true))
 		}
 	}
 }

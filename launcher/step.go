@@ -14,6 +14,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/plan"
+	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
 // Step runs one distributed step (or iteration) as its JobSet: the
@@ -52,6 +53,8 @@ func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]record.Outp
 	fmt.Fprintf(s.Log, "pipectl launch: step %s of run %s: %d node(s) × %d process(es) per node\n", s.Name, s.RunID, nodes, procs)
 	l := *s.Launcher
 	l.StartupTimeout = StartupTimeout(s.Launch)
+	l.StallTimeout = s.Launch.StallTimeout.Duration
+	l.Ended = s.recordAttempts(ctx)
 	res, err := l.Run(ctx, s.JobSet, s.PodGroup, nodes, procs)
 	s.TerminalAt = s.timings(res, err)
 	if err != nil {
@@ -62,6 +65,24 @@ func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]record.Outp
 		s.Done(records)
 	}
 	return records, 1, err
+}
+
+// recordAttempts returns the Launcher's Ended: each gang attempt that
+// did not succeed goes to the step's gang record (numbered after those of
+// the step's earlier retries), which the run record shows.
+func (s *Step) recordAttempts(ctx context.Context) func(record.GangAttempt) {
+	prior, err := recordstore.ReadGang(ctx, s.Store, s.RunID, s.Name)
+	if err != nil {
+		fmt.Fprintf(s.Log, "pipectl launch: warning: read the step's gang record: %v\n", err)
+	}
+	before := len(prior.GangAttempts)
+	return func(a record.GangAttempt) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, err := recordstore.AddGangAttempt(ctx, s.Store, s.RunID, s.Name, a, before); err != nil {
+			fmt.Fprintf(s.Log, "pipectl launch: warning: record gang attempt %d: %v\n", a.Attempt+before, err)
+		}
+	}
 }
 
 // timings logs the launch-to-pods-created timing of a run (for

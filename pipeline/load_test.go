@@ -177,6 +177,9 @@ func TestLoadInvalid(t *testing.T) {
 			`11:61 steps[1].distributed.checkpoint.keep: expected 1 to 100 checkpoints kept, got -1`,
 			`11:49 steps[1].distributed.checkpoint.every: expected a duration of at least 1s, got "10ms"`,
 		}},
+		{"stall-timeout-default", []string{
+			`5:29 distributed.stallTimeout: expected a duration of at least 1s (or no stallTimeout: no stall detection), got "200ms"`,
+		}},
 		{"env-placeholder", []string{
 			`12:29 steps[0].env[1].value: unknown parameter "nope" (params: rows)`,
 			`13:29 steps[0].env[2].value: an env value cannot use {{steps.data.outputs.data}}`,

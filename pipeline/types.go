@@ -35,6 +35,9 @@ type Pipeline struct {
 	// TrainingRuntime) or folders of them, relative to the pipeline file,
 	// whose runtimes steps may name (distributed.runtime).
 	Runtimes []string `yaml:"runtimes,omitempty"`
+	// Distributed holds defaults of the pipeline's distributed steps (see
+	// DistributedDefaults).
+	Distributed *DistributedDefaults `yaml:"distributed,omitempty"`
 
 	// Source is the file the pipeline came from; set by the loader.
 	Source string `yaml:"-"`

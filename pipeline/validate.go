@@ -80,6 +80,7 @@ func (v *validator) validate() {
 		v.atValue(p("metadata", "name"), "invalid name %q: expected %s", pl.Metadata.Name, want)
 	}
 	v.params()
+	v.distributedDefaults()
 	if v.nMain == 0 {
 		v.at(p("steps"), "missing: a pipeline needs at least one step")
 	}

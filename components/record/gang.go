@@ -12,6 +12,10 @@ const (
 	ReasonStalled = "stalled"
 	// ReasonFailed: a rank exited non-zero (or could not start).
 	ReasonFailed = "failed"
+	// ReasonStartup: not every rank pod ran within the step's
+	// startupTimeout (Kubernetes); the message names the ranks that did
+	// not and why (the scheduler's reason, a waiting container's).
+	ReasonStartup = "startup"
 )
 
 // GangAttempt is one attempt of a distributed step's gang that did not
@@ -19,7 +23,7 @@ const (
 type GangAttempt struct {
 	// Attempt is the attempt's number, from 1.
 	Attempt int `json:"attempt"`
-	// Reason is ReasonStalled or ReasonFailed.
+	// Reason is ReasonStalled, ReasonFailed or ReasonStartup.
 	Reason string `json:"reason"`
 	// Message says what happened, as the step's log says it.
 	Message string `json:"message"`
@@ -102,4 +106,18 @@ type MetricPoint struct {
 	Step *int64 `json:"step,omitempty"`
 	// Values are the line's other numbers ("epoch", "loss", …).
 	Values map[string]float64 `json:"values"`
+}
+
+// GangKey is the key of a distributed step's gang record on Kubernetes:
+// its launcher writes it as gang attempts end (the run record of a
+// cluster run is the workflow's, merged with it).
+func GangKey(run, step string) string { return run + "/" + step + "/gang.json" }
+
+// StepGang is the gang record of one step, stored at GangKey.
+type StepGang struct {
+	Run  string `json:"run"`
+	Step string `json:"step"`
+	// GangAttempts are the step's gang attempts that did not succeed, in
+	// order, across the step's retries (StepRecord.GangAttempts).
+	GangAttempts []GangAttempt `json:"gangAttempts"`
 }

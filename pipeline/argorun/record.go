@@ -103,6 +103,9 @@ func Record(ctx context.Context, store artifacts.Store, rec *record.Run, wf *wfv
 	}
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
+		if err := gangAttempts(ctx, store, rec.ID, s, loops[s.Name]); err != nil {
+			return err
+		}
 		// A loop step's outputs are its iterations'.
 		if s.Status != record.StatusSucceeded || loops[s.Name] {
 			continue
@@ -129,6 +132,24 @@ func Record(ctx context.Context, store artifacts.Store, rec *record.Run, wf *wfv
 		}
 	}
 	countIterations(rec)
+	return nil
+}
+
+// gangAttempts sets the gang attempts of a step that ran from its gang
+// record, which a distributed step's launcher writes (none for the
+// others).
+func gangAttempts(ctx context.Context, store artifacts.Store, run string, s *record.StepRecord, loop bool) error {
+	switch {
+	case loop, s.Cached, s.Status == record.StatusPending, s.Status == record.StatusSkipped:
+		return nil
+	}
+	g, err := recordstore.ReadGang(ctx, store, run, s.Name)
+	if err != nil {
+		return err
+	}
+	if len(g.GangAttempts) > 0 {
+		s.GangAttempts = g.GangAttempts
+	}
 	return nil
 }
 

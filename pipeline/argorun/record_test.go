@@ -141,3 +141,41 @@ func TestRecordCachedStep(t *testing.T) {
 		t.Errorf("the cached step's outputs (-want +got):\n%s", diff)
 	}
 }
+
+// A distributed step's gang record (its launcher's) gives its record the
+// gang attempts that did not succeed, numbered across the step's retries:
+// a stalled attempt rank by rank.
+func TestRecordGangAttempts(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stalled := record.GangAttempt{Attempt: 1, Reason: record.ReasonStalled, Message: "stalled: no rank made progress for 10s", Restarted: true,
+		Ranks: []record.RankState{{Rank: 0, Idle: "10s", LastProgress: &at, LastLine: "epoch 4"}, {Rank: 1, Idle: "11s", LastProgress: &at, LastLine: "epoch 3"}}}
+	for i, a := range []record.GangAttempt{stalled, {Attempt: 1, Reason: record.ReasonFailed, Message: "rank 1 failed"}} {
+		// The second is the first attempt of the step's retry: numbered after the first.
+		got, err := recordstore.AddGangAttempt(ctx, store, "wf-1", "train", a, i)
+		if err != nil || got.Attempt != i+1 {
+			t.Fatalf("AddGangAttempt = %+v, %v; want attempt %d", got, err, i+1)
+		}
+	}
+	rec := &record.Run{ID: "wf-1", Status: record.StatusRunning, On: On, Steps: []record.StepRecord{{Name: "train"}, {Name: "eval"}}}
+	node := func(id, name string, phase wfv1.NodePhase) wfv1.NodeStatus {
+		return wfv1.NodeStatus{ID: id, DisplayName: name, Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: phase}
+	}
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1"}, Status: wfv1.WorkflowStatus{
+		Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{"n1": node("n1", "train", wfv1.NodeFailed), "n2": node("n2", "eval", wfv1.NodeSucceeded)},
+	}}
+	if err := Record(ctx, store, rec, wf); err != nil {
+		t.Fatal(err)
+	}
+	second := record.GangAttempt{Attempt: 2, Reason: record.ReasonFailed, Message: "rank 1 failed"}
+	if diff := cmp.Diff([]record.GangAttempt{stalled, second}, rec.Steps[0].GangAttempts); diff != "" {
+		t.Errorf("train's gang attempts (-want +got):\n%s", diff)
+	}
+	if rec.Steps[1].GangAttempts != nil {
+		t.Errorf("eval (no gang record) has gang attempts %+v", rec.Steps[1].GangAttempts)
+	}
+}

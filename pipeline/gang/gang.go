@@ -101,14 +101,7 @@ func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
 		var se *StallError
 		if errors.As(err, &se) {
 			why = "stalled"
-			logf("gang attempt %d stalled: no rank made progress for %s; every rank stopped", attempt, se.Timeout)
-			for i, r := range se.Ranks {
-				if i == maxRanksNamed {
-					logf("  and %d more rank(s)", len(se.Ranks)-i)
-					break
-				}
-				logf("  %s", r)
-			}
+			LogStall(logf, attempt, se)
 		}
 		if !restart {
 			return attempt, err

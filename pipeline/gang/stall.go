@@ -83,9 +83,32 @@ func startWatch(ctx context.Context, tr *progress.Tracker, files *progress.Files
 	return w
 }
 
-// pollInterval is how often a gang is looked at: a tenth of its stall
+// Stalled is the decision of both backends (a local gang, the JobSet's
+// launcher): the *StallError of the gang tr follows when no rank made
+// progress for timeout, else nil (always nil without a timeout).
+func Stalled(tr *progress.Tracker, timeout time.Duration) *StallError {
+	if timeout <= 0 || tr.Idle() < timeout {
+		return nil
+	}
+	return &StallError{Timeout: timeout, Ranks: tr.Ranks()}
+}
+
+// LogStall says in a gang's log that attempt stalled, naming the ranks
+// (at most maxRanksNamed of them), as both backends say it.
+func LogStall(logf func(format string, args ...any), attempt int, se *StallError) {
+	logf("gang attempt %d stalled: no rank made progress for %s; every rank stopped", attempt, se.Timeout)
+	for i, r := range se.Ranks {
+		if i == maxRanksNamed {
+			logf("  and %d more rank(s)", len(se.Ranks)-i)
+			break
+		}
+		logf("  %s", r)
+	}
+}
+
+// PollInterval is how often a gang is looked at: a tenth of its stall
 // timeout, between 100ms and 1s.
-func pollInterval(timeout time.Duration) time.Duration {
+func PollInterval(timeout time.Duration) time.Duration {
 	if timeout <= 0 {
 		return time.Second
 	}
@@ -94,7 +117,7 @@ func pollInterval(timeout time.Duration) time.Duration {
 
 func (w *watch) run(ctx context.Context) {
 	defer w.wg.Done()
-	tick := time.NewTicker(pollInterval(w.timeout))
+	tick := time.NewTicker(PollInterval(w.timeout))
 	defer tick.Stop()
 	var pushed time.Time
 	push := func(force bool) {
@@ -120,8 +143,8 @@ func (w *watch) run(ctx context.Context) {
 		case <-tick.C:
 			_ = w.files.Poll(w.tr)
 			push(false)
-			if w.timeout > 0 && w.tr.Idle() >= w.timeout {
-				w.stalled <- &StallError{Timeout: w.timeout, Ranks: w.tr.Ranks()}
+			if se := Stalled(w.tr, w.timeout); se != nil {
+				w.stalled <- se
 				return
 			}
 		}

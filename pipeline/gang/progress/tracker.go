@@ -51,6 +51,15 @@ func (t *Tracker) Begin(attempt int, ranks []int) {
 	}
 }
 
+// Started restarts the attempt's clock: its idle time counts from now
+// (its ranks all run: the time spent waiting for them is not a stall);
+// what they printed before is kept.
+func (t *Tracker) Started() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.start = t.now()
+}
+
 func (t *Tracker) rank(r int) *rankState {
 	s, ok := t.ranks[r]
 	if !ok {

@@ -87,3 +87,7 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// DidYouMean is `: did you mean "X"?` for the name among names closest to
+// name, when one is close enough to be a likely typo, else "".
+func DidYouMean(name string, names []string) string { return didYouMean(name, names) }

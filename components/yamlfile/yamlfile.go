@@ -399,6 +399,24 @@ func join(field, k string) string {
 
 func structFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
+	for _, f := range Fields(t) {
+		out[f.Name] = f.Field
+	}
+	return out
+}
+
+// Field is one field a YAML mapping decoded into a struct may hold.
+type Field struct {
+	// Name is the field's key in the file.
+	Name  string
+	Field reflect.StructField
+}
+
+// Fields lists the fields a mapping decoded into the struct type t may
+// hold, in the struct's order (inline structs' fields in their place):
+// the fields Decode accepts, and no others.
+func Fields(t reflect.Type) []Field {
+	var out []Field
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		if !sf.IsExported() {
@@ -410,15 +428,13 @@ func structFields(t reflect.Type) map[string]reflect.StructField {
 			continue
 		}
 		if strings.Contains(opts, "inline") {
-			for k, v := range structFields(sf.Type) {
-				out[k] = v
-			}
+			out = append(out, Fields(sf.Type)...)
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(sf.Name)
 		}
-		out[name] = sf
+		out = append(out, Field{Name: name, Field: sf})
 	}
 	return out
 }

@@ -1,0 +1,71 @@
+// Package help is pipectl's guides, `pipectl help TOPIC`: every Markdown
+// file in topics/, embedded in the binary so the docs travel with the
+// version they describe.
+package help
+
+import (
+	"embed"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed topics/*.md
+var files embed.FS
+
+// Topic is one guide: topics/NAME.md, titled by its first "# " line.
+type Topic struct {
+	Name  string
+	Title string
+	Body  string
+}
+
+// Topics lists every guide, sorted by name.
+func Topics() []Topic {
+	return topicsOf(files)
+}
+
+func topicsOf(fsys fs.FS) []Topic {
+	names, _ := fs.Glob(fsys, "topics/*.md")
+	var out []Topic
+	for _, n := range names {
+		data, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			continue
+		}
+		body := string(data)
+		out = append(out, Topic{Name: strings.TrimSuffix(path.Base(n), ".md"), Title: title(body), Body: body})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// title is the text of body's first "# " line ("" without one).
+func title(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if t, ok := strings.CutPrefix(line, "# "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+// Lookup returns the guide called name.
+func Lookup(name string) (Topic, bool) {
+	for _, t := range Topics() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Topic{}, false
+}
+
+// Names lists the guides' names.
+func Names() []string {
+	var out []string
+	for _, t := range Topics() {
+		out = append(out, t.Name)
+	}
+	return out
+}

@@ -69,3 +69,44 @@ func Names() []string {
 	}
 	return out
 }
+
+// Block is one fenced code block of a topic.
+type Block struct {
+	// Line is the line of its opening fence, 1-based.
+	Line int
+	// Lang is the info string's first word (yaml, sh, …), Info all of it.
+	Lang, Info string
+	Text       string
+	// File is the file the block is, named by its first line "# file: NAME"
+	// ("" for a block without one).
+	File string
+}
+
+// Blocks lists the fenced code blocks of the topic, in order.
+func (t Topic) Blocks() []Block {
+	var out []Block
+	var cur *Block
+	var fence string
+	for i, line := range strings.Split(t.Body, "\n") {
+		if cur != nil {
+			if strings.TrimSpace(line) == fence {
+				first, _, _ := strings.Cut(cur.Text, "\n")
+				if name, ok := strings.CutPrefix(strings.TrimSpace(first), "# file: "); ok {
+					cur.File = strings.TrimSpace(name)
+				}
+				out = append(out, *cur)
+				cur = nil
+				continue
+			}
+			cur.Text += line + "\n"
+			continue
+		}
+		trimmed := strings.TrimLeft(line, "`~")
+		if n := len(line) - len(trimmed); n >= 3 && strings.TrimLeft(line[:n], string(line[0])) == "" {
+			info := strings.TrimSpace(trimmed)
+			lang, _, _ := strings.Cut(info, " ")
+			cur, fence = &Block{Line: i + 1, Lang: lang, Info: info}, line[:n]
+		}
+	}
+	return out
+}

@@ -14,48 +14,6 @@ import (
 	"pipectl.dev/pipectl/pipeline"
 )
 
-// block is one fenced code block of a topic.
-type block struct {
-	line int    // of the opening fence, 1-based
-	lang string // the info string's first word
-	info string // the whole info string
-	text string
-}
-
-var fence = regexp.MustCompile("^(```+|~~~+)\\s*(.*)$")
-
-func blocks(body string) []block {
-	var out []block
-	var cur *block
-	var close string
-	for i, line := range strings.Split(body, "\n") {
-		if cur != nil {
-			if strings.TrimSpace(line) == close {
-				out = append(out, *cur)
-				cur = nil
-				continue
-			}
-			cur.text += line + "\n"
-			continue
-		}
-		if m := fence.FindStringSubmatch(line); m != nil {
-			lang, _, _ := strings.Cut(m[2], " ")
-			cur, close = &block{line: i + 1, lang: lang, info: m[2]}, m[1]
-		}
-	}
-	return out
-}
-
-// fileName is the file a block says it is, by its first line "# file: NAME".
-func fileName(b block) string {
-	first, _, _ := strings.Cut(b.text, "\n")
-	name, ok := strings.CutPrefix(strings.TrimSpace(first), "# file: ")
-	if !ok {
-		return ""
-	}
-	return strings.TrimSpace(name)
-}
-
 func TestTopics(t *testing.T) {
 	topics := Topics()
 	if len(topics) == 0 {
@@ -72,12 +30,12 @@ func TestTopics(t *testing.T) {
 		if got, ok := Lookup(tp.Name); !ok || got.Body != tp.Body {
 			t.Errorf("Lookup(%q) = %v", tp.Name, ok)
 		}
-		for _, b := range blocks(tp.Body) {
-			if b.lang == "" {
+		for _, b := range tp.Blocks() {
+			if b.Lang == "" {
 				continue
 			}
-			if strings.HasPrefix(b.lang, "yml") {
-				t.Errorf("topics/%s.md:%d: write ```yaml, not ```%s", tp.Name, b.line, b.lang)
+			if strings.HasPrefix(b.Lang, "yml") {
+				t.Errorf("topics/%s.md:%d: write ```yaml, not ```%s", tp.Name, b.Line, b.Lang)
 			}
 		}
 	}
@@ -95,10 +53,10 @@ func TestTopicExamples(t *testing.T) {
 	checked := 0
 	for _, tp := range Topics() {
 		dir := filepath.Join(t.TempDir(), tp.Name)
-		bs := blocks(tp.Body)
+		bs := tp.Blocks()
 		paths := make([]string, len(bs))
 		for i, b := range bs {
-			name := fileName(b)
+			name := b.File
 			if name == "" {
 				name = fmt.Sprintf("block-%d.yaml", i)
 			}
@@ -106,23 +64,23 @@ func TestTopicExamples(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(paths[i], []byte(b.text), 0o644); err != nil {
+			if err := os.WriteFile(paths[i], []byte(b.Text), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i, b := range bs {
-			if b.lang != "yaml" {
+			if b.Lang != "yaml" {
 				continue
 			}
 			at := func(format string, args ...any) {
 				t.Helper()
-				t.Errorf("topics/%s.md:%d: "+format, append([]any{tp.Name, b.line}, args...)...)
+				t.Errorf("topics/%s.md:%d: "+format, append([]any{tp.Name, b.Line}, args...)...)
 			}
 			var doc struct {
 				Kind string `yaml:"kind"`
 			}
-			err := yaml.Unmarshal([]byte(b.text), &doc)
-			if strings.Contains(b.info, "fragment") {
+			err := yaml.Unmarshal([]byte(b.Text), &doc)
+			if strings.Contains(b.Info, "fragment") {
 				if err != nil {
 					at("a fragment that is not YAML: %v", err)
 				}

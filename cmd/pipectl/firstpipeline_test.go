@@ -86,3 +86,44 @@ func TestFirstPipelineTopic(t *testing.T) {
 		t.Errorf("a rerun with another epochs: want download reused, train and evaluate run again; got %v", cached)
 	}
 }
+
+// TestREADMEPipeline: the README's "Your first pipeline" runs as its
+// commands say: 2 ranks, then its metric.
+func TestREADMEPipeline(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file string
+	for _, b := range (help.Topic{Body: string(data)}).Blocks() {
+		if b.Lang == "yaml" && strings.Contains(b.Text, "kind: Pipeline") {
+			file = b.Text
+			break
+		}
+	}
+	if file == "" {
+		t.Fatal("README.md shows no pipeline")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tiny.yaml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildPipectl(t)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = dir, []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "LANG=C.UTF-8"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("pipectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("validate", "tiny.yaml")
+	if out := run("run", "tiny.yaml", "-p", "rows=5000"); !strings.Contains(out, "[count rank 1] rank 1 of 2") {
+		t.Errorf("pipectl run tiny.yaml: no rank 1 in\n%s", out)
+	}
+	if out := run("artifacts", "cat", "latest/count/metrics"); strings.TrimSpace(out) != `{"rows": 5000}` {
+		t.Errorf("the metrics: %s", out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/help"
+	"pipectl.dev/pipectl/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's generated command table")
@@ -122,35 +124,79 @@ func commandsTable(root *cobra.Command) string {
 	return b.String()
 }
 
-const (
-	tableBegin = "<!-- commands: generated from pipectl's commands; go test ./cmd/pipectl/internal/cmd/root -run TestREADMECommands -update -->\n"
-	tableEnd   = "<!-- end of commands -->\n"
-)
+// generated are the README's generated parts: its markers and contents.
+func generated() []struct{ begin, end, want string } {
+	ios, _, _, _ := cmdutil.Test()
+	var topics strings.Builder
+	topics.WriteString("| topic | |\n|---|---|\n")
+	for _, tp := range help.Topics() {
+		fmt.Fprintf(&topics, "| `pipectl help %s` | %s |\n", tp.Name, strings.ReplaceAll(tp.Title, "|", `\|`))
+	}
+	return []struct{ begin, end, want string }{
+		{"<!-- topics: generated from cmd/pipectl/internal/help/topics; go test ./cmd/pipectl/internal/cmd/root -run TestREADMECommands -update -->\n", "<!-- end of topics -->\n", topics.String()},
+		{"<!-- commands: generated from pipectl's commands; go test ./cmd/pipectl/internal/cmd/root -run TestREADMECommands -update -->\n", "<!-- end of commands -->\n", commandsTable(NewCmdRoot(&cmdutil.Factory{IOStreams: ios}))},
+	}
+}
 
-// TestREADMECommands: the README's command table is pipectl's commands,
-// as `pipectl help` shows them; -update rewrites it.
+// TestREADMECommands: the README's tables of commands and guides are
+// pipectl's commands and topics, as `pipectl help` shows them; -update
+// rewrites them.
 func TestREADMECommands(t *testing.T) {
 	const readme = "../../../../../README.md"
 	data, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, j := bytes.Index(data, []byte(tableBegin)), bytes.Index(data, []byte(tableEnd))
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no generated command table between\n%s%s", tableBegin, tableEnd)
+	changed := false
+	for _, g := range generated() {
+		i, j := bytes.Index(data, []byte(g.begin)), bytes.Index(data, []byte(g.end))
+		if i < 0 || j < i {
+			t.Fatalf("README.md has no generated table between\n%s%s", g.begin, g.end)
+		}
+		got := string(data[i+len(g.begin) : j])
+		if got == g.want {
+			continue
+		}
+		if !*update {
+			t.Errorf("README.md's generated table is out of date: go test ./cmd/pipectl/internal/cmd/root -run TestREADMECommands -update\ngot:\n%s\nwant:\n%s", got, g.want)
+			continue
+		}
+		data = append(append(append([]byte{}, data[:i+len(g.begin)]...), g.want...), data[j:]...)
+		changed = true
 	}
-	ios, _, _, _ := cmdutil.Test()
-	want := commandsTable(NewCmdRoot(&cmdutil.Factory{IOStreams: ios}))
-	got := string(data[i+len(tableBegin) : j])
-	if got == want {
-		return
-	}
-	if *update {
-		out := append(append(append([]byte{}, data[:i+len(tableBegin)]...), want...), data[j:]...)
-		if err := os.WriteFile(readme, out, 0o644); err != nil {
+	if changed {
+		if err := os.WriteFile(readme, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
 	}
-	t.Errorf("README.md's command table is not pipectl's commands: go test ./cmd/pipectl/internal/cmd/root -run TestREADMECommands -update\ngot:\n%s\nwant:\n%s", got, want)
+}
+
+// TestREADME: the README stays a short entry point (the reference is in
+// the guides) and its YAML examples are pipelines that validate.
+func TestREADME(t *testing.T) {
+	data, err := os.ReadFile("../../../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n > 400 {
+		t.Errorf("README.md has %d lines: keep it under 400, and put reference material in a guide (cmd/pipectl/internal/help/topics)", n)
+	}
+	dir := t.TempDir()
+	n := 0
+	for i, b := range (help.Topic{Body: string(data)}).Blocks() {
+		if b.Lang != "yaml" || strings.Contains(b.Info, "fragment") {
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("block-%d.yaml", i))
+		if err := os.WriteFile(path, []byte(b.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pipeline.Load(path); err != nil {
+			t.Errorf("README.md:%d: the pipeline does not validate: %v", b.Line, err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("README.md shows no pipeline")
+	}
 }

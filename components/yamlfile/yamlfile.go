@@ -148,7 +148,14 @@ func syntaxError(path string, data []byte, err error) *Error {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
-	e.Msg = "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + tabHint(data, e.Line)
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	hint := tabHint(data, e.Line)
+	if hint == "" {
+		if line, col, h := indentHint(data, e.Line, msg); h != "" {
+			e.Line, e.Column, hint = line, col, h
+		}
+	}
+	e.Msg = "invalid YAML: " + msg + hint
 	return e
 }
 

@@ -94,8 +94,12 @@ func distance(a, b string) int {
 // name, when one is close enough to be a likely typo, else "".
 func DidYouMean(name string, names []string) string { return didYouMean(name, names) }
 
-// maxIndentHintLines bounds the files indentHint reparses (once per line).
-const maxIndentHintLines = 2000
+// maxIndentHintLines and maxIndentHintBytes bound the files indentHint
+// reparses (once per line from the reported one).
+const (
+	maxIndentHintLines = 2000
+	maxIndentHintBytes = 64 << 10
+)
 
 // indentHint finds the line that causes a YAML syntax error yaml.v3
 // reports at line (1-based), which is the start of the block the error is
@@ -105,7 +109,7 @@ const maxIndentHintLines = 2000
 // "" when the error is not of that kind.
 func indentHint(data []byte, line int, msg string) (int, int, string) {
 	lines := strings.Split(string(data), "\n")
-	if line < 1 || len(lines) > maxIndentHintLines {
+	if line < 1 || len(lines) > maxIndentHintLines || len(data) > maxIndentHintBytes {
 		return 0, 0, ""
 	}
 	bad := 0

@@ -63,6 +63,7 @@ func templateFuncs() template.FuncMap {
 		},
 		"inc":       func(n int) int { return n + 1 },
 		"listChart": listChart,
+		"num":       number,
 		"label": func(s string, n int) string {
 			if r := []rune(s); len(r) > n {
 				return string(r[:n-1]) + "…"

@@ -507,3 +507,21 @@ func TestRunPageFinallyAfter(t *testing.T) {
 		t.Errorf("the finally step report: x %s, want %s (after make → use)", got, want)
 	}
 }
+
+// TestRunPageRoundsNumbers: a float output value is shown rounded, the
+// exact value on hover (its title).
+func TestRunPageRoundsNumbers(t *testing.T) {
+	store, rec := fixture(t)
+	v := "0.8943409990967831"
+	rec.Steps[0].Outputs = append(rec.Steps[0].Outputs, record.OutputRecord{Name: "auc", Type: "float", Value: &v})
+	if err := recordstore.WriteRun(context.Background(), store, rec); err != nil {
+		t.Fatal(err)
+	}
+	body := get(newHandler(t, store, ""), "/runs/r1?step=make").Body.String()
+	if want := `<code class="value"><span class="rounded" title="0.8943409990967831">0.8943</span></code>`; !strings.Contains(body, want) {
+		t.Errorf("the run page lacks %s", want)
+	}
+	if !strings.Contains(body, `<code class="value">7</code>`) {
+		t.Error("an int output is not shown as written")
+	}
+}

@@ -525,3 +525,22 @@ func TestRunPageRoundsNumbers(t *testing.T) {
 		t.Error("an int output is not shown as written")
 	}
 }
+
+// TestRunPageCachedNeutral: a step reused from the cache is drawn as one
+// (class cached, whose style is neutral grey), not in its status's colour.
+func TestRunPageCachedNeutral(t *testing.T) {
+	store, rec := fixture(t)
+	rec.Steps[0].Cached, rec.Steps[0].CachedFrom = true, "r0"
+	if err := recordstore.WriteRun(context.Background(), store, rec); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, store, "")
+	body := get(h, "/runs/r1").Body.String()
+	if !strings.Contains(body, `class="node st-succeeded cached" data-node="make"`) || strings.Contains(body, `class="node st-skipped cached"`) {
+		t.Errorf("the cached step make is not drawn as cached:\n%s", body)
+	}
+	css := get(h, "/static/style.css").Body.String()
+	if !strings.Contains(css, "svg.graph .node.cached .box { fill: #f6f8fa;") {
+		t.Error("style.css has no neutral style for a cached node")
+	}
+}

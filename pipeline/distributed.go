@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -88,8 +89,8 @@ func (v *validator) gang(i int, g *Gang) {
 	if g.Kueue != nil && g.Kueue.Queue == "" {
 		v.at(v.sp(i, "distributed", "gang", "kueue"), "missing: queue (the LocalQueue's name)")
 	}
-	if g.PodGroup != nil && g.PodGroup.Scheduler != "coscheduling" && g.PodGroup.Scheduler != "volcano" {
-		v.atValue(v.sp(i, "distributed", "gang", "podGroup", "scheduler"), "expected coscheduling or volcano, got %q", g.PodGroup.Scheduler)
+	if g.PodGroup != nil && !slices.Contains(PodGroupSchedulers, g.PodGroup.Scheduler) {
+		v.atValue(v.sp(i, "distributed", "gang", "podGroup", "scheduler"), "expected %s, got %q", orList(PodGroupSchedulers), g.PodGroup.Scheduler)
 	}
 }
 

@@ -107,7 +107,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"missing-input", []string{`8:5 steps[1]: step "fit" does not give component fit its required input "epochs" (int)`}},
 		{"duplicate-step", []string{`8:11 steps[1].name: duplicate step name "data" (also steps[0])`}},
 		{"bad-name", []string{`6:11 steps[0].name: invalid step name "Make_Data": expected a DNS-1123 label`}},
-		{"bad-yaml", []string{`3:1 invalid YAML: did not find expected '-' indicator`}},
+		{"bad-yaml", []string{`5:4 invalid YAML: did not find expected '-' indicator (line 5 is indented by 3 spaces, unlike any line above it (0, 2, 4 spaces)`}},
 		{"bad-literal", []string{`9:13 steps[0].inputs.rows: input "rows": expected a whole number (int), got "ten"`}},
 		{"bad-default", []string{`6:30 params.rows.default: invalid default: expected a whole number (int), got "many"`}},
 		{"missing-component", []string{`7:16 steps[0].component: cannot read component file`}},

@@ -177,15 +177,11 @@ func (v *validator) resourceRef(i int, path []any, f string, b Binding, index ma
 // Kubernetes would when the pod is created.
 func (v *validator) tolerations(path []any, ts []Toleration) {
 	for j, t := range ts {
-		switch t.Operator {
-		case "", "Equal", "Exists":
-		default:
-			v.atValue(append(slices.Clone(path), j, "operator"), "expected Equal or Exists, got %q", t.Operator)
+		if t.Operator != "" && !slices.Contains(TolerationOperators, t.Operator) {
+			v.atValue(append(slices.Clone(path), j, "operator"), "expected %s, got %q", orList(TolerationOperators), t.Operator)
 		}
-		switch t.Effect {
-		case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
-		default:
-			v.atValue(append(slices.Clone(path), j, "effect"), "expected NoSchedule, PreferNoSchedule or NoExecute, got %q", t.Effect)
+		if t.Effect != "" && !slices.Contains(TolerationEffects, t.Effect) {
+			v.atValue(append(slices.Clone(path), j, "effect"), "expected %s, got %q", orList(TolerationEffects), t.Effect)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package yamlfile
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -86,4 +88,84 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// DidYouMean is `: did you mean "X"?` for the name among names closest to
+// name, when one is close enough to be a likely typo, else "".
+func DidYouMean(name string, names []string) string { return didYouMean(name, names) }
+
+// maxIndentHintLines and maxIndentHintBytes bound the files indentHint
+// reparses (once per line from the reported one).
+const (
+	maxIndentHintLines = 2000
+	maxIndentHintBytes = 64 << 10
+)
+
+// indentHint finds the line that causes a YAML syntax error yaml.v3
+// reports at line (1-based), which is the start of the block the error is
+// in, not the line that breaks it: the first line from there on whose
+// prefix of the file fails to parse with the same message msg. When that
+// line is indented unlike every line before it, the hint says so. It returns the line, its column (its first character) and the hint;
+// "" when the error is not of that kind.
+func indentHint(data []byte, line int, msg string) (int, int, string) {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || len(lines) > maxIndentHintLines || len(data) > maxIndentHintBytes {
+		return 0, 0, ""
+	}
+	bad := 0
+	for k := line; k <= len(lines); k++ {
+		var doc yaml.Node
+		err := yaml.Unmarshal([]byte(strings.Join(lines[:k], "\n")+"\n"), &doc)
+		if err == nil {
+			continue
+		}
+		if m := lineRE.FindStringSubmatch(err.Error()); m != nil && m[2] == msg {
+			bad = k
+			break
+		}
+	}
+	if bad == 0 {
+		return 0, 0, ""
+	}
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	text := lines[bad-1]
+	ind := indent(text)
+	// The indentations of the lines before it, and whether the bad line
+	// lines up with one of them.
+	seen := map[int]bool{}
+	var levels []int
+	for _, l := range lines[:bad-1] {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		i := indent(l)
+		if strings.HasPrefix(t, "- ") {
+			// A list item's own key lines up with the text after "- ".
+			if !seen[i+2] {
+				seen[i+2] = true
+				levels = append(levels, i+2)
+			}
+		}
+		if !seen[i] {
+			seen[i] = true
+			levels = append(levels, i)
+		}
+	}
+	if seen[ind] || len(levels) == 0 {
+		return bad, ind + 1, fmt.Sprintf(" (at line %d: check its indentation and the lines before it)", bad)
+	}
+	slices.Sort(levels)
+	want := make([]string, len(levels))
+	for i, l := range levels {
+		want[i] = strconv.Itoa(l)
+	}
+	return bad, ind + 1, fmt.Sprintf(" (line %d is indented by %d %s, unlike any line above it (%s): YAML nests by indentation, so a field must line up with the fields beside it)", bad, ind, spaces(ind), strings.Join(want, ", ")+" "+spaces(levels[len(levels)-1]))
+}
+
+func spaces(n int) string {
+	if n == 1 {
+		return "space"
+	}
+	return "spaces"
 }

@@ -148,7 +148,14 @@ func syntaxError(path string, data []byte, err error) *Error {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
-	e.Msg = "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ") + tabHint(data, e.Line)
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	hint := tabHint(data, e.Line)
+	if hint == "" {
+		if line, col, h := indentHint(data, e.Line, msg); h != "" {
+			e.Line, e.Column, hint = line, col, h
+		}
+	}
+	e.Msg = "invalid YAML: " + msg + hint
 	return e
 }
 
@@ -399,6 +406,24 @@ func join(field, k string) string {
 
 func structFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
+	for _, f := range Fields(t) {
+		out[f.Name] = f.Field
+	}
+	return out
+}
+
+// Field is one field a YAML mapping decoded into a struct may hold.
+type Field struct {
+	// Name is the field's key in the file.
+	Name  string
+	Field reflect.StructField
+}
+
+// Fields lists the fields a mapping decoded into the struct type t may
+// hold, in the struct's order (inline structs' fields in their place):
+// the fields Decode accepts, and no others.
+func Fields(t reflect.Type) []Field {
+	var out []Field
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		if !sf.IsExported() {
@@ -410,15 +435,13 @@ func structFields(t reflect.Type) map[string]reflect.StructField {
 			continue
 		}
 		if strings.Contains(opts, "inline") {
-			for k, v := range structFields(sf.Type) {
-				out[k] = v
-			}
+			out = append(out, Fields(sf.Type)...)
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(sf.Name)
 		}
-		out[name] = sf
+		out = append(out, Field{Name: name, Field: sf})
 	}
 	return out
 }

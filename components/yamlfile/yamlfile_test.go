@@ -24,7 +24,7 @@ func TestParseRejectsWithPosition(t *testing.T) {
 		{"third document", "kind: Pipeline\n---\n---\n# c\n---\n- x\n", "p.yaml:6:1: a second YAML document (after ---): a file holds one pipeline or component; put each in its own file"},
 		{"bad second document", "kind: Pipeline\n---\na: [\n", "p.yaml:3:1: invalid YAML: did not find expected node content"},
 		{"not a mapping", "- a\n", "p.yaml:1:1: expected a mapping with apiVersion and kind at the top of the file"},
-		{"syntax", "a: b\n c: d\n", "p.yaml:2:1: invalid YAML: mapping values are not allowed in this context"},
+		{"syntax", "a: b\n c: d\n", "p.yaml:2:2: invalid YAML: mapping values are not allowed in this context (line 2 is indented by 1 space, unlike any line above it (0 spaces): YAML nests by indentation, so a field must line up with the fields beside it)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 // KFP's driver registers the artifact at artifactUri (a constant, or the
 // task's input parameter runtimeParameter names) with the type
 // typeSchema, and the tasks reading its output read that URI; nothing is
-// copied. pipectl's equivalent is an artifact param (see "Nested
-// pipelines" in the README): the URI of an artifact in the artifact
+// copied. pipectl's equivalent is an artifact param (see `pipectl
+// help nested`): the URI of an artifact in the artifact
 // store, which each step reading it fetches and checks by its sha256. So a
 // root importer is no step: the tasks reading its output read
 //

@@ -43,7 +43,7 @@ import (
 //
 // A case is a pipeline file conformance/NAME/pipeline.yaml whose steps run
 // the probe (conformance/probe: image conformanceImage, program
-// conformance-probe) and a row of conformanceCases. See the README.
+// conformance-probe) and a row of conformanceCases. See test/e2e/README.md.
 
 // conformanceImage is the catalogue image of the probe: conformance-probe on
 // PATH, CONFORMANCE_STATE set (catalogue in images_test.go).
@@ -1135,7 +1135,7 @@ func TestConformance(t *testing.T) {
 	// Each case on each backend has its own store (folder of the bucket),
 	// so that a re-run reuses what its own first run recorded: a store's
 	// cache entries serve every pipeline, and both backends when the image
-	// is the same (see README).
+	// is the same (`pipectl help caching`).
 	withStore := func(name, backend string) []string {
 		return append(slices.Clone(base), "PIPECTL_ARTIFACTS="+root+name+"-"+backend)
 	}

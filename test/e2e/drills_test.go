@@ -23,7 +23,7 @@ import (
 )
 
 // Fault drills: a part of the cluster fails while a pipeline runs. Each drill says what
-// must happen; README.md ("When things go wrong") says what the user sees and does.
+// must happen; `pipectl help troubleshooting` says what the user sees and does.
 
 // MinIO is killed while a step pod uploads its output and comes back 3 s later: the
 // store waits for it (artifacts.DefaultS3ReconnectWait) and the step succeeds, its

@@ -188,9 +188,9 @@ func (c *Cluster) Push(ctx context.Context, repoTag string, img v1.Image) (strin
 
 // PushPipectl pushes pipectl's image to the test bed's registry as PipectlImage, built by
 // make image's builder (cmd/pipectl/internal/mkimage, run from repoRoot) around bin, the
-// static pipectl PipectlImages built (and the pod runtime beside it), for this machine's platform only (building the
-// other platform costs minutes: README, "pipectl's own image"). It returns the pinned
-// reference.
+// static pipectl PipectlImages built (and the pod runtime beside it), for this machine's
+// platform only (building the other platform costs minutes: `pipectl help code-and-images`).
+// It returns the pinned reference.
 func (c *Cluster) PushPipectl(ctx context.Context, repoRoot, bin string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/pipectl/internal/mkimage",
 		"-image", c.Registry+"/"+PipectlImage, "-insecure",

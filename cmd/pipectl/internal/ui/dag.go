@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"pipectl.dev/pipectl/components/record"
 )
@@ -52,13 +53,23 @@ const (
 // Within a column steps keep the record's order, then move towards the
 // average row of their dependencies (one barycentre pass), which keeps
 // chains straight and crossings few.
-func Layout(steps []record.StepRecord) Graph {
+func Layout(steps []record.StepRecord) Graph { return LayoutFinally(steps, nil) }
+
+// LayoutFinally is Layout for a run whose finally steps (and their loop
+// iterations, STEP[i]) finally names: they are drawn after every other
+// step, as they run, though nothing links them to those steps.
+func LayoutFinally(steps []record.StepRecord, finally map[string]bool) Graph {
 	index := make(map[string]int, len(steps))
 	for i, s := range steps {
 		index[s.Name] = i
 	}
 	depth := make([]int, len(steps))
 	state := make([]int8, len(steps)) // 0 new, 1 visiting, 2 done
+	isFinally := func(i int) bool {
+		name, _, _ := strings.Cut(steps[i].Name, "[")
+		return finally[name]
+	}
+	after := 0 // the first column after the other steps, for finally steps
 	var visit func(i int) int
 	visit = func(i int) int {
 		switch state[i] {
@@ -69,6 +80,9 @@ func Layout(steps []record.StepRecord) Graph {
 		}
 		state[i] = 1
 		d := 0
+		if isFinally(i) {
+			d = after
+		}
 		for _, dep := range steps[i].DependsOn {
 			if j, ok := index[dep]; ok && j != i {
 				d = max(d, visit(j)+1)
@@ -78,8 +92,13 @@ func Layout(steps []record.StepRecord) Graph {
 		return d
 	}
 	cols := 0
-	for i := range steps {
-		cols = max(cols, visit(i)+1)
+	for _, last := range []bool{false, true} {
+		after = cols
+		for i := range steps {
+			if isFinally(i) == last {
+				cols = max(cols, visit(i)+1)
+			}
+		}
 	}
 	columns := make([][]int, cols)
 	for i := range steps {

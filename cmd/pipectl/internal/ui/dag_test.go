@@ -96,3 +96,27 @@ func TestLayoutLane(t *testing.T) {
 		})
 	}
 }
+
+// TestLayoutFinally: finally steps, which depend on nothing, are drawn
+// after every other step (not in the first column, as if they ran first);
+// a finally step after another finally step comes after it; their loop
+// iterations (STEP[i]) too.
+func TestLayoutFinally(t *testing.T) {
+	ss := steps(nil, []string{"a"}, nil, []string{"c"})
+	ss = append(ss, record.StepRecord{Name: "e[0]"}, record.StepRecord{Name: "e[1]"})
+	g := LayoutFinally(ss, map[string]bool{"c": true, "d": true, "e": true})
+	got := map[string]place{}
+	for _, n := range g.Nodes {
+		got[n.Name] = place{n.Col, n.Row}
+	}
+	want := map[string]place{"a": {0, 0}, "b": {1, 0}, "c": {2, 0}, "e[0]": {2, 1}, "e[1]": {2, 2}, "d": {3, 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if len(g.Edges) != 2 {
+		t.Errorf("edges %v: want a→b and c→d only (a finally step waits for the run, not a step)", g.Edges)
+	}
+	if g := Layout(ss); g.Nodes[2].Col != 0 {
+		t.Errorf("without the finally steps named, c has no dependencies: column %d", g.Nodes[2].Col)
+	}
+}

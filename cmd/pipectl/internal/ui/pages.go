@@ -12,6 +12,7 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/origin"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runview"
 )
@@ -62,6 +63,7 @@ func templateFuncs() template.FuncMap {
 		},
 		"inc":       func(n int) int { return n + 1 },
 		"listChart": listChart,
+		"num":       number,
 		"label": func(s string, n int) string {
 			if r := []rune(s); len(r) > n {
 				return string(r[:n-1]) + "…"
@@ -247,7 +249,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	v := runView{Root: s.Store.Root(), Run: rec, Graph: Layout(rec.Steps),
+	v := runView{Root: s.Store.Root(), Run: rec, Graph: LayoutFinally(rec.Steps, s.finallySteps(r, rec.ID)),
 		Live: rec.Status == record.StatusRunning || rec.Status == record.StatusPending}
 	for _, k := range slices.Sorted(maps.Keys(rec.Params)) {
 		v.Params = append(v.Params, [2]string{k, rec.Params[k]})
@@ -260,6 +262,22 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 		name = "run-live"
 	}
 	s.render(w, name, v)
+}
+
+// finallySteps names the finally steps of run, from its resolved pipeline
+// (none for a run without one).
+func (s *server) finallySteps(r *http.Request, run string) map[string]bool {
+	res, err := origin.ReadResolved(r.Context(), s.Store, run)
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, st := range res.Steps {
+		if st.Finally {
+			out[st.Name] = true
+		}
+	}
+	return out
 }
 
 func (s *server) stepView(r *http.Request, rec *record.Run, st *record.StepRecord, file string) *stepView {

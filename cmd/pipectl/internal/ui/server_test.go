@@ -12,6 +12,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,8 @@ import (
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/origin"
+	"pipectl.dev/pipectl/pipeline/plan"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runstore"
 	"pipectl.dev/pipectl/pipeline/runview"
@@ -470,5 +474,73 @@ func TestPages(t *testing.T) {
 	}
 	if w := get(h, "/compare"); w.Code != 400 {
 		t.Errorf("compare without runs: %d", w.Code)
+	}
+}
+
+// TestRunPageFinallyAfter: the run page draws a finally step, named so by
+// the run's resolved pipeline, after the other steps, not in the first
+// column as a step without dependencies.
+func TestRunPageFinallyAfter(t *testing.T) {
+	store, rec := fixture(t)
+	ctx := context.Background()
+	rec.Steps = append(rec.Steps, record.StepRecord{Name: "report", Status: record.StatusSucceeded})
+	if err := recordstore.WriteRun(ctx, store, rec); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, store, "")
+	node := regexp.MustCompile(`data-node="report"[^>]*transform="translate\((\d+) `)
+	x := func() string {
+		m := node.FindStringSubmatch(get(h, "/runs/r1").Body.String())
+		if m == nil {
+			t.Fatal("no node report on the run page")
+		}
+		return m[1]
+	}
+	if got := x(); got != "10" {
+		t.Fatalf("without a resolved pipeline, report has no dependencies: x %s, want the first column", got)
+	}
+	res := origin.Resolved{Pipeline: "p", Steps: []*plan.Step{{Name: "make"}, {Name: "use"}, {Name: "report", Finally: true}}}
+	if err := artifacts.PutJSON(ctx, store, origin.ResolvedKey("r1"), res); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := x(), strconv.Itoa(10+2*(NodeW+64)); got != want {
+		t.Errorf("the finally step report: x %s, want %s (after make → use)", got, want)
+	}
+}
+
+// TestRunPageRoundsNumbers: a float output value is shown rounded, the
+// exact value on hover (its title).
+func TestRunPageRoundsNumbers(t *testing.T) {
+	store, rec := fixture(t)
+	v := "0.8943409990967831"
+	rec.Steps[0].Outputs = append(rec.Steps[0].Outputs, record.OutputRecord{Name: "auc", Type: "float", Value: &v})
+	if err := recordstore.WriteRun(context.Background(), store, rec); err != nil {
+		t.Fatal(err)
+	}
+	body := get(newHandler(t, store, ""), "/runs/r1?step=make").Body.String()
+	if want := `<code class="value"><span class="rounded" title="0.8943409990967831">0.8943</span></code>`; !strings.Contains(body, want) {
+		t.Errorf("the run page lacks %s", want)
+	}
+	if !strings.Contains(body, `<code class="value">7</code>`) {
+		t.Error("an int output is not shown as written")
+	}
+}
+
+// TestRunPageCachedNeutral: a step reused from the cache is drawn as one
+// (class cached, whose style is neutral grey), not in its status's colour.
+func TestRunPageCachedNeutral(t *testing.T) {
+	store, rec := fixture(t)
+	rec.Steps[0].Cached, rec.Steps[0].CachedFrom = true, "r0"
+	if err := recordstore.WriteRun(context.Background(), store, rec); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, store, "")
+	body := get(h, "/runs/r1").Body.String()
+	if !strings.Contains(body, `class="node st-succeeded cached" data-node="make"`) || strings.Contains(body, `class="node st-skipped cached"`) {
+		t.Errorf("the cached step make is not drawn as cached:\n%s", body)
+	}
+	css := get(h, "/static/style.css").Body.String()
+	if !strings.Contains(css, "svg.graph .node.cached .box { fill: #f6f8fa;") {
+		t.Error("style.css has no neutral style for a cached node")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
 	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/explain"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/gc"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/logs"
@@ -56,6 +57,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 	for _, c := range []*cobra.Command{
 		version.NewCmdVersion(f, nil),
 		validate.NewCmdValidate(f, nil),
+		explain.NewCmdExplain(f, nil),
 		run.NewCmdRun(f, nil),
 		runs.NewCmdRuns(f),
 		schedulecmd.NewCmdSchedule(f),
@@ -73,6 +75,8 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		c.GroupID = groupPod
 		cmd.AddCommand(c)
 	}
+	cmd.SetHelpCommand(newCmdHelp(cmd))
+	cmd.SetUsageTemplate(withTopics(cmd.UsageTemplate()))
 	cmd.SetHelpCommandGroupID(groupUser)
 	cmd.SetCompletionCommandGroupID(groupUser)
 	return cmd

@@ -130,6 +130,10 @@ func TestBrowser(t *testing.T) {
 	if got := b.Text(`document.querySelector('tr[data-metric="accuracy"] td').textContent`); got != "0.9135" {
 		t.Errorf("metric accuracy = %q, want 0.9135", got)
 	}
+	// A long number is rounded for display, exact on hover.
+	if got := b.Text(`(c => c.textContent + " " + c.querySelector("span.rounded").title)(document.querySelector('tr[data-metric="auc"] td'))`); got != "0.9502 0.95023456789" {
+		t.Errorf("metric auc shown as %q, want 0.9502 with the exact 0.95023456789 on hover", got)
+	}
 	if got := b.Text(`document.querySelector("code.value").textContent`); got != "ship it" {
 		t.Errorf("output parameter verdict = %q", got)
 	}

@@ -2,6 +2,7 @@ package argorun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,15 @@ func (c *Cron) Compile(ctx context.Context, kc *Clients) (*wfv1.CronWorkflow, er
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", c.Schedule.Pipeline, err)
 	}
+	// The schedule as given, for `schedule ls|get --on argo`: the
+	// CronWorkflow does not name the pipeline file or the policies' words.
+	kept := *c.Schedule
+	kept.Created, kept.Updated, kept.Suspended = time.Time{}, time.Time{}, false
+	b, err := json.Marshal(&kept)
+	if err != nil {
+		return nil, err
+	}
+	cw.Annotations = map[string]string{AnnotationSchedule: string(b)}
 	// The pods run this checkout's code, fetched from the store.
 	if err := ShipCode(ctx, c.Store, p, c.Status); err != nil {
 		return nil, err
@@ -70,12 +80,31 @@ func (c *Cron) Compile(ctx context.Context, kc *Clients) (*wfv1.CronWorkflow, er
 	return cw, nil
 }
 
+// AnnotationSchedule is, on a CronWorkflow pipectl made, its schedule
+// (JSON; no times, no suspension: the CronWorkflow's own).
+const AnnotationSchedule = "pipectl.dev/schedule"
+
+// CronSchedule is the schedule of CronWorkflow cw, as its annotation
+// keeps it, with cw's suspension.
+func CronSchedule(cw *wfv1.CronWorkflow) (*schedule.Schedule, error) {
+	var s schedule.Schedule
+	v, ok := cw.Annotations[AnnotationSchedule]
+	if !ok {
+		return nil, fmt.Errorf("CronWorkflow %s was not made by pipectl (no annotation %s)", cw.Name, AnnotationSchedule)
+	}
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return nil, fmt.Errorf("CronWorkflow %s: annotation %s: %w", cw.Name, AnnotationSchedule, err)
+	}
+	s.Suspended, s.Created = cw.Spec.Suspend, cw.CreationTimestamp.Time
+	return &s, nil
+}
+
 // CronExists is PutCron's error when create finds the CronWorkflow.
 var CronExists = errors.New("exists")
 
 // PutCron creates cw in the clients' namespace (create: an existing one is
-// CronExists) or updates the existing one to match it, keeping its
-// suspension unless the schedule sets it. It returns what it did:
+// CronExists) or updates the existing one to match it (its suspension
+// too). It returns what it did:
 // "created", "configured" or "unchanged".
 func PutCron(ctx context.Context, kc *Clients, cw *wfv1.CronWorkflow, create bool) (string, error) {
 	api := kc.Workflows.ArgoprojV1alpha1().CronWorkflows(kc.Namespace)
@@ -91,11 +120,11 @@ func PutCron(ctx context.Context, kc *Clients, cw *wfv1.CronWorkflow, create boo
 	case create:
 		return "", fmt.Errorf("schedule %s in namespace %s: %w", cw.Name, kc.Namespace, CronExists)
 	}
-	if reflect.DeepEqual(old.Spec, cw.Spec) && reflect.DeepEqual(old.Labels, cw.Labels) {
+	if reflect.DeepEqual(old.Spec, cw.Spec) && reflect.DeepEqual(old.Labels, cw.Labels) && reflect.DeepEqual(old.Annotations, cw.Annotations) {
 		return "unchanged", nil
 	}
 	next := old.DeepCopy()
-	next.Spec, next.Labels = cw.Spec, cw.Labels
+	next.Spec, next.Labels, next.Annotations = cw.Spec, cw.Labels, cw.Annotations
 	if _, err := api.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 		return "", fmt.Errorf("schedule %s: %w", cw.Name, err)
 	}

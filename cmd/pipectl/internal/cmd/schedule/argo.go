@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -60,6 +61,12 @@ func addArgoFlags(cmd *cobra.Command, f *cmdutil.Factory, a *ArgoFlags) {
 // argoPut compiles schedule s of pipeline p into a CronWorkflow and
 // creates it (create) or creates or updates it.
 func argoPut(ctx context.Context, f *cmdutil.Factory, a *ArgoFlags, s *schedule.Schedule, p *pipeline.Pipeline, create bool) error {
+	if err := argo.CheckCron(s); err != nil {
+		if s.Source != "" {
+			return fmt.Errorf("%s: %w", s.Source, err)
+		}
+		return cronFlagError(err) // given by flags
+	}
 	store, err := f.Store(ctx)
 	if err != nil {
 		return err
@@ -221,4 +228,16 @@ func argoDelete(ctx context.Context, f *cmdutil.Factory, name string) error {
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "Schedule %s deleted from namespace %s\n", name, kc.Namespace)
 	return nil
+}
+
+// cronFlagError names the flag of a CheckCron error about a field.
+func cronFlagError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "catchUp: "):
+		return cmdutil.FlagErrorf("--catch-up: %s", strings.TrimPrefix(msg, "catchUp: "))
+	case strings.HasPrefix(msg, "params."):
+		return cmdutil.FlagErrorf("-p %s", strings.TrimPrefix(msg, "params."))
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package argo
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -37,19 +38,11 @@ func (c *compiler) scheduledTime() string {
 // policies mapped to Argo's (catch-up all has no Argo form: a backfill
 // runs missed times). Pure, like Compile.
 func CompileCron(p *pipeline.Pipeline, s *schedule.Schedule, opts Options) (*wfv1.CronWorkflow, error) {
-	if err := s.Validate(); err != nil {
+	if err := CheckCron(s); err != nil {
 		return nil, err
 	}
-	for name, v := range s.Params {
-		if strings.Contains(v, schedule.ScheduledTimeRef) {
-			return nil, fmt.Errorf("params.%s: %s in a param value is not supported on Argo: read {{run.scheduledTime}} in the step's inputs instead", name, schedule.ScheduledTimeRef)
-		}
-	}
 	var deadline *int64
-	switch s.CatchUp {
-	case schedule.CatchUpAll:
-		return nil, fmt.Errorf("catchUp: all is not supported on Argo, whose cron controller runs at most the latest missed time: use latest, and 'pipectl schedule backfill' for the others")
-	case schedule.CatchUpLatest:
+	if s.CatchUp == schedule.CatchUpLatest {
 		deadline = new(int64(LatestDeadline))
 	}
 	params := maps.Clone(opts.Params)
@@ -83,4 +76,22 @@ func CompileCron(p *pipeline.Pipeline, s *schedule.Schedule, opts Options) (*wfv
 			WorkflowSpec: wf.Spec,
 		},
 	}, nil
+}
+
+// CheckCron says whether schedule s can be an Argo CronWorkflow: valid,
+// with no {{run.scheduledTime}} in a param value (a CronWorkflow's params
+// are fixed) and a catch-up Argo has (not all).
+func CheckCron(s *schedule.Schedule) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
+		if strings.Contains(s.Params[name], schedule.ScheduledTimeRef) {
+			return fmt.Errorf("params.%s: %s in a param value is not supported on Argo: read {{run.scheduledTime}} in the step's inputs instead", name, schedule.ScheduledTimeRef)
+		}
+	}
+	if s.CatchUp == schedule.CatchUpAll {
+		return fmt.Errorf("catchUp: all is not supported on Argo, whose cron controller runs at most the latest missed time: use latest, and 'pipectl schedule backfill' for the others")
+	}
+	return nil
 }

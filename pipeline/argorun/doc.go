@@ -27,6 +27,13 @@
 //     and the workflow still exists, and writes the final record back once
 //     the workflow ended (so a detached run gets its final record the first
 //     time someone looks at it).
+//   - A schedule's CronWorkflow (`pipectl schedule create|apply --on
+//     argo`) makes workflows no pipectl process submitted: the first
+//     reader of the schedule with the cluster at hand (ScheduledRuns:
+//     `schedule ls|get|delete --on argo`) writes each one's record, with the
+//     schedule (the workflow's pipectl.dev/schedule label) and the time
+//     Argo scheduled it for (its workflows.argoproj.io/scheduled-time
+//     annotation), then Refresh completes it like a detached run's.
 //
 // No onExit handler is compiled: a workflow needs nothing but its step
 // pods, and the record converges through the readers above.

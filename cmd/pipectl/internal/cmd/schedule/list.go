@@ -57,6 +57,7 @@ type ListOptions struct {
 	IO      *cmdutil.IOStreams
 	Factory *cmdutil.Factory
 	Output  string
+	On      string
 }
 
 // NewCmdList returns `pipectl schedule ls`; runF replaces the run function in tests.
@@ -71,6 +72,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
+			if err := checkOn(opts.On); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -78,10 +82,14 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	addOnFlag(cmd, f, &opts.On)
 	return cmd
 }
 
 func listRun(ctx context.Context, opts *ListOptions) error {
+	if opts.On == onArgo {
+		return argoList(ctx, opts)
+	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
@@ -102,6 +110,11 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "No schedules in %s\n", store.Root())
 		return nil
 	}
+	return printList(opts, out)
+}
+
+// printList prints the schedules of `schedule ls`.
+func printList(opts *ListOptions, out []View) error {
 	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "NAME\tCRON\tTIMEZONE\tSUSPENDED\tNEXT\tLAST RUN")
 		for _, v := range out {
@@ -123,6 +136,7 @@ type GetOptions struct {
 	Factory *cmdutil.Factory
 	Name    string
 	Output  string
+	On      string
 }
 
 // NewCmdGet returns `pipectl schedule get`; runF replaces the run function in tests.
@@ -137,6 +151,9 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
+			if err := checkOn(opts.On); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -144,10 +161,14 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	addOnFlag(cmd, f, &opts.On)
 	return cmd
 }
 
 func getRun(ctx context.Context, opts *GetOptions) error {
+	if opts.On == onArgo {
+		return argoGet(ctx, opts)
+	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
 		return err
@@ -168,6 +189,11 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 		}
 		v.Runs = append(v.Runs, RunView{Time: c.Time, Run: c.Run, By: c.By, Status: status})
 	}
+	return printGet(opts, v)
+}
+
+// printGet prints the schedule of `schedule get` and its runs.
+func printGet(opts *GetOptions, v View) error {
 	return cmdutil.Print(opts.IO.Out, opts.Output, v, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "Schedule:\t%s\n", v.Name)
 		fmt.Fprintf(tw, "Pipeline:\t%s\n", v.Pipeline)
@@ -193,14 +219,23 @@ func newCmdSuspend(f *cmdutil.Factory, suspend bool) *cobra.Command {
 	if !suspend {
 		use, short = "resume NAME", "Let a suspended schedule fire again, from now on (backfill runs the times it missed)"
 	}
-	return &cobra.Command{
+	var on string
+	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch err := checkOn(on); {
+			case err != nil:
+				return err
+			case on == onArgo:
+				return argoSuspend(cmd.Context(), f, args[0], suspend)
+			}
 			return suspendRun(cmd.Context(), f, args[0], suspend)
 		},
 	}
+	addOnFlag(cmd, f, &on)
+	return cmd
 }
 
 func suspendRun(ctx context.Context, f *cmdutil.Factory, name string, suspend bool) error {
@@ -234,13 +269,20 @@ func suspendRun(ctx context.Context, f *cmdutil.Factory, name string, suspend bo
 
 // NewCmdDelete returns `pipectl schedule delete`; runF replaces the run function in tests.
 func NewCmdDelete(f *cmdutil.Factory, runF func(string) error) *cobra.Command {
-	return &cobra.Command{
+	var on string
+	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete a schedule (its runs stay)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOn(on); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(args[0])
+			}
+			if on == onArgo {
+				return argoDelete(cmd.Context(), f, args[0])
 			}
 			store, err := f.Store(cmd.Context())
 			if err != nil {
@@ -253,4 +295,6 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(string) error) *cobra.Command {
 			return nil
 		},
 	}
+	addOnFlag(cmd, f, &on)
+	return cmd
 }

@@ -43,6 +43,9 @@ type CreateOptions struct {
 	Params                                           []string
 	Suspend                                          bool
 	Now                                              func() time.Time
+	// On is where it is kept (local or argo); Argo the cluster flags.
+	On   string
+	Argo ArgoFlags
 }
 
 // NewCmdCreate returns `pipectl schedule create`; runF replaces the run function in tests.
@@ -56,12 +59,17 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if err := checkOn(opts.On); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return createRun(cmd.Context(), opts)
 		},
 	}
+	addOnFlag(cmd, f, &opts.On)
+	addArgoFlags(cmd, f, &opts.Argo)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Name, "name", "", "the schedule's name: a DNS-1123 label of at most 52 characters")
 	fl.StringVar(&opts.Cron, "cron", "", `when it runs: five cron fields (minute hour day-of-month month day-of-week), such as "0 2 * * *", or @hourly, @daily, @weekly, @monthly`)
@@ -90,8 +98,12 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if err := checkFlags(s); err != nil {
 		return err
 	}
-	if _, err := s.CheckPipeline(); err != nil {
+	p, err := s.CheckPipeline()
+	if err != nil {
 		return err
+	}
+	if opts.On == onArgo {
+		return argoPut(ctx, opts.Factory, &opts.Argo, s, p, true)
 	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {
@@ -154,6 +166,8 @@ type ApplyOptions struct {
 	Factory *cmdutil.Factory
 	File    string
 	Now     func() time.Time
+	On      string
+	Argo    ArgoFlags
 }
 
 // NewCmdApply returns `pipectl schedule apply`; runF replaces the run function in tests.
@@ -168,12 +182,17 @@ file changes nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if err := checkOn(opts.On); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return applyRun(cmd.Context(), opts)
 		},
 	}
+	addOnFlag(cmd, f, &opts.On)
+	addArgoFlags(cmd, f, &opts.Argo)
 	return cmd
 }
 
@@ -188,8 +207,12 @@ func applyRun(ctx context.Context, opts *ApplyOptions) error {
 	if s.Source, err = filepath.Abs(s.Source); err != nil {
 		return err
 	}
-	if _, err := s.CheckPipeline(); err != nil {
+	p, err := s.CheckPipeline()
+	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
+	}
+	if opts.On == onArgo {
+		return argoPut(ctx, opts.Factory, &opts.Argo, s, p, false)
 	}
 	store, err := opts.Factory.Store(ctx)
 	if err != nil {

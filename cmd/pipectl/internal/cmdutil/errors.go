@@ -1,8 +1,6 @@
 package cmdutil
 
 import (
-	"github.com/spf13/cobra"
-
 	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 )
 
@@ -25,13 +23,3 @@ func FlagErrorf(format string, args ...any) error { return podutil.FlagErrorf(fo
 
 // Code maps an error to the process's exit code.
 func Code(err error) int { return podutil.Code(err) }
-
-// RequireFlags returns a usage error naming every flag left empty (podutil.RequireFlags).
-func RequireFlags(hint string, nameValues ...string) error {
-	return podutil.RequireFlags(hint, nameValues...)
-}
-
-// CommandAfterDash returns the command given after "--" (podutil.CommandAfterDash).
-func CommandAfterDash(cmd *cobra.Command, args []string) ([]string, error) {
-	return podutil.CommandAfterDash(cmd, args)
-}

@@ -25,11 +25,6 @@ const (
 // CheckFormat validates an -o value.
 func CheckFormat(f string) error { return podutil.CheckFormat(f) }
 
-// PrintObjects prints Kubernetes objects in format (podutil.PrintObjects).
-func PrintObjects(w io.Writer, format string, objs []any) error {
-	return podutil.PrintObjects(w, format, objs)
-}
-
 // AddOutputFlag registers -o/--output on cmd.
 func AddOutputFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: table, json or yaml")

@@ -13,6 +13,3 @@ func StopSignals(given <-chan os.Signal) (<-chan os.Signal, func()) {
 
 // Stopper is a context that SIGINT or SIGTERM cancels (podutil.Stopper).
 type Stopper = podutil.Stopper
-
-// SignalExitCode is the exit code of a command stopped by sig (podutil.SignalExitCode).
-func SignalExitCode(sig os.Signal) int { return podutil.SignalExitCode(sig) }

@@ -63,43 +63,7 @@ func LayoutFinally(steps []record.StepRecord, finally map[string]bool) Graph {
 	for i, s := range steps {
 		index[s.Name] = i
 	}
-	depth := make([]int, len(steps))
-	state := make([]int8, len(steps)) // 0 new, 1 visiting, 2 done
-	isFinally := func(i int) bool {
-		name, _, _ := strings.Cut(steps[i].Name, "[")
-		return finally[name]
-	}
-	after := 0 // the first column after the other steps, for finally steps
-	var visit func(i int) int
-	visit = func(i int) int {
-		switch state[i] {
-		case 1:
-			return 0 // a cycle: records never have one, but do not loop
-		case 2:
-			return depth[i]
-		}
-		state[i] = 1
-		d := 0
-		if isFinally(i) {
-			d = after
-		}
-		for _, dep := range steps[i].DependsOn {
-			if j, ok := index[dep]; ok && j != i {
-				d = max(d, visit(j)+1)
-			}
-		}
-		depth[i], state[i] = d, 2
-		return d
-	}
-	cols := 0
-	for _, last := range []bool{false, true} {
-		after = cols
-		for i := range steps {
-			if isFinally(i) == last {
-				cols = max(cols, visit(i)+1)
-			}
-		}
-	}
+	depth, cols := columnsOf(steps, index, finally)
 	columns := make([][]int, cols)
 	for i := range steps {
 		columns[depth[i]] = append(columns[depth[i]], i)
@@ -187,4 +151,48 @@ func LayoutFinally(steps []record.StepRecord, finally map[string]bool) Graph {
 		}
 	}
 	return g
+}
+
+// columnsOf places each step in a column: one after the deepest step it
+// depends on; finally steps (finally names them) after every other step.
+// It returns each step's column and the number of columns.
+func columnsOf(steps []record.StepRecord, index map[string]int, finally map[string]bool) ([]int, int) {
+	depth := make([]int, len(steps))
+	state := make([]int8, len(steps)) // 0 new, 1 visiting, 2 done
+	isFinally := func(i int) bool {
+		name, _, _ := strings.Cut(steps[i].Name, "[")
+		return finally[name]
+	}
+	after := 0 // the first column after the other steps, for finally steps
+	var visit func(i int) int
+	visit = func(i int) int {
+		switch state[i] {
+		case 1:
+			return 0 // a cycle: records never have one, but do not loop
+		case 2:
+			return depth[i]
+		}
+		state[i] = 1
+		d := 0
+		if isFinally(i) {
+			d = after
+		}
+		for _, dep := range steps[i].DependsOn {
+			if j, ok := index[dep]; ok && j != i {
+				d = max(d, visit(j)+1)
+			}
+		}
+		depth[i], state[i] = d, 2
+		return d
+	}
+	cols := 0
+	for _, last := range []bool{false, true} {
+		after = cols
+		for i := range steps {
+			if isFinally(i) == last {
+				cols = max(cols, visit(i)+1)
+			}
+		}
+	}
+	return depth, cols
 }

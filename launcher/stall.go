@@ -2,10 +2,12 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -94,17 +96,24 @@ func (s *session) checkStall(ctx context.Context) error {
 	s.mu.Unlock()
 	restart := attempt < maxRestarts
 	n := int(attempt) + 1
-	s.tellEnded(gang.AttemptRecord(n, se, restart))
 	gang.LogStall(s.l.logf, n, se)
+	why := fmt.Sprintf("no restart left (maxRestarts %d)", maxRestarts)
+	if restart {
+		if err := s.stopAttempt(ctx, attempt); err != nil {
+			// A gang whose pods stay is never restarted: end it rather
+			// than wait on it.
+			restart, why = false, fmt.Sprintf("its rank pods cannot be stopped (%v)", err)
+		}
+	}
+	s.tellEnded(gang.AttemptRecord(n, se, restart))
 	if !restart {
-		s.l.logf("no restart left (maxRestarts %d): deleting JobSet %s/%s", maxRestarts, s.ns, s.name)
+		s.l.logf("%s: deleting JobSet %s/%s", why, s.ns, s.name)
 		if err := s.l.deleteJobSet(context.WithoutCancel(ctx), s.ns, s.name, metav1.DeletePropagationForeground, true); err != nil {
 			s.l.logf("%v", err)
 		}
 		return se
 	}
 	s.l.logf("gang attempt %d stalled; restarting all %d rank pod(s) (restart %d of %d)", n, s.nodes, n, maxRestarts)
-	s.stopAttempt(ctx, attempt)
 	return nil
 }
 
@@ -123,8 +132,9 @@ func (s *session) follow(attempt int32) {
 }
 
 // stopAttempt deletes the rank pods of attempt: the Job sees them fail and
-// the JobSet restarts the whole gang.
-func (s *session) stopAttempt(ctx context.Context, attempt int32) {
+// the JobSet restarts the whole gang. It fails when a pod cannot be deleted
+// (no RBAC delete on pods, say).
+func (s *session) stopAttempt(ctx context.Context, attempt int32) error {
 	s.mu.Lock()
 	var names []string
 	for _, rp := range s.pods {
@@ -135,11 +145,13 @@ func (s *session) stopAttempt(ctx context.Context, attempt int32) {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	var errs []error
 	for _, name := range names {
-		if err := s.l.Kube.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			s.l.logf("delete stalled pod %s: %v", name, err)
+		if err := s.l.Kube.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete stalled pod %s: %w", name, err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func maxRestartsOf(js *jobsetv1alpha2.JobSet) int32 {

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/gang"
@@ -156,5 +158,40 @@ func TestRunRecordsFailedAttempts(t *testing.T) {
 	}
 	if last.Attempt != 2 || last.Restarted || !strings.Contains(last.Message, "rank 1 failed: exited with code 3") {
 		t.Errorf("last attempt %+v, want 2, not restarted, rank 1 exited with code 3", last)
+	}
+}
+
+// TestRunStallPodsNotDeletable: a stalled gang whose rank pods the launcher
+// may not delete (no RBAC delete on pods) cannot restart: the JobSet is
+// deleted and Run returns the stall, rather than waiting on the gang.
+func TestRunStallPodsNotDeletable(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	f := newFakeCluster(t)
+	f.kube.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New("RBAC: no delete"))
+	})
+	l := f.launcher()
+	l.Logs, l.StallTimeout = stuckLogs{}, timeout
+	var got attempts
+	l.Ended = got.ended
+	js := testJobSet(2) // maxRestarts 1
+	done := start(context.Background(), l, js)
+	jw, pw := f.nextJSWatch(t), f.nextPodWatch(t)
+	jw.Modify(jobSetWith(js, 0, "", ""))
+	f.addPod(t, pw, makePod(js.Name, 0, 0, corev1.PodRunning))
+	f.addPod(t, pw, makePod(js.Name, 1, 0, corev1.PodRunning))
+	r := wait(t, done)
+	var se *gang.StallError
+	if !errors.As(r.err, &se) {
+		t.Fatalf("Run error %v (%T), want a *gang.StallError\n%s", r.err, r.err, f.errs.String())
+	}
+	if got.count() != 1 || got.got[0].Restarted {
+		t.Errorf("gang attempts %+v, want one, not restarted", got.got)
+	}
+	if d := f.deletions(); len(d) != 1 {
+		t.Errorf("deletions %v, want the JobSet's", d)
+	}
+	if errs := f.errs.String(); !strings.Contains(errs, "its rank pods cannot be stopped") || !strings.Contains(errs, "RBAC: no delete") {
+		t.Errorf("launcher log does not say why the gang was not restarted:\n%s", errs)
 	}
 }

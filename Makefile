@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo.Version=$(VERSION)
+LDFLAGS := -X pipectl.dev/pipectl/cmd/internal/buildinfo.Version=$(VERSION)
 BIN := bin/pipectl
 # POD_BIN: the pod runtime (exec only), what step and rank pods copy: stripped
 POD_BIN := bin/pipectl-pod
@@ -35,7 +35,7 @@ build:
 ## pod-runtime: the pod runtime (pipectl-pod: exec, what the step and rank pods copy from the
 ## pipectl image) in bin/, stripped as the image has it
 pod-runtime:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(POD_BIN) ./cmd/pipectl/pipectl-pod
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(POD_BIN) ./cmd/pipectl-pod
 
 ## image: build pipectl's OCI image (linux/amd64 + linux/arm64, static, non-root, /pipectl/pipectl
 ## and the pod runtime /pipectl/pipectl-pod)

@@ -93,7 +93,7 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (*Prepared, error)
 	}{
 		{bin, "./cmd/pipectl", nil},
 		// The pod runtime as the image has it: stripped.
-		{pod, "./cmd/pipectl/pipectl-pod", []string{"-trimpath", "-ldflags", "-s -w"}},
+		{pod, "./cmd/pipectl-pod", []string{"-trimpath", "-ldflags", "-s -w"}},
 	} {
 		build := exec.CommandContext(ctx, "go", append(append([]string{"build"}, b.flags...), "-o", b.out, b.pkg)...)
 		build.Dir = repoRoot

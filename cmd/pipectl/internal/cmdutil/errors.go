@@ -1,7 +1,7 @@
 package cmdutil
 
 import (
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 )
 
 // ExitError ends a command with a given exit code (podutil.ExitError).

@@ -3,7 +3,7 @@ package cmdutil
 import (
 	"bytes"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 )
 
 // IOStreams are a command's standard streams (podutil.IOStreams).

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
+	"pipectl.dev/pipectl/cmd/internal/podutil/podkube"
 	"pipectl.dev/pipectl/launcher"
 	"pipectl.dev/pipectl/pipeline/argorun"
 )

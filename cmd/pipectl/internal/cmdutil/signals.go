@@ -3,7 +3,7 @@ package cmdutil
 import (
 	"os"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 )
 
 // StopSignals returns given, else a channel of SIGINT and SIGTERM (podutil.StopSignals).

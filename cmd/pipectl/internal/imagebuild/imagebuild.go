@@ -46,7 +46,7 @@ type Options struct {
 	// Package is the main package built into BinaryPath (default ./cmd/pipectl).
 	Package string
 	// PodPackage is the main package built into PodBinaryPath (default
-	// ./cmd/pipectl/pipectl-pod).
+	// ./cmd/pipectl-pod).
 	PodPackage string
 	// Version is pipectl's version, linked into the linker variable
 	// VersionVar (PACKAGE.NAME; the builder knows it, the library does
@@ -73,7 +73,7 @@ func Build(ctx context.Context, opts Options) (v1.ImageIndex, error) {
 		opts.Package = "./cmd/pipectl"
 	}
 	if opts.PodPackage == "" {
-		opts.PodPackage = "./cmd/pipectl/pipectl-pod"
+		opts.PodPackage = "./cmd/pipectl-pod"
 	}
 	if (opts.Binary == "") != (opts.PodBinary == "") {
 		return nil, fmt.Errorf("prebuilt binaries: give both pipectl's (%q) and the pod runtime's (%q), or neither", opts.Binary, opts.PodBinary)

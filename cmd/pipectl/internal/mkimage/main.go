@@ -21,7 +21,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
+	"pipectl.dev/pipectl/cmd/internal/buildinfo"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/imagebuild"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil/podkube"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/launcher"
 )

@@ -5,10 +5,11 @@ package root
 import (
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
+	"pipectl.dev/pipectl/cmd/internal/buildinfo"
+	execcmd "pipectl.dev/pipectl/cmd/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
-	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/explain"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/gc"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch"
@@ -21,7 +22,6 @@ import (
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/validate"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/version"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
 )
 
 // The help groups of pipectl's commands: the user's, and those the pods of

@@ -25,7 +25,7 @@ var forbidden = []string{
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/run",
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/ui",
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/launch",
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil/podkube",
+	"pipectl.dev/pipectl/cmd/internal/podutil/podkube",
 	"pipectl.dev/pipectl/launcher",
 	"k8s.io/client-go/",
 	"sigs.k8s.io/jobset/client-go/",

@@ -2,6 +2,6 @@
 // version set by the linker).
 package main
 
-import "pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
+import "pipectl.dev/pipectl/cmd/internal/buildinfo"
 
 func main() { print(buildinfo.Version) }

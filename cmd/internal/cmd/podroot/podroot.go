@@ -9,9 +9,9 @@ package podroot
 import (
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo"
-	execcmd "pipectl.dev/pipectl/cmd/pipectl/internal/cmd/exec"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/buildinfo"
+	execcmd "pipectl.dev/pipectl/cmd/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 )
 
 // Program is the pod runtime's name.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/podutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/runview"
 	"pipectl.dev/pipectl/pipeline/step"

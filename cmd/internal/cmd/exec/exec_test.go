@@ -18,7 +18,7 @@ import (
 	"github.com/argoproj/argo-workflows/v3/workflow/common"
 
 	"pipectl.dev/pipectl/artifacts"
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
@@ -54,8 +54,8 @@ func stepSpec(t *testing.T, es plan.Wiring) string {
 // runExec runs `pipectl exec args...` in-process against the store at root.
 func runExec(t *testing.T, root string, sigs <-chan os.Signal, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
-	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: root, Getenv: func(string) string { return "" }}
+	ios, _, out, errOut := podutil.Test()
+	f := &podutil.Factory{IOStreams: ios, ArtifactsRoot: root, Getenv: func(string) string { return "" }}
 	cmd := NewCmdExec(f, func(o *Options) error {
 		o.Signals = sigs
 		return execRun(o)
@@ -155,7 +155,7 @@ func TestExecMissingOutput(t *testing.T) {
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "model") || strings.Contains(err.Error(), "loss") {
 		t.Fatalf("err = %v, want a missing output error naming model (only)", err)
 	}
-	if cmdutil.Code(err) == 0 {
+	if podutil.Code(err) == 0 {
 		t.Error("exit code 0 for a missing output")
 	}
 }
@@ -163,7 +163,7 @@ func TestExecMissingOutput(t *testing.T) {
 func TestExecExitCodePropagated(t *testing.T) {
 	comp := component(t, nil, nil, `echo failing >&2; exit 7`)
 	_, stderr, err := runExec(t, t.TempDir(), nil, "--run=r", "--component="+comp, "--step="+stepSpec(t, plan.Wiring{Step: "s"}))
-	if code := cmdutil.Code(err); code != 7 {
+	if code := podutil.Code(err); code != 7 {
 		t.Fatalf("exit code %d (err %v), want 7", code, err)
 	}
 	if !strings.Contains(stderr, "failing") {
@@ -180,8 +180,8 @@ func TestExecBadFlags(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := runExec(t, t.TempDir(), nil, args...)
-			if cmdutil.Code(err) != cmdutil.ExitUsage {
-				t.Errorf("err = %v (code %d), want a usage error", err, cmdutil.Code(err))
+			if podutil.Code(err) != podutil.ExitUsage {
+				t.Errorf("err = %v (code %d), want a usage error", err, podutil.Code(err))
 			}
 		})
 	}
@@ -243,8 +243,8 @@ func TestExecInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "pipectl", "pipectl")
-	ios, _, _, _ := cmdutil.Test()
-	cmd := NewCmdExec(&cmdutil.Factory{IOStreams: ios}, func(o *Options) error {
+	ios, _, _, _ := podutil.Test()
+	cmd := NewCmdExec(&podutil.Factory{IOStreams: ios}, func(o *Options) error {
 		o.Executable = func() (string, error) { return src, nil }
 		return execRun(o)
 	})
@@ -462,8 +462,8 @@ func TestExecFailureBeforeProgramIsLogged(t *testing.T) {
 	spec := stepSpec(t, plan.Wiring{Step: "s", Resources: map[string]plan.Text{"memory": {{Param: "mem"}}}})
 	_, _, err := runExec(t, root, nil, "--run=r", "--component="+comp, "--step="+spec, "--param=mem=lots")
 	want := `resources.memory: "lots" is not a quantity`
-	if err == nil || !strings.Contains(err.Error(), want) || cmdutil.Code(err) == 0 {
-		t.Fatalf("err = %v (exit %d), want a failure holding %q", err, cmdutil.Code(err), want)
+	if err == nil || !strings.Contains(err.Error(), want) || podutil.Code(err) == 0 {
+		t.Fatalf("err = %v (exit %d), want a failure holding %q", err, podutil.Code(err), want)
 	}
 	store, err := artifacts.Open(context.Background(), "file://"+root, artifacts.Options{})
 	if err != nil {

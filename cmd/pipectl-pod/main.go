@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/podroot"
+	"pipectl.dev/pipectl/cmd/internal/cmd/podroot"
 )
 
 func main() {

@@ -38,6 +38,8 @@ type Factory struct {
 	ArtifactsRoot string
 	// StoreOptions are the store flags (S3 endpoint and credentials).
 	StoreOptions artifacts.Options
+	// Getenv reads the environment (os.Getenv when nil; tests set it).
+	Getenv func(string) string
 
 	once  sync.Once
 	store artifacts.Store
@@ -51,7 +53,12 @@ func (f *Factory) Streams() *IOStreams { return f.IOStreams }
 func (f *Factory) PipectlVersion() string { return f.Version }
 
 // Env reads the environment variable name.
-func (f *Factory) Env(name string) string { return os.Getenv(name) }
+func (f *Factory) Env(name string) string {
+	if f.Getenv != nil {
+		return f.Getenv(name)
+	}
+	return os.Getenv(name)
+}
 
 // Root returns the artifact store root in effect.
 func (f *Factory) Root() string { return StoreRoot(f.ArtifactsRoot, f.Env) }

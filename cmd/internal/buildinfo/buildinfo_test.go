@@ -11,7 +11,7 @@ import (
 // TestVersionVar: VersionVar names Version — a program built with it set
 // prints the version given — and the Makefile's LDFLAGS set it.
 func TestVersionVar(t *testing.T) {
-	mk, err := os.ReadFile("../../../../Makefile")
+	mk, err := os.ReadFile("../../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,4 +9,4 @@ package buildinfo
 var Version = "dev"
 
 // VersionVar is the linker's name of Version (PACKAGE.NAME).
-const VersionVar = "pipectl.dev/pipectl/cmd/pipectl/internal/buildinfo.Version"
+const VersionVar = "pipectl.dev/pipectl/cmd/internal/buildinfo.Version"

@@ -10,6 +10,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/kfpv1"
 	"pipectl.dev/pipectl/components/yamlfile"
+	"pipectl.dev/pipectl/pipeline/trainer"
 )
 
 // component resolves steps[i].component.
@@ -43,7 +44,14 @@ func (v *validator) component(i int) *components.Component {
 			v.loaded[path] = nil
 			return nil
 		}
-		f, err := yamlfile.Read(path)
+		data, err := yamlfile.ReadBytes(path)
+		if err == nil && trainer.IsTrainJobFile(data) {
+			return v.trainJob(i, path, data)
+		}
+		var f *yamlfile.File
+		if err == nil {
+			f, err = yamlfile.Parse(path, data)
+		}
 		if err != nil {
 			v.errs = append(v.errs, err)
 			v.loaded[path] = nil
@@ -82,4 +90,22 @@ func (v *validator) component(i int) *components.Component {
 		}
 		return c
 	}
+}
+
+// trainJob resolves steps[i].component naming the Kubeflow Trainer TrainJob
+// file path (holding data): the pipeline of its one distributed step, used
+// as a pipeline is, its runtimeRef looked up in the file's runtimes over
+// those this pipeline's steps may name.
+func (v *validator) trainJob(i int, path string, data []byte) *components.Component {
+	if v.recursive(i, path) || v.tooDeep(i, path) {
+		return nil
+	}
+	f, set, warns, err := trainJobFile(path, data, v.chain[len(v.chain)-1].runtimes)
+	if err != nil {
+		v.errs = append(v.errs, err)
+		v.loaded[path] = nil
+		return nil
+	}
+	v.addWarnings(warns)
+	return v.subPipelineIn(i, f, path, set)
 }

@@ -114,7 +114,12 @@ func (v *validator) subPipeline(i int, f *yamlfile.File, path string) *component
 	if v.recursive(i, path) || v.tooDeep(i, path) {
 		return nil
 	}
-	sub, err := decode(f, v.chain)
+	return v.subPipelineIn(i, f, path, v.chain[len(v.chain)-1].runtimes)
+}
+
+// subPipelineIn is subPipeline, the steps of f naming runtimes of set.
+func (v *validator) subPipelineIn(i int, f *yamlfile.File, path string, set *trainer.Set) *components.Component {
+	sub, err := decodeIn(f, v.chain, nil, set)
 	if err != nil {
 		v.errs = append(v.errs, err)
 		v.loaded[path] = nil
@@ -125,6 +130,7 @@ func (v *validator) subPipeline(i int, f *yamlfile.File, path string) *component
 		v.loaded[path] = nil
 		return nil
 	}
+	v.addWarnings(sub.Warnings)
 	c := sub.component()
 	v.loaded[path], v.subFiles[path], v.subs[i] = c, sub, sub
 	return c
@@ -207,6 +213,16 @@ func (v *validator) loopedPipeline(i int) {
 		case t.Distributed != nil && t.When != "":
 			v.at(v.sp(i, "loop"), "step %q loops over the steps of %s, whose distributed step %s has a when: not supported in a looped pipeline (the condition would hold iteration by iteration, and a distributed step's launcher starts the gang of each iteration)", s.Name, sub.Source, t.Name)
 			return
+		}
+	}
+}
+
+// addWarnings adds the warnings ws (of a file a step uses) to the
+// pipeline's, each once.
+func (v *validator) addWarnings(ws []string) {
+	for _, w := range ws {
+		if !slices.Contains(v.p.Warnings, w) {
+			v.p.Warnings = append(v.p.Warnings, w)
 		}
 	}
 }

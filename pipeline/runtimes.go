@@ -102,11 +102,7 @@ func (v *validator) applyRuntimes() {
 func (v *validator) applyRuntime(i int, r *trainer.Runtime) {
 	s := &v.p.Steps[i]
 	d := s.Distributed
-	for _, w := range r.Warnings {
-		if !slices.Contains(v.p.Warnings, w) {
-			v.p.Warnings = append(v.p.Warnings, w)
-		}
-	}
+	v.addWarnings(r.Warnings)
 	switch {
 	case d.Framework == "":
 		d.Framework = r.Framework

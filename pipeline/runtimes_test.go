@@ -240,3 +240,82 @@ func TestKubeflowTrainJobs(t *testing.T) {
 		t.Errorf("05-multi-step: %v", err)
 	}
 }
+
+// TestTrainJobComponent: a step's component may be a TrainJob file: its
+// one distributed step runs in the pipeline after the steps it follows,
+// its runtimeRef found in the TrainJob's file or the pipeline's runtimes;
+// a runtimeRef naming nothing is refused at the TrainJob's line.
+func TestTrainJobComponent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("rt.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: gpu}
+spec:
+  mlPolicy: {numNodes: 2, torch: {numProcPerNode: 1}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: node, image: torch:1, command: [python3, train.py]}
+`)
+	write("job.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: fit}
+spec:
+  runtimeRef: {name: gpu}
+  trainer:
+    numNodes: 3
+    env: [{name: LR, value: "0.1"}]
+`)
+	pipe := write("p.yaml", `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: p}
+runtimes: [rt.yaml]
+steps:
+  - name: prep
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: prep}
+      command: [echo, hi]
+  - name: train
+    component: job.yaml
+    after: [prep]
+`)
+	p, err := Load(pipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Step("train.fit")
+	if s == nil {
+		t.Fatalf("no step train.fit in %v", p.byName)
+	}
+	got := map[string]any{"framework": s.Distributed.Framework, "nodes": s.Distributed.Nodes, "image": s.Image,
+		"env": s.Env, "command": s.Resolved.Command, "after": s.After}
+	want := map[string]any{"framework": "torch", "nodes": 3, "image": "torch:1",
+		"env": []components.EnvVar{{Name: "LR", Value: "0.1"}}, "command": []string{"python3", "train.py"}, "after": []string{"prep"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step train.fit (-want +got):\n%s", diff)
+	}
+	// Without the pipeline's runtimes, the runtimeRef names nothing: at
+	// the TrainJob file's line.
+	src, _ := os.ReadFile(pipe)
+	pipe = write("p2.yaml", strings.Replace(string(src), "runtimes: [rt.yaml]\n", "", 1))
+	_, err = Load(pipe)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "job.yaml")+`:5:22: spec.runtimeRef.name: no ClusterTrainingRuntime named "gpu"`) {
+		t.Errorf("error %v", err)
+	}
+}

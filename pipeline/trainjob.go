@@ -19,9 +19,25 @@ import (
 // command, args, env, numNodes, numProcPerNode and resourcesPerNode, and
 // the nodeSelector and tolerations of its runtimePatches.
 func ParseTrainJob(path string, data []byte, opts LoadOptions) (*Pipeline, error) {
-	docs, err := trainer.Docs(path, data)
+	f, set, warns, err := trainJobFile(path, data, opts.Runtimes)
 	if err != nil {
 		return nil, err
+	}
+	p, err := decodeIn(f, nil, nil, set)
+	if p != nil {
+		p.Warnings = append(warns, p.Warnings...)
+	}
+	return p, err
+}
+
+// trainJobFile is the pipeline of the TrainJob file path holding data, as
+// a pipeline file whose nodes carry the lines of the TrainJob's fields;
+// the runtimes its step may name (those of the file over base), and the
+// warnings of what it does not use.
+func trainJobFile(path string, data []byte, base *trainer.Set) (*yamlfile.File, *trainer.Set, []string, error) {
+	docs, err := trainer.Docs(path, data)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	own := &trainer.Set{}
 	_, rtErr := own.AddDocs(path, docs)
@@ -41,25 +57,21 @@ func ParseTrainJob(path string, data []byte, opts LoadOptions) (*Pipeline, error
 		}
 	}
 	if rtErr != nil || len(errs) > 0 {
-		return nil, errors.Join(append([]error{rtErr}, errs...)...)
+		return nil, nil, nil, errors.Join(append([]error{rtErr}, errs...)...)
 	}
 	if len(job.Refused) > 0 {
-		return nil, errors.Join(job.Refused...)
+		return nil, nil, nil, errors.Join(job.Refused...)
 	}
-	set := opts.Runtimes.Merge(own)
+	set := base.Merge(own)
 	r, err := set.Lookup(job.RuntimeKind, job.RuntimeName)
 	if err != nil {
-		return nil, &yamlfile.Error{File: path, Line: job.RuntimeNode.Line, Column: job.RuntimeNode.Column, Field: "spec.runtimeRef.name", Msg: err.Error()}
+		return nil, nil, nil, &yamlfile.Error{File: path, Line: job.RuntimeNode.Line, Column: job.RuntimeNode.Column, Field: "spec.runtimeRef.name", Msg: err.Error()}
 	}
 	root, warns, err := trainJobPipeline(job, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	p, err := decodeIn(&yamlfile.File{Path: path, Root: root}, nil, nil, set)
-	if p != nil {
-		p.Warnings = append(append(job.Warnings, warns...), p.Warnings...)
-	}
-	return p, err
+	return &yamlfile.File{Path: path, Root: root}, set, append(job.Warnings, warns...), nil
 }
 
 // trainJobPipeline is the pipeline of TrainJob j, as a YAML tree whose

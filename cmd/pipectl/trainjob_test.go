@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// rankLines are the lines the ranks of testdata/trainjob/ddp.yaml print.
+var rankLines = regexp.MustCompile(`rank (\d) of 2 local_rank 0 loss ([0-9.]+) weight (\[[^\]]*\])`)
+
 // TestTrainJobLocal runs a Kubeflow Trainer TrainJob file with real
 // PyTorch: two DDP ranks of the torch-distributed runtime Trainer ships
 // (--runtimes), whose weights agree after training; rank 0 saves the model.
@@ -35,7 +38,7 @@ func TestTrainJobLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
 	}
-	lines := regexp.MustCompile(`rank (\d) of 2 local_rank 0 loss ([0-9.]+) weight (\[[^\]]*\])`).FindAllStringSubmatch(out+errOut, -1)
+	lines := rankLines.FindAllStringSubmatch(out+errOut, -1)
 	if len(lines) != 2 {
 		t.Fatalf("want one line from each of 2 ranks, got %q\n%s\n%s", lines, out, errOut)
 	}
@@ -53,5 +56,54 @@ func TestTrainJobLocal(t *testing.T) {
 	check := exec.Command(filepath.Join(strings.TrimSpace(string(pydir)), "python3"), "-c", "import sys, torch; print(sorted(torch.load(sys.argv[1])))", model)
 	if got, err := check.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "['bias', 'weight']" {
 		t.Errorf("model.pt: %v %s", err, got)
+	}
+}
+
+// TestTrainJobComponentLocal runs a pipeline whose step's component is a
+// TrainJob file, with real PyTorch: the TrainJob's two DDP ranks train
+// after the step it follows, on the runtime the pipeline lists.
+func TestTrainJobComponentLocal(t *testing.T) {
+	pipectl, _, _ := exampleCLI(t)
+	src, err := os.ReadFile("testdata/trainjob/ddp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.pt")
+	if err := os.WriteFile(filepath.Join(dir, "ddp.yaml"), []byte(strings.Replace(string(src), "value: model.pt", "value: "+model, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runtimes, _ := filepath.Abs("../../pipeline/trainer/testdata/kubeflow/runtimes/torch_distributed.yaml")
+	pipe := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(pipe, []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: with-trainjob}
+runtimes: [`+runtimes+`]
+steps:
+  - name: prep
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: prep}
+      command: [sh, -c, "test ! -e `+model+` && echo prepared"]
+  - name: train
+    component: ddp.yaml
+    after: [prep]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := pipectl(nil, "run", pipe)
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	lines := rankLines.FindAllStringSubmatch(out+errOut, -1)
+	if len(lines) != 2 || lines[0][3] != "[1.0, 2.0, -1.0, 0.5]" || lines[1][3] != lines[0][3] {
+		t.Errorf("want both ranks at the true weights, got %q\n%s\n%s", lines, out, errOut)
+	}
+	if !strings.Contains(out+errOut, "prepared") {
+		t.Errorf("step prep did not run first:\n%s\n%s", out, errOut)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Errorf("rank 0 saved no model: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,6 +46,7 @@ func (v *validator) distributed(i int, index map[string]int) {
 		v.at(v.sp(i, "distributed"), "nodes × procsPerNode = %d × %d = %d ranks: expected at most %d (WORLD_SIZE)", d.Nodes, d.Procs(), d.Nodes*d.Procs(), MaxWorldSize)
 	}
 	v.framework(i, d)
+	v.torchrun(i, d)
 	if d.MaxRestarts < 0 || d.MaxRestarts > MaxRetries {
 		v.atValue(v.sp(i, "distributed", "maxRestarts"), "expected 0 to %d, got %d", MaxRetries, d.MaxRestarts)
 	}
@@ -104,5 +106,27 @@ func (v *validator) framework(i int, d *Distributed) {
 	}
 	if f == rankenv.JAX && d.ProcsPerNode > 1 {
 		v.atValue(v.sp(i, "distributed", "procsPerNode"), "framework jax runs one process per node (it drives every device of its node): expected 1, got %d", d.ProcsPerNode)
+	}
+}
+
+// torchrun checks the torchrun command of steps[i] (torch), whose options a
+// local gang reads as torchrun does (rankenv.ParseTorchrun): options it
+// knows, and a shape the step's. Options with placeholders are checked
+// when the step runs.
+func (v *validator) torchrun(i int, d *Distributed) {
+	c := v.p.Steps[i].Resolved
+	if c == nil || (d.Framework != "" && d.Framework != string(rankenv.Torch)) {
+		return
+	}
+	argv := slices.Concat(c.Command, c.Args)
+	if !rankenv.IsTorchrun(argv) || slices.ContainsFunc(argv, func(a string) bool { return strings.Contains(a, "{{") }) {
+		return
+	}
+	tr, err := rankenv.ParseTorchrun(argv)
+	if err == nil {
+		err = tr.Check(rankenv.Topology{Nodes: d.Nodes, ProcsPerNode: d.ProcsPerNode})
+	}
+	if err != nil {
+		v.at(v.sp(i, "component", "command"), "%v", err) // the component's line when it is a file
 	}
 }

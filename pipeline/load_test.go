@@ -119,6 +119,8 @@ func TestLoadInvalid(t *testing.T) {
 			`16:16 steps[2].env[0].name: variable DMLC_TASK_ID is pipectl's own`,
 			`17:16 steps[2].env[1].name: variable JAX_PROCESS_ID is pipectl's own`,
 			`18:16 steps[2].env[2].name: variable OMPI_MCA_orte_default_hostfile is pipectl's own`,
+			`22:7 steps[3].component.command: torchrun --bogus: not an option pipectl's local torchrun knows`,
+			`27:7 steps[4].component.command: torchrun --nnodes 3: the step has 2 nodes`,
 		}},
 		{"bad-resources", []string{
 			`6:22 steps[0].resources.cpu: expected a quantity such as 500m, 2 or 4Gi, got "two"`,

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,28 @@ steps:
 	}
 	if _, err := os.Stat(model); err != nil {
 		t.Errorf("rank 0 saved no model: %v", err)
+	}
+}
+
+// TestTrainerExampleLocal runs Kubeflow Trainer's own multi-node example
+// (examples/yaml/01-multi-node.yaml: `torchrun --no-python python3 -c …`
+// on its torch-distributed runtime) unchanged on this machine with real
+// PyTorch: pipectl is torchrun locally, so its three nodes' workers join
+// one gloo group.
+func TestTrainerExampleLocal(t *testing.T) {
+	pipectl, _, _ := exampleCLI(t)
+	runtimes, _ := filepath.Abs("../../pipeline/trainer/testdata/kubeflow/runtimes/torch_distributed.yaml")
+	job, _ := filepath.Abs("../../pipeline/trainer/testdata/kubeflow/examples/01-multi-node.yaml")
+	out, errOut, err := pipectl(nil, "run", "--runtimes", runtimes, job)
+	if err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out, errOut)
+	}
+	for rank := 0; rank < 3; rank++ {
+		if !regexp.MustCompile(`(?m)RANK: ` + strconv.Itoa(rank) + `$`).MatchString(out + errOut) {
+			t.Errorf("no line RANK: %d", rank)
+		}
+	}
+	if n := strings.Count(out+errOut, "WORLD_SIZE: 3"); n != 3 {
+		t.Errorf("%d ranks saw WORLD_SIZE 3, want 3:\n%s\n%s", n, out, errOut)
 	}
 }

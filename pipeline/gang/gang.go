@@ -93,7 +93,8 @@ func (g *Gang) Run(ctx context.Context) (attempts int, err error) {
 		if err == nil {
 			return attempt, nil
 		}
-		restart := attempt <= g.MaxRestarts
+		var ce *ConfigError
+		restart := attempt <= g.MaxRestarts && !errors.As(err, &ce) // no restart heals a bad command
 		if g.Ended != nil {
 			g.Ended(AttemptRecord(attempt, err, restart))
 		}
@@ -153,9 +154,13 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 			return err
 		}
 	}
-	perNode := false
+	perNode, torchrun := false, false
 	if argv, err := g.Argv(0, 0); err == nil {
 		perNode = topo.PerNode(argv)
+		// pipectl is torchrun here: it starts the workers itself.
+		if torchrun = perNode && topo.Framework != rankenv.JAX && topo.Framework != rankenv.MPI && rankenv.IsTorchrun(argv); torchrun {
+			perNode = false
+		}
 	}
 	if err := g.prepareCheckpoint(ctx); err != nil {
 		return err
@@ -174,6 +179,12 @@ func (g *Gang) attempt(ctx context.Context, attempt int, tr *progress.Tracker) e
 		argv, err := g.Argv(node, local)
 		if err != nil {
 			return err
+		}
+		if torchrun {
+			if argv, err = torchrunWorker(argv, topo); err != nil {
+				return err
+			}
+			env = append(env, topo.WorkerEnv(node, local, attempt-1)...)
 		}
 		out := tr.Writer(rank, g.Output(rank))
 		env = append(append([]string{}, g.Env...), env...)
@@ -361,4 +372,18 @@ func (g *Gang) grace() time.Duration {
 // check and rank 0's bind seconds later (after importing torch).
 func FreePort() (int, error) {
 	return rendezvousPort(ephemeralRange())
+}
+
+// torchrunWorker is the worker process torchrun command argv would start
+// on each rank of topo: locally pipectl starts them itself (one torchrun
+// per node would need PyTorch's launcher to work with this Python).
+func torchrunWorker(argv []string, topo rankenv.Topology) ([]string, error) {
+	tr, err := rankenv.ParseTorchrun(argv)
+	if err == nil {
+		err = tr.Check(topo)
+	}
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return tr.Worker(), nil
 }

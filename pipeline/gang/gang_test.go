@@ -80,25 +80,28 @@ func TestGangRankEnv(t *testing.T) {
 	}
 }
 
-// TestGangTorchrun starts one process per node when the command is torchrun
-// (a stand-in script that records the PET_* variables torchrun reads).
+// TestGangTorchrun: a torchrun command runs as torchrun would run it, the
+// gang starting its workers itself (one per rank, RANK and LOCAL_RANK set,
+// torchrun's group and role variables too), torchrun's options read; a
+// --nproc-per-node other than the step's fails without a restart.
 func TestGangTorchrun(t *testing.T) {
 	dir := t.TempDir()
-	torchrun := filepath.Join(dir, "torchrun")
-	script := "#!/bin/sh\nenv | grep -E '^(PET_[A-Z_]+|RANK|LOCAL_RANK|NODE_RANK|WORLD_SIZE)=' | sort > \"$(dirname \"$0\")/node-$PET_NODE_RANK\"\n"
-	if err := os.WriteFile(torchrun, []byte(script), 0o755); err != nil {
+	worker := filepath.Join(dir, "worker")
+	script := "#!/bin/sh\necho \"$*\" > \"$(dirname \"$0\")/argv-$RANK\"\nenv | grep -E '^(PET_[A-Z_]+|RANK|LOCAL_RANK|NODE_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|GROUP_RANK|ROLE_RANK|TORCHELASTIC_RESTART_COUNT)=' | sort > \"$(dirname \"$0\")/rank-$RANK\"\n"
+	if err := os.WriteFile(worker, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	out := &componentstest.Buffer{}
 	var started []string
 	var mu sync.Mutex
+	argv := []string{"torchrun", "--nnodes=2", "--nproc_per_node", "3", "--rdzv-backend", "c10d", "--no-python", worker, "--lr", "{{x}}"}
 	g := &Gang{
-		Nodes: 2, ProcsPerNode: 3, Env: os.Environ(),
+		Nodes: 2, ProcsPerNode: 3, Env: os.Environ(), MaxRestarts: 2,
 		Argv: func(node, local int) ([]string, error) {
 			mu.Lock()
 			started = append(started, fmt.Sprintf("%d/%d", node, local))
 			mu.Unlock()
-			return []string{torchrun, "train.py"}, nil
+			return argv, nil
 		},
 		Output: func(int) io.Writer { return out },
 	}
@@ -106,19 +109,31 @@ func TestGangTorchrun(t *testing.T) {
 		t.Fatalf("Run: %v\n%s", err, out)
 	}
 	sort.Strings(started)
-	// Argv(0, 0) is asked once to detect torchrun; then one process per node.
-	if diff := cmp.Diff([]string{"0/-1", "0/0", "1/-1"}, started); diff != "" {
+	// Argv(0, 0) is asked once to detect torchrun; then once per rank.
+	if diff := cmp.Diff([]string{"0/0", "0/0", "0/1", "0/2", "1/0", "1/1", "1/2"}, started); diff != "" {
 		t.Errorf("processes (-want +got):\n%s", diff)
 	}
-	for node := 0; node < 2; node++ {
-		env := readEnvFile(t, filepath.Join(dir, fmt.Sprintf("node-%d", node)))
-		if env["PET_NNODES"] != "2" || env["PET_NPROC_PER_NODE"] != "3" || env["PET_NODE_RANK"] != strconv.Itoa(node) ||
-			env["PET_MASTER_ADDR"] != "127.0.0.1" || env["PET_MASTER_PORT"] == "" || env["NODE_RANK"] != strconv.Itoa(node) || env["WORLD_SIZE"] != "6" {
-			t.Errorf("node %d env: %v", node, env)
+	for rank := 0; rank < 6; rank++ {
+		node, local := rank/3, rank%3
+		env := readEnvFile(t, filepath.Join(dir, fmt.Sprintf("rank-%d", rank)))
+		want := map[string]string{"RANK": strconv.Itoa(rank), "LOCAL_RANK": strconv.Itoa(local), "NODE_RANK": strconv.Itoa(node),
+			"GROUP_RANK": strconv.Itoa(node), "ROLE_RANK": strconv.Itoa(rank), "WORLD_SIZE": "6", "LOCAL_WORLD_SIZE": "3",
+			"PET_NNODES": "2", "PET_NPROC_PER_NODE": "3", "PET_NODE_RANK": strconv.Itoa(node), "PET_MASTER_ADDR": "127.0.0.1",
+			"PET_MASTER_PORT": env["PET_MASTER_PORT"], "TORCHELASTIC_RESTART_COUNT": "0"}
+		if diff := cmp.Diff(want, env); diff != "" || env["PET_MASTER_PORT"] == "" {
+			t.Errorf("rank %d env (-want +got):\n%s", rank, diff)
 		}
-		if _, ok := env["RANK"]; ok {
-			t.Errorf("node %d: torchrun's launcher process got RANK; torchrun sets it for its children", node)
+		if got, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("argv-%d", rank))); string(got) != "--lr {{x}}\n" {
+			t.Errorf("rank %d argv %q, want the script's arguments as written", rank, got)
 		}
+	}
+	// Another shape than the step's: a configuration error, no restart.
+	argv = []string{"torchrun", "--nproc-per-node=2", "--no-python", worker}
+	started = nil
+	attempts, err := g.Run(context.Background())
+	var ce *ConfigError
+	if !errors.As(err, &ce) || attempts != 1 || !strings.Contains(err.Error(), "torchrun --nproc-per-node 2: the step has 3 processes per node") {
+		t.Errorf("Run = %d, %v; want one attempt and a ConfigError", attempts, err)
 	}
 }
 

@@ -212,6 +212,20 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		// A step naming a Kubeflow Trainer runtime, and a TrainJob file as
+		// a step's component: the runtime's image, framework and env, the
+		// step's (the TrainJob's) nodes and env winning.
+		name:   "runtimes",
+		status: "Succeeded",
+		steps:  []confStep{ok("rt", seen()), ok("tj.fit").after("rt")},
+		probes: map[string]probeRecord{
+			"rt rank 0":     {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(rankEnv(2, 1, 0, 0), runtimeEnv("the step's"), stepEnv("rt"))},
+			"rt rank 1":     {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(rankEnv(2, 1, 1, 0), runtimeEnv("the step's"), stepEnv("rt"))},
+			"tj.fit rank 0": {Argv: []string{"from the TrainJob $(x)"}, Env: env(rankEnv(2, 1, 0, 0), runtimeEnv("the TrainJob's"), stepEnv("tj.fit"))},
+			"tj.fit rank 1": {Argv: []string{"from the TrainJob $(x)"}, Env: env(rankEnv(2, 1, 1, 0), runtimeEnv("the TrainJob's"), stepEnv("tj.fit"))},
+		},
+	},
+	{
 		name:   "values",
 		params: []string{"tag=v1 {{x}}"},
 		status: "Succeeded",
@@ -1011,7 +1025,7 @@ type probeRecord struct {
 }
 
 func ok(name string, outs ...confOutput) confStep {
-	return confStep{Name: name, Status: "Succeeded", ExitCode: ptr(0), Attempts: 1, Outputs: outs}
+	return confStep{Name: name, Status: "Succeeded", ExitCode: ptr(0), Attempts: 1, Outputs: append([]confOutput{}, outs...)}
 }
 
 func withAttempts(s confStep, n int) confStep { s.Attempts = n; return s }
@@ -1067,6 +1081,12 @@ func param(name, typ, value string) confOutput {
 // stepEnv is the env every step's program gets from pipectl.
 func stepEnv(step string) []string {
 	return []string{"PIPECTL_ARTIFACTS=$ROOT", "PIPECTL_RUN_ID=$RUN", "PIPECTL_STEP=" + step}
+}
+
+// runtimeEnv is the env conformance/runtimes/runtime.yaml gives, CASE_OVER
+// overridden with over.
+func runtimeEnv(over string) []string {
+	return []string{"CASE_RT=from the runtime", "CASE_OVER=" + over}
 }
 
 // env is a probe record's env: the variables of parts, sorted.

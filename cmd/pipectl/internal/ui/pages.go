@@ -62,6 +62,7 @@ func templateFuncs() template.FuncMap {
 			return *p
 		},
 		"inc":       func(n int) int { return n + 1 },
+		"color":     func(i int) int { return i % chartColors },
 		"listChart": listChart,
 		"num":       number,
 		"label": func(s string, n int) string {
@@ -344,16 +345,21 @@ func (s *server) stepView(r *http.Request, rec *record.Run, st *record.StepRecor
 type compareView struct {
 	Root string
 	*Comparison
-	IDs []string
+	IDs      []string
+	Sections []cmpSection
+	// Charts overlay the runs' curves, a line per run coloured as its
+	// column's key.
+	Charts []*Chart
 }
 
 func (s *server) comparePage(w http.ResponseWriter, r *http.Request) {
-	c, err := s.compare(r)
+	c, recs, err := s.compare(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v := compareView{Root: s.Store.Root(), Comparison: c}
+	v := compareView{Root: s.Store.Root(), Comparison: c, Sections: compareSections(c, recs),
+		Charts: compareCharts(recs, c.Metrics)}
 	for _, run := range c.Runs {
 		v.IDs = append(v.IDs, run.ID)
 	}

@@ -225,3 +225,16 @@ document.addEventListener("DOMContentLoaded", () => {
   if (document.getElementById("runs-table")) runsPage();
   if (document.getElementById("live")) runPage();
 });
+
+// Compare: a copy button puts the whole digest on the clipboard.
+document.addEventListener("click", async (ev) => {
+  const b = ev.target.closest("button.copy");
+  if (!b) return;
+  try {
+    await navigator.clipboard.writeText(b.dataset.copy);
+    b.textContent = "copied";
+  } catch (e) {
+    b.textContent = "select it: hover";
+  }
+  setTimeout(() => { b.textContent = "copy"; }, 1500);
+});

@@ -16,7 +16,7 @@ function localTimes(root) {
 // narrow window shows only part of a wide DAG).
 function showSelected(root) {
   const box = root.querySelector(".dag .scroll");
-  const node = root.querySelector("svg.graph a.node.selected");
+  const node = root.querySelector("svg.graph .node.selected, svg.graph a.chip.selected");
   if (!box || !node) return;
   const b = box.getBoundingClientRect(), n = node.getBoundingClientRect();
   if (n.left < b.left || n.right > b.right) box.scrollLeft += n.left - b.left - Math.max(0, (b.width - n.width) / 2);

@@ -219,7 +219,7 @@ func (s *server) sendLog(w http.ResponseWriter, r *http.Request, source string, 
 // apiCompare is GET /api/compare?runs=A,B: params and metrics of the runs
 // side by side (see Comparison).
 func (s *server) apiCompare(w http.ResponseWriter, r *http.Request) {
-	c, err := s.compare(r)
+	c, _, err := s.compare(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // A Chart is a line chart drawn as inline SVG by the page's template (no
@@ -110,6 +111,17 @@ func progressCharts(p *record.Progress) []*Chart {
 // listChart is the chart of value when it is a JSON list of at least two
 // numbers (a metric's values over epochs, say), else nil.
 func listChart(name, value string) *Chart {
+	s := listSeries(value)
+	if s == nil {
+		return nil
+	}
+	s.label = name
+	return newChart(name, "index", []*series{s})
+}
+
+// listSeries is value as a series (x its index) when it is a JSON list of
+// at least two numbers, else nil.
+func listSeries(value string) *series {
 	v := strings.TrimSpace(value)
 	if !strings.HasPrefix(v, "[") {
 		return nil
@@ -120,7 +132,7 @@ func listChart(name, value string) *Chart {
 	if err := dec.Decode(&nums); err != nil || len(nums) < 2 || len(nums) > maxListPoints || dec.More() {
 		return nil
 	}
-	s := &series{label: name}
+	s := &series{}
 	for i, n := range nums {
 		f, err := n.Float64()
 		if err != nil || math.IsInf(f, 0) {
@@ -128,7 +140,7 @@ func listChart(name, value string) *Chart {
 		}
 		s.xs, s.ys = append(s.xs, float64(i)), append(s.ys, f)
 	}
-	return newChart(name, "index", []*series{s})
+	return s
 }
 
 // newChart scales the lines into the plot box.
@@ -171,3 +183,98 @@ func newChart(name, xlabel string, ss []*series) *Chart {
 
 // num formats an axis label: four significant digits.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// compareCharts overlay the curves of the compared runs: one chart per
+// metric a step's ranks reported (STEP · METRIC) and per list-valued
+// metric of a Metrics output, a line per run, coloured by the run's place
+// in the comparison (the page's legend). A run's line is its lowest
+// rank's last gang attempt.
+func compareCharts(recs []*record.Run, metrics []runview.Row) []*Chart {
+	type key struct{ name, xlabel string }
+	lines := map[key][]*series{} // by chart, one per run (nil: none)
+	var order []key
+	add := func(k key, run int, s *series) {
+		if lines[k] == nil {
+			if len(order) == maxCharts {
+				return
+			}
+			lines[k] = make([]*series, len(recs))
+			order = append(order, k)
+		}
+		lines[k][run] = s
+	}
+	for run, rec := range recs {
+		for _, st := range rec.Steps {
+			for name, s := range rankCurves(st.Progress) {
+				s.label = rec.ID
+				add(key{st.Name + " · " + name, "step"}, run, s)
+			}
+		}
+	}
+	for _, m := range metrics {
+		for run, v := range m.Values {
+			if v == nil || run >= len(recs) {
+				continue
+			}
+			if c := listSeries(*v); c != nil {
+				c.label = recs[run].ID
+				add(key{m.Source + " · " + m.Name, "index"}, run, c)
+			}
+		}
+	}
+	var out []*Chart
+	for _, k := range order {
+		var ss []*series
+		var colors []int
+		for run, s := range lines[k] {
+			if s != nil {
+				ss, colors = append(ss, s), append(colors, run%chartColors)
+			}
+		}
+		c := newChart(k.name, k.xlabel, ss)
+		for i := range c.Lines {
+			c.Lines[i].Color = colors[i]
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// rankCurves are the series of each metric of p's lowest rank in its
+// last gang attempt, x the reported "step" (else the point's position).
+func rankCurves(p *record.Progress) map[string]*series {
+	if p == nil || len(p.Points) == 0 {
+		return nil
+	}
+	rank, attempt := p.Points[0].Rank, p.Points[0].Attempt
+	for _, pt := range p.Points {
+		if pt.Rank < rank || (pt.Rank == rank && pt.Attempt > attempt) {
+			rank, attempt = pt.Rank, pt.Attempt
+		}
+	}
+	out := map[string]*series{}
+	for _, pt := range p.Points {
+		if pt.Rank != rank || pt.Attempt != attempt {
+			continue
+		}
+		for name, v := range pt.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			s := out[name]
+			if s == nil {
+				if len(out) == maxCharts {
+					continue
+				}
+				s = &series{}
+				out[name] = s
+			}
+			x := float64(len(s.xs))
+			if pt.Step != nil {
+				x = float64(*pt.Step)
+			}
+			s.xs, s.ys = append(s.xs, x), append(s.ys, v)
+		}
+	}
+	return out
+}

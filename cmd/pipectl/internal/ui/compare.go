@@ -36,18 +36,19 @@ func compareIDs(r *http.Request) ([]string, error) {
 	return ids, nil
 }
 
-func (s *server) compare(r *http.Request) (*Comparison, error) {
+func (s *server) compare(r *http.Request) (*Comparison, []*record.Run, error) {
 	ids, err := compareIDs(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var recs []*record.Run
 	for _, id := range ids {
 		rec, err := s.Records.Get(r.Context(), id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		recs = append(recs, rec)
 	}
-	return runview.Compare(r.Context(), s.Store, recs, runview.DefaultCompareLimits)
+	c, err := runview.Compare(r.Context(), s.Store, recs, runview.DefaultCompareLimits)
+	return c, recs, err
 }

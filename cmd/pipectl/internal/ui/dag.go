@@ -23,6 +23,13 @@ type Node struct {
 	// Col is the step's depth; Row its place in the column.
 	Col, Row int
 	X, Y     int
+	// H is the box's height: NodeH, more for a loop's iterations or a
+	// gang's ranks.
+	H int
+	// Loop is set on a loop step: its iterations are drawn inside it.
+	Loop *LoopView
+	// Ranks is set on a distributed step: its ranks and their states.
+	Ranks *RanksView
 }
 
 // Edge is an arrow from a step to one that depends on it, as an SVG path.
@@ -48,22 +55,127 @@ const (
 	lane = 22
 )
 
+// StepInfo is what a run's resolved pipeline says of a step that the
+// drawing shows: a finally step is drawn after the others, a loop step
+// as a group of its iterations, a distributed one with its ranks.
+type StepInfo struct {
+	Finally bool
+	// Nodes and Procs give a distributed step's ranks (Nodes×Procs).
+	Nodes, Procs int
+}
+
 // Layout places the steps of a run record. Dependencies on steps the record
 // does not have are ignored; a record without dependsOn gives one column.
 // Within a column steps keep the record's order, then move towards the
 // average row of their dependencies (one barycentre pass), which keeps
 // chains straight and crossings few.
-func Layout(steps []record.StepRecord) Graph { return LayoutFinally(steps, nil) }
+func Layout(steps []record.StepRecord) Graph { return LayoutRun(steps, nil, nil) }
 
 // LayoutFinally is Layout for a run whose finally steps (and their loop
 // iterations, STEP[i]) finally names: they are drawn after every other
 // step, as they run, though nothing links them to those steps.
 func LayoutFinally(steps []record.StepRecord, finally map[string]bool) Graph {
-	index := make(map[string]int, len(steps))
-	for i, s := range steps {
+	info := map[string]StepInfo{}
+	for name := range finally {
+		info[name] = StepInfo{Finally: true}
+	}
+	return LayoutRun(steps, info, nil)
+}
+
+// LayoutRun is Layout with what the run's resolved pipeline says of its
+// steps (info, by name). A loop step's iterations (STEP[i], when the
+// record has STEP) are drawn inside its box, not as boxes of their own;
+// past loopFold of them only their count is, unless expand names the loop.
+func LayoutRun(steps []record.StepRecord, info map[string]StepInfo, expand map[string]bool) Graph {
+	shown, iters := foldLoops(steps)
+	finally := map[string]bool{}
+	for name, i := range info {
+		if i.Finally {
+			finally[name] = true
+		}
+	}
+	index := make(map[string]int, len(shown))
+	for i, s := range shown {
 		index[s.Name] = i
 	}
-	depth, cols := columnsOf(steps, index, finally)
+	depth, cols := columnsOf(shown, index, finally)
+	columns := orderColumns(shown, index, depth, cols)
+	nodes := make([]Node, len(shown))
+	for i, s := range shown {
+		n := Node{Name: s.Name, Status: s.Status, Cached: s.Cached, H: NodeH}
+		if it, ok := iters[s.Name]; ok {
+			n.Loop = loopView(it, expand[s.Name])
+			n.H = n.Loop.height()
+		} else if d := info[s.Name]; d.Nodes > 0 && !s.Cached { // a cache hit ran no ranks
+			n.Ranks = ranksView(&shown[i], d.Nodes, max(1, d.Procs))
+			n.H = n.Ranks.height()
+		}
+		nodes[i] = n
+	}
+	over := func(i, j int) bool { return depth[i]-depth[j] > 1 }
+	top0 := pad
+	for i, s := range shown {
+		for _, dep := range s.DependsOn {
+			if j, ok := index[dep]; ok && j != i && over(i, j) {
+				top0 = pad + lane
+			}
+		}
+	}
+	colH := func(col []int) int {
+		h := -gapY
+		for _, i := range col {
+			h += nodes[i].H + gapY
+		}
+		return max(h, 0)
+	}
+	tallest := NodeH
+	for _, col := range columns {
+		tallest = max(tallest, colH(col))
+	}
+	g := Graph{Width: max(1, cols)*(NodeW+gapX) - gapX + 2*pad, Height: tallest + pad + top0}
+	for c, col := range columns {
+		// Centre short columns against the tallest one.
+		y := top0 + (tallest-colH(col))/2
+		for k, i := range col {
+			nodes[i].Col, nodes[i].Row, nodes[i].X, nodes[i].Y = c, k, pad+c*(NodeW+gapX), y
+			y += nodes[i].H + gapY
+		}
+	}
+	g.Nodes = nodes
+	for i, s := range shown {
+		for _, dep := range s.DependsOn {
+			j, ok := index[dep]
+			if !ok || j == i || depth[j] >= depth[i] {
+				continue
+			}
+			e := Edge{From: dep, To: s.Name, Status: shown[j].Status, Over: over(i, j)}
+			e.Path = edgePath(nodes[j], nodes[i], e.Over)
+			g.Edges = append(g.Edges, e)
+		}
+	}
+	return g
+}
+
+// edgePath is the SVG path of an edge from a to b, between the middles of
+// their title rows; over runs it in the lane above the nodes.
+func edgePath(a, b Node, over bool) string {
+	x1, y1 := a.X+NodeW, a.Y+NodeH/2
+	x2, y2 := b.X-4, b.Y+NodeH/2
+	if over {
+		// Up into the lane in the gap after a, along it, down in the
+		// gap before b.
+		yl, xa, xb := pad+lane/2, x1+gapX/2, x2-gapX/2
+		return fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
+			x1, y1, xa, y1, xa, yl, x1+gapX, yl, x2-gapX, yl, xb, yl, xb, y2, x2, y2)
+	}
+	mx := (x1 + x2) / 2
+	return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mx, y1, mx, y2, x2, y2)
+}
+
+// orderColumns puts the steps in their columns (depth), each column in
+// record order, then (past the first) by the average row of the steps it
+// depends on.
+func orderColumns(steps []record.StepRecord, index map[string]int, depth []int, cols int) [][]int {
 	columns := make([][]int, cols)
 	for i := range steps {
 		columns[depth[i]] = append(columns[depth[i]], i)
@@ -99,58 +211,7 @@ func LayoutFinally(steps []record.StepRecord, finally map[string]bool) Graph {
 			row[i] = float64(k)
 		}
 	}
-	tallest := 0
-	for _, col := range columns {
-		tallest = max(tallest, len(col))
-	}
-	over := func(i, j int) bool { return depth[i]-depth[j] > 1 }
-	top0 := pad
-	for i, s := range steps {
-		for _, dep := range s.DependsOn {
-			if j, ok := index[dep]; ok && j != i && over(i, j) {
-				top0 = pad + lane
-			}
-		}
-	}
-	g := Graph{
-		Width:  max(1, cols)*(NodeW+gapX) - gapX + 2*pad,
-		Height: max(1, tallest)*(NodeH+gapY) - gapY + pad + top0,
-	}
-	pos := make([]Node, len(steps))
-	for c, col := range columns {
-		// Centre short columns against the tallest one.
-		top := top0 + (tallest-len(col))*(NodeH+gapY)/2
-		for k, i := range col {
-			s := steps[i]
-			pos[i] = Node{Name: s.Name, Status: s.Status, Cached: s.Cached, Col: c, Row: k,
-				X: pad + c*(NodeW+gapX), Y: top + k*(NodeH+gapY)}
-		}
-	}
-	g.Nodes = pos
-	for i, s := range steps {
-		for _, dep := range s.DependsOn {
-			j, ok := index[dep]
-			if !ok || j == i || depth[j] >= depth[i] {
-				continue
-			}
-			a, b := pos[j], pos[i]
-			x1, y1 := a.X+NodeW, a.Y+NodeH/2
-			x2, y2 := b.X-4, b.Y+NodeH/2
-			e := Edge{From: dep, To: s.Name, Status: steps[j].Status, Over: over(i, j)}
-			if e.Over {
-				// Up into the lane in the gap after a, along it, down in the
-				// gap before b.
-				yl, xa, xb := pad+lane/2, x1+gapX/2, x2-gapX/2
-				e.Path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d",
-					x1, y1, xa, y1, xa, yl, x1+gapX, yl, x2-gapX, yl, xb, yl, xb, y2, x2, y2)
-			} else {
-				mx := (x1 + x2) / 2
-				e.Path = fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mx, y1, mx, y2, x2, y2)
-			}
-			g.Edges = append(g.Edges, e)
-		}
-	}
-	return g
+	return columns
 }
 
 // columnsOf places each step in a column: one after the deepest step it

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,5 +120,76 @@ func TestLayoutFinally(t *testing.T) {
 	}
 	if g := Layout(ss); g.Nodes[2].Col != 0 {
 		t.Errorf("without the finally steps named, c has no dependencies: column %d", g.Nodes[2].Col)
+	}
+}
+
+// TestLayoutLoopGroup: a loop step's iterations are drawn inside its box
+// (taller for them), not as boxes; edges go to and from the loop step;
+// past loopFold iterations only the counts are drawn until expanded.
+func TestLayoutLoopGroup(t *testing.T) {
+	ss := steps(nil, []string{"a"}, []string{"b"})
+	for i := range 3 {
+		ss = append(ss, record.StepRecord{Name: fmt.Sprintf("b[%d]", i), Status: record.StatusSucceeded, DependsOn: []string{"a"}})
+	}
+	ss[4].Status = record.StatusFailed
+	g := LayoutRun(ss, nil, nil)
+	var names []string
+	for _, n := range g.Nodes {
+		names = append(names, n.Name)
+		if n.Y+n.H > g.Height {
+			t.Errorf("node %s ends at %d in a drawing %d high", n.Name, n.Y+n.H, g.Height)
+		}
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, names); diff != "" {
+		t.Errorf("boxes (-want +got):\n%s", diff)
+	}
+	b := g.Nodes[1]
+	if b.Loop == nil || b.Loop.N != 3 || len(b.Loop.Chips) != 3 || b.Loop.Counts != "2 succeeded, 1 failed" || b.Loop.Chips[1].State != "failed" || b.H <= NodeH {
+		t.Errorf("the loop's box: %+v (height %d)", b.Loop, b.H)
+	}
+	for _, c := range b.Loop.Chips {
+		if c.X < 0 || c.X+chipSize > NodeW || c.Y+chipSize > b.H {
+			t.Errorf("chip %s at (%d,%d) outside the %dx%d box", c.Name, c.X, c.Y, NodeW, b.H)
+		}
+	}
+	if len(g.Edges) != 2 || g.Edges[0].From+">"+g.Edges[0].To != "a>b" || g.Edges[1].From+">"+g.Edges[1].To != "b>c" {
+		t.Errorf("edges %+v", g.Edges)
+	}
+	for i := 3; i < 25; i++ {
+		ss = append(ss, record.StepRecord{Name: fmt.Sprintf("b[%d]", i), Status: record.StatusRunning})
+	}
+	folded := LayoutRun(ss, nil, nil).Nodes[1]
+	open := LayoutRun(ss, nil, map[string]bool{"b": true}).Nodes[1]
+	if !folded.Loop.Folded || len(folded.Loop.Chips) != 0 || folded.Loop.Counts != "2 succeeded, 1 failed, 22 running" {
+		t.Errorf("25 iterations, folded: %+v", folded.Loop)
+	}
+	if open.Loop.Folded || !open.Loop.Expanded || len(open.Loop.Chips) != 25 || open.H <= folded.H || open.Loop.LinkY >= open.H {
+		t.Errorf("25 iterations, expanded: %+v (height %d, folded %d)", open.Loop, open.H, folded.H)
+	}
+}
+
+// TestRankStates: what a gang's ranks show from the step's record.
+func TestRankStates(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		st   record.StepRecord
+		want string
+	}{
+		{"running", record.StepRecord{Status: record.StatusRunning}, "running running running"},
+		{"succeeded", record.StepRecord{Status: record.StatusSucceeded}, "succeeded succeeded succeeded"},
+		{"skipped", record.StepRecord{Status: record.StatusSkipped}, "pending pending pending"},
+		{"a rank failed", record.StepRecord{Status: record.StatusFailed, GangAttempts: []record.GangAttempt{
+			{Reason: record.ReasonStalled}, {Reason: record.ReasonFailed, Message: "rank 2: exit code 3"}}}, "stopped stopped failed"},
+		{"stalled", record.StepRecord{Status: record.StatusFailed, GangAttempts: []record.GangAttempt{{Reason: record.ReasonStalled}}}, "stalled stalled stalled"},
+		{"no rank named", record.StepRecord{Status: record.StatusFailed, Message: "timeout"}, "failed failed failed"},
+		{"a rank out of range", record.StepRecord{Status: record.StatusFailed, Message: "rank 7: exit code 1"}, "failed failed failed"},
+	} {
+		if got := strings.Join(rankStates(&c.st, 3), " "); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	v := ranksView(&record.StepRecord{Status: record.StatusRunning}, 8, 8)
+	if v.Text != "64 ranks · 8 nodes × 8 procs" || len(v.Chips) != 0 || v.Counts != "64 running" {
+		t.Errorf("64 ranks: %+v", v)
 	}
 }

@@ -62,7 +62,10 @@ func templateFuncs() template.FuncMap {
 			return *p
 		},
 		"inc":       func(n int) int { return n + 1 },
+		"color":     func(i int) int { return i % chartColors },
 		"listChart": listChart,
+		"loopURL":   loopURL,
+		"nodeOf":    func(v runView, n Node) nodeCtx { return nodeCtx{Run: v, Node: n} },
 		"num":       number,
 		"label": func(s string, n int) string {
 			if r := []rune(s); len(r) > n {
@@ -71,6 +74,25 @@ func templateFuncs() template.FuncMap {
 			return s
 		},
 	}
+}
+
+// loopURL is the page of run (its step selected shown) with the
+// iterations of loop drawn (open) or folded, the other loops of expand as
+// they are.
+func loopURL(run, selected string, expand []string, loop string, open bool) string {
+	q := url.Values{}
+	if selected != "" {
+		q.Set("step", selected)
+	}
+	for _, e := range expand {
+		if e != loop {
+			q.Add("expand", e)
+		}
+	}
+	if open {
+		q.Add("expand", loop)
+	}
+	return "/runs/" + url.PathEscape(run) + "?" + q.Encode()
 }
 
 // duration renders how long something ran: "" before it started or while
@@ -154,6 +176,14 @@ type runView struct {
 	Live     bool
 	// Params are the run's params, sorted.
 	Params [][2]string
+	// Expand names the loop steps whose many iterations are drawn.
+	Expand []string
+}
+
+// nodeCtx is what the template of a DAG node needs: the node and the page.
+type nodeCtx struct {
+	Run  runView
+	Node Node
 }
 
 type stepView struct {
@@ -249,8 +279,12 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	v := runView{Root: s.Store.Root(), Run: rec, Graph: LayoutFinally(rec.Steps, s.finallySteps(r, rec.ID)),
-		Live: rec.Status == record.StatusRunning || rec.Status == record.StatusPending}
+	expand := map[string]bool{}
+	for _, name := range q["expand"] {
+		expand[name] = true
+	}
+	v := runView{Root: s.Store.Root(), Run: rec, Graph: LayoutRun(rec.Steps, s.stepInfos(r, rec.ID), expand),
+		Live: rec.Status == record.StatusRunning || rec.Status == record.StatusPending, Expand: q["expand"]}
 	for _, k := range slices.Sorted(maps.Keys(rec.Params)) {
 		v.Params = append(v.Params, [2]string{k, rec.Params[k]})
 	}
@@ -264,18 +298,20 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, name, v)
 }
 
-// finallySteps names the finally steps of run, from its resolved pipeline
-// (none for a run without one).
-func (s *server) finallySteps(r *http.Request, run string) map[string]bool {
+// stepInfos are what the resolved pipeline of run says of its steps
+// (none for a run without one): which are finally steps, which gangs.
+func (s *server) stepInfos(r *http.Request, run string) map[string]StepInfo {
 	res, err := origin.ReadResolved(r.Context(), s.Store, run)
 	if err != nil {
 		return nil
 	}
-	out := map[string]bool{}
+	out := map[string]StepInfo{}
 	for _, st := range res.Steps {
-		if st.Finally {
-			out[st.Name] = true
+		i := StepInfo{Finally: st.Finally}
+		if d := st.Distributed; d != nil && st.Loop == nil {
+			i.Nodes, i.Procs = d.Nodes, d.ProcsPerNode
 		}
+		out[st.Name] = i
 	}
 	return out
 }
@@ -344,16 +380,21 @@ func (s *server) stepView(r *http.Request, rec *record.Run, st *record.StepRecor
 type compareView struct {
 	Root string
 	*Comparison
-	IDs []string
+	IDs      []string
+	Sections []cmpSection
+	// Charts overlay the runs' curves, a line per run coloured as its
+	// column's key.
+	Charts []*Chart
 }
 
 func (s *server) comparePage(w http.ResponseWriter, r *http.Request) {
-	c, err := s.compare(r)
+	c, recs, err := s.compare(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v := compareView{Root: s.Store.Root(), Comparison: c}
+	v := compareView{Root: s.Store.Root(), Comparison: c, Sections: compareSections(c, recs),
+		Charts: compareCharts(recs, c.Metrics)}
 	for _, run := range c.Runs {
 		v.IDs = append(v.IDs, run.ID)
 	}

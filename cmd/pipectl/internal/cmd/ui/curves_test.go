@@ -21,7 +21,8 @@ import (
 // drives headless Chromium on its step page while it runs: the loss and
 // accuracy curves are drawn from the 30 points reported so far, grow to 50
 // live once the step goes on, and the step's list-valued output is a curve
-// of its 3 numbers.
+// of its 3 numbers; the step's box shows its two ranks running, then
+// succeeded.
 func TestBrowserCurves(t *testing.T) {
 	chromium := uitest.Chromium(t)
 	shots := uitest.ShotsDir(t)
@@ -86,6 +87,10 @@ func TestBrowserCurves(t *testing.T) {
 	if got := b.Text(chart("loss") + `.querySelector("svg").getBoundingClientRect().width > 100 ? "drawn" : "not drawn"`); got != "drawn" {
 		t.Errorf("loss chart %s", got)
 	}
+	// The gang's box: its two ranks, running.
+	if got := b.Text(`(n => n.querySelector(".ranks").textContent + " | " + [...n.querySelectorAll("rect.rank")].map(r => r.dataset.state).join(" "))(document.querySelector('svg.graph a.node[data-node="train"]'))`); got != "2 ranks · 1 node × 2 procs | running running" {
+		t.Errorf("train's ranks while it runs: %s", got)
+	}
 	b.Shot("curves-running")
 
 	// The step goes on: the page updates itself, no reload.
@@ -98,6 +103,7 @@ func TestBrowserCurves(t *testing.T) {
 	if got := b.Text(`document.querySelector('#step figure.chart[data-metric="curve"]').dataset.points + " " + document.body.dataset.marker`); got != "3 same page" {
 		t.Errorf("the list output's chart: %s", got)
 	}
+	b.WaitJS(`[...document.querySelectorAll('svg.graph a.node[data-node="train"] rect.rank')].map(r => r.dataset.state).join(" ") === "succeeded succeeded"`)
 	b.Shot("curves-done")
 	if err := held.Wait(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())

@@ -16,7 +16,7 @@ function localTimes(root) {
 // narrow window shows only part of a wide DAG).
 function showSelected(root) {
   const box = root.querySelector(".dag .scroll");
-  const node = root.querySelector("svg.graph a.node.selected");
+  const node = root.querySelector("svg.graph .node.selected, svg.graph a.chip.selected");
   if (!box || !node) return;
   const b = box.getBoundingClientRect(), n = node.getBoundingClientRect();
   if (n.left < b.left || n.right > b.right) box.scrollLeft += n.left - b.left - Math.max(0, (b.width - n.width) / 2);
@@ -224,4 +224,17 @@ document.addEventListener("DOMContentLoaded", () => {
   localTimes(document);
   if (document.getElementById("runs-table")) runsPage();
   if (document.getElementById("live")) runPage();
+});
+
+// Compare: a copy button puts the whole digest on the clipboard.
+document.addEventListener("click", async (ev) => {
+  const b = ev.target.closest("button.copy");
+  if (!b) return;
+  try {
+    await navigator.clipboard.writeText(b.dataset.copy);
+    b.textContent = "copied";
+  } catch (e) {
+    b.textContent = "select it: hover";
+  }
+  setTimeout(() => { b.textContent = "copy"; }, 1500);
 });

@@ -83,6 +83,7 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 		Params: wire.Values(r.Values.Params), Upstream: wire.Values(r.Values.Upstream),
 		ArgoStatus: a.ArgoStatus, ArgoFailures: a.ArgoFailures, ArgoSteps: a.ArgoSteps, Argv: a.Argv,
 	}
+	rank.CheckpointKeep, rank.CheckpointEvery, rank.ResumeFrom = step.CheckpointArgs(&r.Launch.Distributed, a.ResumeFrom)
 	o := jobset.BuildOptions{
 		Namespace: namespace,
 		Step:      r.Name,

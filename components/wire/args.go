@@ -45,6 +45,15 @@ type Args struct {
 	Component string
 	// Distributed is Encode of a plan.Launch (--distributed; launcher pods).
 	Distributed string
+	// CheckpointKeep and CheckpointEvery are how a rank pod keeps its
+	// checkpoint directory, its step's distributed.checkpoint keep (a
+	// number) and every (a duration) (--checkpoint-keep,
+	// --checkpoint-every; rank pods, "" for the defaults).
+	CheckpointKeep, CheckpointEvery string
+	// ResumeFrom is the run whose last checkpoint of the step a distributed
+	// step restores while its own run has none: a rerun's (--resume-from;
+	// launcher and rank pods).
+	ResumeFrom string
 	// Argv, when set, replaces the component's command and args (after --).
 	Argv []string
 }
@@ -131,6 +140,11 @@ func (a *Args) AddFlags(fl *pflag.FlagSet, cmd Command) {
 	if cmd == Launch {
 		fl.StringVar(&a.Distributed, "distributed", "", "the launch spec: base64 JSON (from pipectl compile)")
 	}
+	if cmd == Exec {
+		fl.StringVar(&a.CheckpointKeep, "checkpoint-keep", "", "with --gang: how many checkpoints of the step stay in the store (default 1)")
+		fl.StringVar(&a.CheckpointEvery, "checkpoint-every", "", "with --gang: how often node 0 stores the checkpoint directory while its ranks run (default 1m)")
+	}
+	fl.StringVar(&a.ResumeFrom, "resume-from", "", "a distributed step: the run whose last checkpoint of the step is restored while this run has none (a rerun's)")
 }
 
 // Flags are the arguments of a container running `pipectl exec` or
@@ -166,6 +180,9 @@ func (a Args) Flags() []string {
 	add("image", a.Image)
 	add("component", a.Component)
 	add("distributed", a.Distributed)
+	add("checkpoint-keep", a.CheckpointKeep)
+	add("checkpoint-every", a.CheckpointEvery)
+	add("resume-from", a.ResumeFrom)
 	if len(a.Argv) > 0 {
 		out = append(out, "--")
 		for _, arg := range a.Argv {

@@ -67,9 +67,10 @@ func TestArgsRoundTrip(t *testing.T) {
 	rank := exec
 	rank.Gang, rank.Image, rank.Cache, rank.OutputParams = true, "", "", ""
 	rank.Argv = []string{"python3", "-c", "print('$1 --run=x')", "--", "-p"}
+	rank.CheckpointKeep, rank.CheckpointEvery, rank.ResumeFrom = "3", "5m0s", "run-$1"
 	roundTrip(t, Exec, rank)
 	launch := exec
-	launch.Image, launch.Distributed = "", "TEFVTkNI"
+	launch.Image, launch.Distributed, launch.ResumeFrom = "", "TEFVTkNI", "run-1"
 	roundTrip(t, Launch, launch)
 }
 
@@ -77,9 +78,11 @@ func TestArgsRoundTrip(t *testing.T) {
 // (goldens and committed workflows rely on it).
 func TestArgsOrder(t *testing.T) {
 	a := Args{Gang: true, Run: "r", WorkDir: "w", OutputParams: "o", Step: "s", Params: []string{"p=1"}, Upstream: []string{"u=2"},
-		Cache: "on", Iteration: "3", ArgoStatus: "a", ArgoFailures: "b", ArgoSteps: "c", Image: "i", Component: "k", Distributed: "d", Argv: []string{"x"}}
+		Cache: "on", Iteration: "3", ArgoStatus: "a", ArgoFailures: "b", ArgoSteps: "c", Image: "i", Component: "k", Distributed: "d",
+		CheckpointKeep: "2", CheckpointEvery: "1m", ResumeFrom: "f", Argv: []string{"x"}}
 	want := "--gang --run=r --work=w --output-params=o --step=s --param=p=1 --upstream=u=2 --cache=on --iteration=3 " +
-		"--argo-status=a --argo-failures=b --argo-steps=c --image=i --component=k --distributed=d -- x"
+		"--argo-status=a --argo-failures=b --argo-steps=c --image=i --component=k --distributed=d " +
+		"--checkpoint-keep=2 --checkpoint-every=1m --resume-from=f -- x"
 	if got := strings.Join(a.Flags(), " "); got != want {
 		t.Errorf("Flags =\n%s\nwant\n%s", got, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 )
 
 // Request is one `pipectl exec`: an invocation and where and how its
@@ -32,6 +33,10 @@ type Request struct {
 	Stdout, Stderr io.Writer
 	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
 	GracePeriod time.Duration
+	// Checkpoint is how a distributed step's checkpoint directory is kept
+	// (a rank pod's: exec's --checkpoint-keep, --checkpoint-every and
+	// --resume-from).
+	Checkpoint checkpoint.Options
 }
 
 // PodName is the value of {{pod.name}} for the request: $POD_NAME in Env

@@ -57,7 +57,7 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 	if err := os.MkdirAll(ws.MetricsDir(), 0o755); err != nil {
 		return nil, err
 	}
-	ckptEnv, saveCheckpoint, err := startNodeCheckpoint(ctx, rt, inv, ws, node, req.Stderr)
+	ckptEnv, saveCheckpoint, err := startNodeCheckpoint(ctx, rt, inv, ws, req.Checkpoint, node, req.Stderr)
 	if err != nil {
 		return nil, err
 	}

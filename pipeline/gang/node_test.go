@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
@@ -17,6 +19,7 @@ import (
 	"pipectl.dev/pipectl/components/process"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 	"pipectl.dev/pipectl/pipeline/execution"
 	"pipectl.dev/pipectl/pipeline/gang/rankenv"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -229,5 +232,60 @@ if [ "$epoch" = none ]; then exit 4; fi; echo 1 > "$1"; echo 0.5 > "$2"`
 		if want := fmt.Sprintf("rank %d sees 3", index); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "pipectl: restored checkpoint 1 of run run-1") {
 			t.Errorf("attempt 2, node %d: output lacks %q and the restore:\n%s", index, want, out)
 		}
+	}
+}
+
+// TestExecNodeCheckpointKeepEvery: a rank pod keeps its step's
+// distributed.checkpoint as a local gang does: node 0 stores the directory
+// every Every while its ranks run (not only when they exit), only the
+// latest Keep checkpoints stay, and a rerun's pod (From) starts from the
+// run it resumes.
+func TestExecNodeCheckpointKeepEvery(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &execution.Runtime{Store: store}
+	topo := rankenv.Topology{Nodes: 1, ProcsPerNode: 1, MasterAddr: "m", MasterPort: 1}
+	ctx := context.Background()
+	// Each epoch is written, then held long enough for a periodic sync; the
+	// last one (epoch 4) only the sync at exit can take.
+	script := `d="$PIPECTL_CHECKPOINT_DIR"; start=$(cat "$d/epoch" 2>/dev/null || echo 0); echo "starts after epoch $start"
+for e in $(seq $((start+1)) $((start+4))); do echo $e > "$d/epoch.tmp"; mv "$d/epoch.tmp" "$d/epoch"; sleep 0.4; done
+echo 1 > "$1"; echo 0.5 > "$2"`
+	req, out := nodeRequest(t, store, script)
+	req.Env = append(req.Env, "RANK=0")
+	req.Checkpoint = checkpoint.Options{Keep: 2, Every: 100 * time.Millisecond}
+	if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 0}); err != nil {
+		t.Fatalf("ExecNode: %v\n%s", err, out)
+	}
+	kept := strings.Count(out.String(), "pipectl: checkpoint ")
+	if kept < 4 {
+		t.Errorf("%d checkpoints kept; want one per epoch (4), synced every 100ms while the rank ran:\n%s", kept, out)
+	}
+	objs, err := store.List(ctx, checkpoint.Prefix("run-1", "train"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifests []string
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, ".json") {
+			manifests = append(manifests, path.Base(o.Key))
+		}
+	}
+	if want := fmt.Sprintf("%08d.json %08d.json", kept-1, kept); strings.Join(manifests, " ") != want {
+		t.Errorf("store holds checkpoints %q, want the latest 2: %s", manifests, want)
+	}
+
+	// A rerun (run-2, resuming from run-1) starts after epoch 4.
+	req, out = nodeRequest(t, store, script)
+	req.Invocation.Run = "run-2"
+	req.Env = append(req.Env, "RANK=0")
+	req.Checkpoint = checkpoint.Options{From: "run-1"}
+	if _, err := ExecNode(ctx, rt, req, rankenv.Node{Topology: topo, Index: 0}); err != nil {
+		t.Fatalf("ExecNode of the rerun: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "starts after epoch 4") || !strings.Contains(out.String(), "of run run-1") {
+		t.Errorf("the rerun did not start from run-1's last checkpoint:\n%s", out)
 	}
 }

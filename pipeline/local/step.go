@@ -1,7 +1,6 @@
 package local
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -191,11 +190,8 @@ func (e *execution) strategy(sp *plan.Step, name, dir string, output func(string
 	g.Nodes, g.ProcsPerNode, g.MaxRestarts, g.Framework = d.Nodes, d.LocalProcsPerNode, d.MaxRestarts, d.Framework
 	g.Env, g.Output, g.Log, g.GracePeriod = e.environ(sp), output, stepLog, e.r.GracePeriod
 	g.StallTimeout = d.StallTimeout.Duration
-	g.Checkpoint = &checkpoint.Keeper{
-		Store: e.r.Store, Run: e.run.ID, Step: name, From: e.r.ResumeFrom,
-		Dir: g.CheckpointDir(), Keep: d.CheckpointKeep,
-	}
-	g.CheckpointEvery = cmp.Or(d.CheckpointEvery.Duration, checkpoint.DefaultEvery)
+	ckpt := checkpoint.Options{Keep: d.CheckpointKeep, Every: d.CheckpointEvery.Duration, From: e.r.ResumeFrom}
+	g.Checkpoint, g.CheckpointEvery = ckpt.Keeper(e.r.Store, e.run.ID, name, g.CheckpointDir()), ckpt.Interval()
 	g.Ended = func(a record.GangAttempt) {
 		e.update(context.Background(), name, func(r *record.StepRecord) { r.GangAttempts = append(r.GangAttempts, a) })
 	}

@@ -78,7 +78,7 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 		defer job.Log.Close()
 		stdout, stderr = job.Log.Tee(stdout), job.Log.Tee(stderr)
 	}
-	req := execution.Request{WorkDir: work, OutputParams: p.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: p.GracePeriod}
+	req := execution.Request{WorkDir: work, OutputParams: p.OutputParams, Stdout: stdout, Stderr: stderr, GracePeriod: p.GracePeriod, Checkpoint: r.Checkpoint}
 	if p.Gang {
 		job.Strategy = &Node{Runtime: &execution.Runtime{Store: p.Store}, Request: req, Getenv: p.Getenv}
 	} else {

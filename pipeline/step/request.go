@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"pipectl.dev/pipectl/components"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 	"pipectl.dev/pipectl/pipeline/plan"
 )
 
@@ -33,6 +35,9 @@ type Request struct {
 	Image string
 	// Argv, when set, replaces the component's command and args.
 	Argv []string
+	// Checkpoint is how a distributed step's checkpoint directory is kept
+	// (--checkpoint-keep, --checkpoint-every, --resume-from).
+	Checkpoint checkpoint.Options
 }
 
 // DecodeArgs checks and decodes a, the wire of `pipectl exec` and
@@ -73,6 +78,9 @@ func DecodeArgs(a wire.Args) (*Request, error) {
 			errs = append(errs, err)
 		}
 	}
+	if r.Checkpoint, err = checkpointOptions(a); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -81,6 +89,40 @@ func DecodeArgs(a wire.Args) (*Request, error) {
 		r.Name = pipeline.IterationName(r.Wiring.Step, *i)
 	}
 	return r, nil
+}
+
+// checkpointOptions reads --checkpoint-keep, --checkpoint-every and
+// --resume-from.
+func checkpointOptions(a wire.Args) (checkpoint.Options, error) {
+	o := checkpoint.Options{From: a.ResumeFrom}
+	var errs []error
+	if a.CheckpointKeep != "" {
+		n, err := strconv.Atoi(a.CheckpointKeep)
+		if err != nil || n < 1 || n > checkpoint.MaxKeep {
+			errs = append(errs, fmt.Errorf("--checkpoint-keep %q: expected 1 to %d checkpoints kept", a.CheckpointKeep, checkpoint.MaxKeep))
+		}
+		o.Keep = n
+	}
+	if a.CheckpointEvery != "" {
+		d, err := time.ParseDuration(a.CheckpointEvery)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("--checkpoint-every %q: expected a positive duration such as 5m", a.CheckpointEvery))
+		}
+		o.Every = d
+	}
+	return o, errors.Join(errs...)
+}
+
+// CheckpointArgs are the flags that give a rank pod its step's
+// distributed.checkpoint (d) and the run it resumes from.
+func CheckpointArgs(d *plan.Distributed, resumeFrom string) (keep, every, from string) {
+	if d.CheckpointKeep > 0 {
+		keep = strconv.Itoa(d.CheckpointKeep)
+	}
+	if d.CheckpointEvery.Duration > 0 {
+		every = d.CheckpointEvery.String()
+	}
+	return keep, every, resumeFrom
 }
 
 // values reads repeated NAME=VALUE flags (named flag in messages) whose

@@ -28,6 +28,7 @@ func dryRun(opts *Options) error {
 		if args, err = planned(opts); err != nil {
 			return err
 		}
+		args.ResumeFrom = opts.ResumeFrom
 	}
 	req, err := launcher.FromWire(args, ns, nil)
 	if err != nil {

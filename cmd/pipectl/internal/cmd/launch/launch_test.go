@@ -98,6 +98,38 @@ func TestDryRunExample(t *testing.T) {
 	}
 }
 
+// TestDryRunCheckpoint: the rank pods keep the step's checkpoint as it
+// says (distributed.checkpoint's keep and every) and resume from the run
+// the launcher is told (--resume-from).
+func TestDryRunCheckpoint(t *testing.T) {
+	f, out, _ := testFactory(t)
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(file, []byte(`apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: g}
+steps:
+  - name: train
+    component:
+      apiVersion: pipectl.dev/v1alpha1
+      kind: Component
+      metadata: {name: t}
+      image: x:1
+      command: [python3, t.py]
+    distributed: {nodes: 2, checkpoint: {keep: 3, every: 30s}}
+`), 0o644)
+	if err := runLaunch(t, f, nil, "--dry-run", "-f", file, "--step", "train", "--resume-from", "g-old", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var js jobsetv1alpha2.JobSet
+	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
+		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
+	}
+	args := strings.Join(js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Args, " ")
+	if want := "--checkpoint-keep=3 --checkpoint-every=30s --resume-from=g-old"; !strings.Contains(args, want) {
+		t.Errorf("rank args lack %q: %s", want, args)
+	}
+}
+
 // TestDryRunGPURanks: with GPUs per rank pod and no procsPerNode, each pod
 // runs a rank per GPU; /dev/shm is memory-backed, half the memory limit.
 func TestDryRunGPURanks(t *testing.T) {

@@ -90,6 +90,10 @@ type Options struct {
 	// their digests, NAME@sha256:… (from package images; the compiler
 	// makes no registry calls). A reference not in it is used as written.
 	Images map[string]string
+	// ResumeFrom is the run a rerun re-runs: its distributed steps restore
+	// that run's last checkpoint of the step while the new run has none of
+	// its own (the launcher's --resume-from; "" for none).
+	ResumeFrom string
 }
 
 // Compile turns a loaded pipeline into an Argo Workflow. It reads nothing
@@ -638,7 +642,7 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	}
 	args.Component = compArg
 	if launch {
-		args.Distributed = key.Launch
+		args.Distributed, args.ResumeFrom = key.Launch, c.opts.ResumeFrom
 		c.launcherPod(&t, args)
 	} else {
 		args.Image = sp.Image

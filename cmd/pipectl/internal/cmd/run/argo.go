@@ -77,6 +77,7 @@ func argoRun(opts *Options) error {
 		}
 		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides
 		start.Options.S3Endpoint, start.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), f.StoreOptions.S3.Region
+		start.Options.ResumeFrom = resumeFrom(opts, l)
 		if rec, wf, err = start.Run(ctx, f.Clients); err != nil {
 			return err
 		} else if wf == nil {

@@ -150,11 +150,7 @@ func runRun(opts *Options) error {
 		Logs: opts.IO.LogsOut(opts.Output), Status: opts.IO.ErrOut,
 		Import: imports.Options{ImportOptions: imports.ImportOptions{S3: opts.Factory.StoreOptions.S3}},
 	}
-	if l.Rerun != nil && !opts.NoResume && opts.From == "" {
-		// A rerun's distributed steps resume from the run it re-runs;
-		// --from reruns its steps from scratch, checkpoints included.
-		r.ResumeFrom = l.Rerun.ID
-	}
+	r.ResumeFrom = resumeFrom(opts, l)
 	if r.Path, err = localPath(opts); err != nil {
 		return err
 	}
@@ -163,6 +159,16 @@ func runRun(opts *Options) error {
 		return fmt.Errorf("run %s: %w", opts.File, err)
 	}
 	return cmdutil.EndRun(opts.IO.Out, opts.Output, rec)
+}
+
+// resumeFrom is the run whose checkpoints a rerun's distributed steps
+// resume from, on either backend: the run it re-runs, unless --no-resume;
+// --from reruns its steps from scratch, checkpoints included.
+func resumeFrom(opts *Options, l *cmdutil.Loaded) string {
+	if l.Rerun == nil || opts.NoResume || opts.From != "" {
+		return ""
+	}
+	return l.Rerun.ID
 }
 
 // localPath is the folders the project's local settings (pipectl.local.yaml

@@ -8,9 +8,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 )
 
@@ -41,6 +43,9 @@ type Lineage struct {
 	// they were not recorded.
 	Inputs []LineageInput `json:"inputs"`
 	Note   string         `json:"note,omitempty"`
+	// Checkpoint is the producing step's latest checkpoint in its run (a
+	// distributed step's), which is not part of its fingerprint.
+	Checkpoint *checkpoint.Summary `json:"checkpoint,omitempty"`
 	// Seen is set on a producer this lineage already traced, whose
 	// code, params and inputs are not repeated: "above" where it was
 	// traced, or "cycle" when it is its own ancestor (records altered by
@@ -163,6 +168,11 @@ func (t *tracer) visit(ctx context.Context, k lineageKey) (*traced, error) {
 		return nil, fmt.Errorf("step %s of run %s has no output %q", step, rec.ID, output)
 	}
 	n := &traced{l: l}
+	ckpt, err := checkpoint.Latest(ctx, t.s, rec.ID, step)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint of step %s of run %s: %w", step, rec.ID, err)
+	}
+	l.Checkpoint = ckpt
 	in, err := recordstore.ReadInputs(ctx, t.s, rec.ID, step)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		l.Note = "its inputs were not recorded (a run from before pipectl recorded them, or a step that did not run)"
@@ -243,6 +253,9 @@ func writeLineage(w io.Writer, l *Lineage, indent string) {
 	fmt.Fprintf(w, "%s  step %s of run %s: code %s, image %s\n", indent, l.Step, l.Run, orDash(l.Code), orDash(l.Image))
 	if len(l.Params) > 0 {
 		fmt.Fprintf(w, "%s  params: %s\n", indent, params(l.Params))
+	}
+	if c := l.Checkpoint; c != nil {
+		fmt.Fprintf(w, "%s  checkpoint %d (%d file(s), %d bytes, %s; not part of the fingerprint): %s\n", indent, c.Generation, c.Files, c.Size, c.Created.UTC().Format(time.DateTime+"Z"), c.URI)
 	}
 	if l.Note != "" {
 		fmt.Fprintf(w, "%s  %s\n", indent, l.Note)

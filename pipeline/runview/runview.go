@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/pipeline/checkpoint"
 )
 
 // Summary is one entry of `pipectl runs ls -o json`; its fields are stable.
@@ -39,6 +40,9 @@ type Entry struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 	Cached bool   `json:"cached,omitempty"`
+	// Checkpoint, set on a step's checkpoint (Output CheckpointOutput), is
+	// its generation, files and time.
+	Checkpoint *checkpoint.Summary `json:"checkpoint,omitempty"`
 }
 
 // Entries returns the `artifacts ls -o json` entries of r: its artifact

@@ -51,8 +51,14 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:     "ls RUN",
 		Aliases: []string{"list"},
-		Short:   "List a run's output artifacts",
-		Args:    cobra.ExactArgs(1),
+		Short:   "List a run's output artifacts, and its steps' checkpoints",
+		Long: `List a run's output artifacts and, below them, the latest checkpoint of each
+distributed step that kept one (its generation, files, size and time; in -o json
+an entry with output ".checkpoint", type Checkpoint and its "checkpoint"). A
+checkpoint is not an output of the step and no part of its fingerprint: it is
+what a restart, a retry or a rerun of the step starts from (see: pipectl help
+checkpoints).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
@@ -79,11 +85,16 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	out := runview.Entries(r)
-	return cmdutil.Print(opts.IO.Out, opts.Output, out, func(tw *tabwriter.Writer) {
+	ckpts, err := runview.CheckpointEntries(ctx, runs.Store(), r)
+	if err != nil {
+		return err
+	}
+	return cmdutil.Print(opts.IO.Out, opts.Output, append(out, ckpts...), func(tw *tabwriter.Writer) {
 		fmt.Fprintln(tw, "STEP\tOUTPUT\tTYPE\tSIZE\tSHA256\tURI")
 		for _, e := range out {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.12s\t%s\n", e.Step, e.Output, e.Type, e.Size, e.SHA256, e.URI)
 		}
+		runview.WriteCheckpoints(tw, ckpts)
 	})
 }
 

@@ -381,6 +381,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
 	GracePeriod time.Duration
+	// Timing, when set, is told when the program started and ended and
+	// when its outputs were published.
+	Timing *record.StepTiming
 }
 
 // RunOnce runs the program once as the only process (rank 0) of a prepared
@@ -400,8 +403,21 @@ func (rt *Runtime) RunOnce(ctx context.Context, inv *components.Invocation, ws W
 		return nil, err
 	}
 	p := process.Process{Argv: argv, Dir: o.Dir, Env: append(append([]string{}, o.Env...), env...), Stdout: o.Stdout, Stderr: o.Stderr}
-	if err := process.Run(ctx, p, o.GracePeriod); err != nil {
+	o.stamp(func(t *record.StepTiming) { t.ProgramStarted = time.Now() })
+	err = process.Run(ctx, p, o.GracePeriod)
+	o.stamp(func(t *record.StepTiming) { t.ProgramEnded = time.Now() })
+	if err != nil {
 		return nil, err
 	}
-	return rt.Publish(ctx, inv, ws)
+	records, err := rt.Publish(ctx, inv, ws)
+	if err == nil {
+		o.stamp(func(t *record.StepTiming) { t.OutputsPublished = time.Now() })
+	}
+	return records, err
+}
+
+func (o Options) stamp(f func(*record.StepTiming)) {
+	if o.Timing != nil {
+		f(o.Timing)
+	}
 }

@@ -79,6 +79,9 @@ type Job struct {
 	// (recordstore.WriteInputs): not for a rank of a gang, whose launcher
 	// records the step.
 	Lineage bool
+	// Timing, when set, goes into the inputs record (Lineage): when the
+	// step pod's runtime did what.
+	Timing *record.StepTiming
 
 	// Fingerprinted, when set, is told the fingerprint before the look-up;
 	// Cached, when the outputs of hit were reused.
@@ -208,7 +211,7 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]record.OutputRecord,
 // inputs is the job's inputs record: its input artifacts by name, with
 // their sha256 when the fingerprint had them.
 func (j *Job) inputs() record.StepInputs {
-	rec := record.StepInputs{Run: j.Run, Step: j.Name}
+	rec := record.StepInputs{Run: j.Run, Step: j.Name, Timing: j.Timing}
 	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Inputs)) {
 		rec.Inputs = append(rec.Inputs, record.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
 	}

@@ -163,7 +163,7 @@ bench:
 	$(GO) run ./pipeline/local/internal/runbench
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkLauncherTrain -benchtime 5x -v .
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkArgoCachedRerun -benchtime 1x -v .
-	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkPodCost -benchtime 3x -v .
+	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkPodCost -benchtime 1x -v .
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

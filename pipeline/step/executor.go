@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -157,17 +158,24 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		}
 	}
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
+	// The inputs record and the cache entry are written at once; what
+	// could not be is said after.
+	var wg sync.WaitGroup
+	var inputsErr, cacheErr error
 	if j.Lineage && j.Invocation != nil && res.Attempts > 0 {
 		// The program read its inputs, whether it then failed or not.
-		if err := recordstore.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
-			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
-		}
+		wg.Go(func() { inputsErr = recordstore.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()) })
 	}
 	if err == nil && j.Cache != wire.CacheOff {
 		entry := stepcache.Entry{Run: j.Run, Step: j.Name, Outputs: res.Outputs}
-		if err := stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry); err != nil {
-			j.warnf("cannot write the cache entry of step %s: %v", j.Name, err)
-		}
+		wg.Go(func() { cacheErr = stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry) })
+	}
+	wg.Wait()
+	if inputsErr != nil {
+		j.warnf("cannot write the inputs record of step %s: %v", j.Name, inputsErr)
+	}
+	if cacheErr != nil {
+		j.warnf("cannot write the cache entry of step %s: %v", j.Name, cacheErr)
 	}
 	return res, err
 }

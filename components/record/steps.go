@@ -1,5 +1,7 @@
 package record
 
+import "time"
+
 // OutputsKey is the key of a step's outputs record: the typed records of
 // every output the step published, written once by whoever published them.
 func OutputsKey(run, step string) string { return run + "/" + step + "/outputs.json" }
@@ -32,6 +34,23 @@ type StepInputs struct {
 	// Inputs are the input artifacts, by name order: where each was read
 	// from and its content's sha256 ("" when it was not computed).
 	Inputs []InputRecord `json:"inputs"`
+	// Timing, when set, says when a step pod's runtime did what (`pipectl
+	// exec`): what a pod spends besides its program, for the benchmarks.
+	Timing *StepTiming `json:"timing,omitempty"`
+}
+
+// StepTiming is when the runtime of a step pod reached each of its phases,
+// its last attempt's where the step was retried in the pod.
+type StepTiming struct {
+	// ExecStarted is when the runtime started; InputsReady when the
+	// inputs and the code were in the workspace.
+	ExecStarted time.Time `json:"execStarted,omitzero"`
+	InputsReady time.Time `json:"inputsReady,omitzero"`
+	// ProgramStarted and ProgramEnded bound the program's process.
+	ProgramStarted time.Time `json:"programStarted,omitzero"`
+	ProgramEnded   time.Time `json:"programEnded,omitzero"`
+	// OutputsPublished is when the outputs and their record were stored.
+	OutputsPublished time.Time `json:"outputsPublished,omitzero"`
 }
 
 // InputRecord is one input artifact of a step.

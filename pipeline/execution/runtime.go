@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/artifacts/codepack"
 	"pipectl.dev/pipectl/components"
@@ -63,7 +65,7 @@ type Runtime struct {
 // program is left as it is): read inv.Component after Prepare. An artifact given to
 // an input parameter gives its content as the value; a value given to an
 // artifact input is written to the input's file.
-func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws Workspace) (components.Placeholders, error) {
+func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws Workspace) (_ components.Placeholders, err error) {
 	c := *inv.Component // Prepare may point it at the code pack: the caller's stays
 	inv.Component = &c
 	v := components.Placeholders{
@@ -71,28 +73,34 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 		InputPaths: map[string]string{},
 		InputURIs:  map[string]string{},
 	}
+	// The code pack and the input artifacts are fetched at once: a pod's
+	// store round trips overlap.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fetches, fctx := errgroup.WithContext(ctx)
+	fetches.SetLimit(inputConcurrency)
+	defer func() {
+		if err != nil { // returned before waiting: the fetches stop
+			cancel()
+			_ = fetches.Wait()
+		}
+	}()
 	if c.Code != "" && c.Dir == "" {
 		// In a pod: the component's folder is the pack its digest names.
 		dest := ws.CodePath()
 		if err := os.RemoveAll(dest); err != nil { // an earlier start's
 			return v, err
 		}
-		if err := codepack.Fetch(ctx, rt.Store, c.Code, dest, codepack.Defaults); err != nil {
-			return v, fmt.Errorf("component %s: %w", c.Name, err)
-		}
+		fetches.Go(func() error {
+			if err := codepack.Fetch(fctx, rt.Store, c.Code, dest, codepack.Defaults); err != nil {
+				return fmt.Errorf("component %s: %w", c.Name, err)
+			}
+			return nil
+		})
 		c.Dir, c.WorkingDir = dest, ""
 	}
-	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
-		for name := range m {
-			if _, ok := c.Input(name); !ok {
-				return v, fmt.Errorf("component %s has no input %q", c.Name, name)
-			}
-		}
-	}
-	for name := range inv.Collected {
-		if in, ok := c.Input(name); !ok || !components.IsArtifact(in.Type) {
-			return v, fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Name, name)
-		}
+	if err := checkInputs(&c, inv); err != nil {
+		return v, err
 	}
 	// A value may feed an artifact input (it becomes a file) and an artifact
 	// an input parameter (its content becomes the value), as KFP passes data.
@@ -122,6 +130,37 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 	if err := writeParamFiles(&c, ws, v); err != nil {
 		return v, err
 	}
+	if err := rt.fetchArtifacts(fctx, fetches, &c, inv, ws, &v); err != nil {
+		return v, err
+	}
+	return v, fetches.Wait()
+}
+
+// inputConcurrency bounds the input artifacts (and the code pack) a pod
+// fetches at once.
+const inputConcurrency = 4
+
+// checkInputs fails when inv gives a value to an input c does not have.
+func checkInputs(c *components.Program, inv *components.Invocation) error {
+	for _, m := range []map[string]string{inv.Params, inv.Inputs} {
+		for name := range m {
+			if _, ok := c.Input(name); !ok {
+				return fmt.Errorf("component %s has no input %q", c.Name, name)
+			}
+		}
+	}
+	for name := range inv.Collected {
+		if in, ok := c.Input(name); !ok || !components.IsArtifact(in.Type) {
+			return fmt.Errorf("component %s has no input artifact %q to collect outputs into", c.Name, name)
+		}
+	}
+	return nil
+}
+
+// fetchArtifacts starts, in g, the fetch of each input artifact of inv
+// into ws and records its path (and URI) in v; a value given to an artifact
+// input is written to its file.
+func (rt *Runtime) fetchArtifacts(ctx context.Context, g *errgroup.Group, c *components.Program, inv *components.Invocation, ws Workspace, v *components.Placeholders) error {
 	for _, in := range c.Inputs {
 		if !components.IsArtifact(in.Type) {
 			continue
@@ -129,16 +168,19 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 		if val, ok := inv.Params[in.Name]; ok {
 			dest := ws.InputPath(in.Name)
 			if err := writeFile(dest, val); err != nil {
-				return v, fmt.Errorf("input %q: %w", in.Name, err)
+				return fmt.Errorf("input %q: %w", in.Name, err)
 			}
 			v.InputPaths[in.Name] = dest
 			continue
 		}
 		if uris, ok := inv.Collected[in.Name]; ok {
-			dest, err := rt.fetchCollected(ctx, uris, ws.InputPath(in.Name))
-			if err != nil {
-				return v, fmt.Errorf("input %q: %w", in.Name, err)
-			}
+			dest := ws.InputPath(in.Name)
+			g.Go(func() error {
+				if _, err := rt.fetchCollected(ctx, uris, dest); err != nil {
+					return fmt.Errorf("input %q: %w", in.Name, err)
+				}
+				return nil
+			})
 			v.InputPaths[in.Name] = dest
 			if v.InputLists == nil {
 				v.InputLists = map[string]int{}
@@ -149,26 +191,29 @@ func (rt *Runtime) Prepare(ctx context.Context, inv *components.Invocation, ws W
 		uri, ok := inv.Inputs[in.Name]
 		if !ok {
 			if in.Required() {
-				return v, fmt.Errorf("input artifact %q (%s) has no value", in.Name, in.Type)
+				return fmt.Errorf("input artifact %q (%s) has no value", in.Name, in.Type)
 			}
 			continue
 		}
 		key, err := artifacts.SplitURI(rt.Store, uri)
 		if err != nil {
-			return v, fmt.Errorf("input %q: %w", in.Name, err)
+			return fmt.Errorf("input %q: %w", in.Name, err)
 		}
 		dest := ws.InputPath(in.Name)
 		// The workspace is the runtime's own: a copy an earlier start of
 		// this step left (a restarted container) goes.
 		if err := os.RemoveAll(dest); err != nil {
-			return v, fmt.Errorf("input %q: %w", in.Name, err)
+			return fmt.Errorf("input %q: %w", in.Name, err)
 		}
-		if _, err := artifacts.Fetch(ctx, rt.Store, key, dest, artifacts.FetchOptions{}); err != nil {
-			return v, fmt.Errorf("input %q: %w", in.Name, err)
-		}
+		g.Go(func() error {
+			if _, err := artifacts.Fetch(ctx, rt.Store, key, dest, artifacts.FetchOptions{}); err != nil {
+				return fmt.Errorf("input %q: %w", in.Name, err)
+			}
+			return nil
+		})
 		v.InputPaths[in.Name], v.InputURIs[in.Name] = dest, uri
 	}
-	return v, nil
+	return nil
 }
 
 // fetchCollected fetches the artifact at uris[i] to dest/<i>, for each i.
@@ -381,6 +426,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// GracePeriod is the time between SIGTERM and SIGKILL when ctx ends.
 	GracePeriod time.Duration
+	// Timing, when set, is told when the program started and ended and
+	// when its outputs were published.
+	Timing *record.StepTiming
 }
 
 // RunOnce runs the program once as the only process (rank 0) of a prepared
@@ -400,8 +448,21 @@ func (rt *Runtime) RunOnce(ctx context.Context, inv *components.Invocation, ws W
 		return nil, err
 	}
 	p := process.Process{Argv: argv, Dir: o.Dir, Env: append(append([]string{}, o.Env...), env...), Stdout: o.Stdout, Stderr: o.Stderr}
-	if err := process.Run(ctx, p, o.GracePeriod); err != nil {
+	o.stamp(func(t *record.StepTiming) { t.ProgramStarted = time.Now() })
+	err = process.Run(ctx, p, o.GracePeriod)
+	o.stamp(func(t *record.StepTiming) { t.ProgramEnded = time.Now() })
+	if err != nil {
 		return nil, err
 	}
-	return rt.Publish(ctx, inv, ws)
+	records, err := rt.Publish(ctx, inv, ws)
+	if err == nil {
+		o.stamp(func(t *record.StepTiming) { t.OutputsPublished = time.Now() })
+	}
+	return records, err
+}
+
+func (o Options) stamp(f func(*record.StepTiming)) {
+	if o.Timing != nil {
+		f(o.Timing)
+	}
 }

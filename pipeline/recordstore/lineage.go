@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/components/record"
@@ -22,15 +23,19 @@ func WriteInputs(ctx context.Context, s artifacts.Store, rec record.StepInputs) 
 	if rec.Inputs == nil {
 		rec.Inputs = []record.InputRecord{}
 	}
-	if err := artifacts.PutJSON(ctx, s, record.InputsKey(rec.Run, rec.Step), rec); err != nil {
-		return err
-	}
-	var errs []error
-	for _, in := range rec.Inputs {
+	// The record and the index entries are written at once (one round
+	// trip's time, not one each).
+	errs := make([]error, 1+len(rec.Inputs))
+	var wg sync.WaitGroup
+	for i, in := range rec.Inputs {
 		if validSHA256(in.SHA256) {
-			errs = append(errs, s.Put(ctx, consumedPrefix+in.SHA256+"/"+rec.Run+"/"+rec.Step, strings.NewReader(""), 0))
+			wg.Go(func() {
+				errs[1+i] = s.Put(ctx, consumedPrefix+in.SHA256+"/"+rec.Run+"/"+rec.Step, strings.NewReader(""), 0)
+			})
 		}
 	}
+	errs[0] = artifacts.PutJSON(ctx, s, record.InputsKey(rec.Run, rec.Step), rec)
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pipectl.dev/pipectl/artifacts"
@@ -79,6 +80,9 @@ type Job struct {
 	// (recordstore.WriteInputs): not for a rank of a gang, whose launcher
 	// records the step.
 	Lineage bool
+	// Timing, when set, goes into the inputs record (Lineage): when the
+	// step pod's runtime did what.
+	Timing *record.StepTiming
 
 	// Fingerprinted, when set, is told the fingerprint before the look-up;
 	// Cached, when the outputs of hit were reused.
@@ -154,17 +158,24 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		}
 	}
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
+	// The inputs record and the cache entry are written at once; what
+	// could not be is said after.
+	var wg sync.WaitGroup
+	var inputsErr, cacheErr error
 	if j.Lineage && j.Invocation != nil && res.Attempts > 0 {
 		// The program read its inputs, whether it then failed or not.
-		if err := recordstore.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()); err != nil {
-			j.warnf("cannot write the inputs record of step %s: %v", j.Name, err)
-		}
+		wg.Go(func() { inputsErr = recordstore.WriteInputs(context.WithoutCancel(ctx), x.Store, j.inputs()) })
 	}
 	if err == nil && j.Cache != wire.CacheOff {
 		entry := stepcache.Entry{Run: j.Run, Step: j.Name, Outputs: res.Outputs}
-		if err := stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry); err != nil {
-			j.warnf("cannot write the cache entry of step %s: %v", j.Name, err)
-		}
+		wg.Go(func() { cacheErr = stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry) })
+	}
+	wg.Wait()
+	if inputsErr != nil {
+		j.warnf("cannot write the inputs record of step %s: %v", j.Name, inputsErr)
+	}
+	if cacheErr != nil {
+		j.warnf("cannot write the cache entry of step %s: %v", j.Name, cacheErr)
 	}
 	return res, err
 }
@@ -208,7 +219,7 @@ func (x *Executor) attempts(ctx context.Context, j *Job) ([]record.OutputRecord,
 // inputs is the job's inputs record: its input artifacts by name, with
 // their sha256 when the fingerprint had them.
 func (j *Job) inputs() record.StepInputs {
-	rec := record.StepInputs{Run: j.Run, Step: j.Name}
+	rec := record.StepInputs{Run: j.Run, Step: j.Name, Timing: j.Timing}
 	for _, name := range slices.Sorted(maps.Keys(j.Invocation.Inputs)) {
 		rec.Inputs = append(rec.Inputs, record.InputRecord{Name: name, URI: j.Invocation.Inputs[name], SHA256: j.InputSums[name]})
 	}

@@ -43,6 +43,9 @@ type Pod struct {
 	GracePeriod time.Duration
 	// Getenv reads the rank environment (os.Getenv when nil).
 	Getenv func(string) string
+	// Started is when the runtime started (when Execute was called, when
+	// zero): the first of the times the step's inputs record keeps.
+	Started time.Time
 }
 
 // Execute runs the step through the step executor. Its messages go to
@@ -84,7 +87,11 @@ func (p *Pod) Execute(ctx context.Context) (Result, error) {
 	} else {
 		s := NewProcess(p.Store, work)
 		s.Stdout, s.Stderr, s.GracePeriod, s.OutputParams, s.PodName = stdout, stderr, p.GracePeriod, p.OutputParams, req.PodName()
-		job.Strategy = s
+		s.Timing = &record.StepTiming{ExecStarted: p.Started}
+		if s.Timing.ExecStarted.IsZero() {
+			s.Timing.ExecStarted = time.Now()
+		}
+		job.Strategy, job.Timing = s, s.Timing
 	}
 	if skipped, err := p.skip(ctx); err != nil || skipped {
 		if err != nil && p.Gang {

@@ -51,6 +51,9 @@ type Process struct {
 	OutputParams string
 	// PodName, when set, is {{pod.name}} (in a pod; locally it is RUN-STEP).
 	PodName string
+	// Timing, when set, is told when the inputs were ready, the program
+	// started and ended, and the outputs were published.
+	Timing *record.StepTiming
 }
 
 // NewProcess returns a Process whose invocation's inputs and outputs are in
@@ -68,8 +71,12 @@ func (p *Process) Run(ctx context.Context, inv *components.Invocation) ([]record
 	if err != nil {
 		return nil, 0, err
 	}
+	if p.Timing != nil {
+		p.Timing.InputsReady = time.Now()
+	}
 	records, err := p.rt.RunOnce(ctx, inv, p.ws, values, execution.Options{
 		Dir: inv.Component.RunDir(), Env: inv.Environ(p.Env), Stdout: p.Stdout, Stderr: p.Stderr, GracePeriod: p.GracePeriod,
+		Timing: p.Timing,
 	})
 	if err != nil {
 		return nil, 1, err

@@ -87,6 +87,7 @@ step pod).`,
 }
 
 func execRun(opts *Options) error {
+	started := time.Now()
 	if opts.Install != "" {
 		return install(opts)
 	}
@@ -106,6 +107,7 @@ func execRun(opts *Options) error {
 	pod := &step.Pod{
 		Request: r, Store: store, WorkDir: opts.WorkDir, Gang: opts.Gang, KeepLog: opts.KeepLog, OutputParams: opts.OutputParams,
 		Stdout: opts.IO.Out, Stderr: opts.IO.ErrOut, GracePeriod: opts.GracePeriod, Getenv: opts.Factory.Env,
+		Started: started,
 	}
 	res, err := pod.Execute(ctx)
 	release()

@@ -153,7 +153,8 @@ vet:
 ## bench: the benchmarks (speed goals live here, not in tests): compile size/time,
 ## S3 transfers against a real MinIO next to mc (1 GiB file; 1000 × 64 KiB files), the local
 ## runner at scale (500/2000/10,000 trivial steps, cancel, per-step overhead), and
-## the launcher in the test bed (launch → pods created; JobSet terminal → launcher exit), and
+## the launcher in the test bed (launch → pods created; JobSet terminal → launcher exit; its CPU
+## time and peak memory at 8 and 64 rank pods and 256 ranks as 64 pods × 4), and
 ## the example through Argo twice: first run vs cached re-run wall time (goal: re-run ≤ 25%),
 ## and the cost of a pod: a chain of 10 trivial steps through pipectl on Argo vs the same
 ## chain as a plain Argo Workflow, the ratio (goal ≤ 1.10×) and each phase of a step's pod
@@ -162,6 +163,7 @@ bench:
 	$(GO) run ./artifacts/internal/s3bench -runs 3
 	$(GO) run ./pipeline/local/internal/runbench
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkLauncherTrain -benchtime 5x -v .
+	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkLauncherScale -benchtime 1x -v .
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkArgoCachedRerun -benchtime 1x -v .
 	cd test/e2e && $(GO) test -count=1 -run '^$$' -bench BenchmarkPodCost -benchtime 1x -v .
 

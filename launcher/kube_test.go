@@ -40,7 +40,7 @@ type fakeCluster struct {
 	deletes   []metav1.DeletionPropagation
 }
 
-func newFakeCluster(t *testing.T, objs ...runtime.Object) *fakeCluster {
+func newFakeCluster(t testing.TB, objs ...runtime.Object) *fakeCluster {
 	t.Helper()
 	f := &fakeCluster{
 		kube: kubefake.NewClientset(objs...), jobsets: jobsetfake.NewSimpleClientset(),
@@ -81,18 +81,18 @@ func (f *fakeCluster) launcher() *Launcher {
 	}
 }
 
-func (f *fakeCluster) nextJSWatch(t *testing.T) *watch.FakeWatcher {
+func (f *fakeCluster) nextJSWatch(t testing.TB) *watch.FakeWatcher {
 	t.Helper()
 	return nextWatch(t, f.jsWatches, "JobSet")
 }
 
-func (f *fakeCluster) nextPodWatch(t *testing.T) *watch.FakeWatcher {
+func (f *fakeCluster) nextPodWatch(t testing.TB) *watch.FakeWatcher {
 	t.Helper()
 	return nextWatch(t, f.podWatch, "pod")
 }
 
 // nextWatch waits up to 5 s for the launcher to open a watch of what.
-func nextWatch(t *testing.T, watches <-chan *watch.FakeWatcher, what string) *watch.FakeWatcher {
+func nextWatch(t testing.TB, watches <-chan *watch.FakeWatcher, what string) *watch.FakeWatcher {
 	t.Helper()
 	select {
 	case w := <-watches:
@@ -110,7 +110,7 @@ func (f *fakeCluster) deletions() []metav1.DeletionPropagation {
 }
 
 // addPod stores a pod and reports it on the pod watch.
-func (f *fakeCluster) addPod(t *testing.T, w *watch.FakeWatcher, p *corev1.Pod) {
+func (f *fakeCluster) addPod(t testing.TB, w *watch.FakeWatcher, p *corev1.Pod) {
 	t.Helper()
 	if err := f.kube.Tracker().Add(p); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func jobSetWith(js *jobsetv1alpha2.JobSet, restarts int32, cond jobsetv1alpha2.J
 	return js
 }
 
-func eventually(t *testing.T, cond func() bool) {
+func eventually(t testing.TB, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); {
 		if time.Now().After(deadline) {
@@ -186,7 +186,7 @@ func start(ctx context.Context, l *Launcher, js *jobsetv1alpha2.JobSet) chan run
 	return done
 }
 
-func wait(t *testing.T, done chan runResult) runResult {
+func wait(t testing.TB, done chan runResult) runResult {
 	t.Helper()
 	select {
 	case r := <-done:

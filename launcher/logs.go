@@ -57,6 +57,7 @@ func (s *session) stream(ctx context.Context, rp *rankPod, pod string) {
 	var out io.Writer = rp.log
 	if rp.out != nil {
 		out = rp.out
+		defer rp.out.flush() // before rp.log's
 	}
 	var failingSince time.Time
 	for {

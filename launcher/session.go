@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -30,9 +29,10 @@ type rankPod struct {
 	// streaming is set once a log stream was started for the pod.
 	streaming bool
 	log       *process.LineWriter
-	// out is where the stream goes: log, counted as the rank's progress
-	// while the stall watch follows the pod's attempt.
-	out io.Writer
+	// out is where the stream goes: log, without the progress reports,
+	// counted as the rank's progress while the stall watch follows the
+	// pod's attempt.
+	out *reportFilter
 	// failedSeen is when the launcher first saw the pod failed: FinishedAt
 	// has whole seconds only, and a gang's ranks often fail within one.
 	failedSeen time.Time

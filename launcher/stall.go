@@ -16,7 +16,9 @@ import (
 )
 
 // The launcher's stall watch is the local gang's (package gang): every
-// line a rank pod prints is its progress (gang's progress.Tracker), and a
+// line a rank pod prints is its progress (gang's progress.Tracker), and so
+// is every metric a rank reports (echoed by the pod's runtime as progress
+// reports, see reports.go), and a
 // gang none of whose ranks made progress for StallTimeout is stalled
 // (gang.Stalled). The clock of an attempt starts once all its rank pods
 // run: waiting for pods (Pending, a suspended JobSet) is startup time,
@@ -55,9 +57,12 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 	return w.plain.Write(p)
 }
 
-// logWriter is where the log of rp goes (s.mu held).
-func (s *session) logWriter(rp *rankPod) io.Writer {
-	return &progressWriter{s: s, attempt: rp.attempt, watched: s.tr.Writer(s.rankOf(rp.node), rp.log), plain: rp.log}
+// logWriter is where the log of rp goes (s.mu held): its progress
+// reports are taken out (reportFilter), its other lines are its rank's
+// progress.
+func (s *session) logWriter(rp *rankPod) *reportFilter {
+	pw := &progressWriter{s: s, attempt: rp.attempt, watched: s.tr.Writer(s.rankOf(rp.node), rp.log), plain: rp.log}
+	return &reportFilter{next: pw, report: func(line []byte) bool { return s.onReport(rp, line) }}
 }
 
 // checkStall starts watching attempt once all its ranks run, and stops a

@@ -59,6 +59,13 @@ const (
 	// ({"step": 120, "epoch": 2, "loss": 0.41}); every rank has its own.
 	EnvMetrics = "PIPECTL_METRICS"
 
+	// ProgressMarker starts the line a rank pod's runtime prints to the
+	// pod's log, about once a second while a rank reports metrics, with
+	// that rank's latest metrics as JSON ({"rank": 0, "lines": 120,
+	// "step": 120, "last": {"loss": 0.41}}): the launcher counts it as the
+	// rank's progress and does not show it.
+	ProgressMarker = "#pipectl-progress "
+
 	// EnvCheckpointDir names the checkpoint directory of a distributed
 	// step's ranks: rank 0 writes its checkpoint there (each file written
 	// under a name ending in .tmp or beginning with ".", then renamed);

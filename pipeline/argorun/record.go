@@ -149,6 +149,13 @@ func gangAttempts(ctx context.Context, store artifacts.Store, run string, s *rec
 	}
 	if len(g.GangAttempts) > 0 {
 		s.GangAttempts = g.GangAttempts
+		// Every gang attempt started the program, as a local run counts
+		// them: those that did not succeed, and the one that did.
+		n := len(g.GangAttempts)
+		if s.Status == record.StatusSucceeded {
+			n++
+		}
+		s.Attempts = max(s.Attempts, n)
 	}
 	return nil
 }

@@ -178,4 +178,11 @@ func TestRecordGangAttempts(t *testing.T) {
 	if rec.Steps[1].GangAttempts != nil {
 		t.Errorf("eval (no gang record) has gang attempts %+v", rec.Steps[1].GangAttempts)
 	}
+	// Every gang attempt started the program: one launcher pod, two attempts.
+	if a := rec.Steps[0].Attempts; a != 2 {
+		t.Errorf("train's attempts %d, want its 2 gang attempts", a)
+	}
+	if a := rec.Steps[1].Attempts; a != 1 {
+		t.Errorf("eval's attempts %d, want 1", a)
+	}
 }

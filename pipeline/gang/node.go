@@ -32,8 +32,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // go to throw-away paths. On node 0, once every process exited 0, the
 // outputs are published (with the step's outputs record), and the output
 // parameters written to req.OutputParams when set. Each rank process gets
-// its PIPECTL_METRICS, a file in the workspace's metrics directory (not
-// yet read back in a pod), and PIPECTL_CHECKPOINT_DIR (startNodeCheckpoint). Errors that no restart
+// its PIPECTL_METRICS, a file in the workspace's metrics directory, read
+// back and echoed to the pod's log as the rank's progress (echoMetrics), and PIPECTL_CHECKPOINT_DIR (startNodeCheckpoint). Errors that no restart
 // heals are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]record.OutputRecord, error) {
@@ -94,6 +94,12 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 		}
 	}
 	var mu sync.Mutex
+	ranks := make([]int, len(ps))
+	for i, p := range ps {
+		ranks[i] = p.rank
+	}
+	stopEcho := echoMetrics(ws.MetricsDir(), ranks, &mu, req.Stderr)
+	defer stopEcho()
 	var writers []*process.LineWriter
 	set := newProcSet(len(ps), grace(req.GracePeriod))
 	defer set.close()
@@ -114,6 +120,7 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 	if failed == nil {
 		failed = set.wait(ctx, nil)
 	}
+	stopEcho()
 	for _, w := range writers {
 		w.Flush()
 	}

@@ -201,6 +201,27 @@ var conformanceCases = []confCase{
 		},
 	},
 	{
+		// Rank 1 goes silent in the gang's first attempt, rank 0 waits
+		// for it: stalled after stallTimeout, restarted, succeeds.
+		name:   "stall",
+		status: "Succeeded",
+		steps: []confStep{
+			withAttempts(ok("train", seen(), file("model", "Model", "rank 0 of 2\n")), 2).gang(confGang{
+				Attempt: 1, Reason: "stalled", Restarted: true,
+				Ranks: []confRank{
+					{Rank: 0, Progress: true, LastLine: "probe-stall-once: rank 0 waits for rank 1"},
+					{Rank: 1, Progress: true, LastLine: "probe-stall-once: rank 1 goes silent"},
+				},
+			}),
+		},
+		probes: map[string]probeRecord{
+			"train rank 0": {Argv: []string{"@stall-once", "@seen", "$WORK/outputs/seen", "@rank", "$WORK/outputs/model"},
+				Env: env(rankEnv(2, 1, 0, 0), stepEnv("train"))},
+			"train rank 1": {Argv: []string{"@stall-once", "@seen", "$WORK/ranks/1/seen", "@rank", "$WORK/ranks/1/model"},
+				Env: env(rankEnv(2, 1, 1, 0), stepEnv("train"))},
+		},
+	},
+	{
 		name:   "frameworks",
 		status: "Succeeded",
 		steps:  []confStep{ok("xgb", seen()), ok("jax", seen())},
@@ -1002,6 +1023,26 @@ type confStep struct {
 	// CachedFrom is the run a cached step reused ($FIRST, normalised).
 	CachedFrom string
 	Outputs    []confOutput
+	// Gang are a distributed step's gang attempts that did not succeed
+	// (nil for none), normalised: their message and each rank's times
+	// differ by run.
+	Gang []confGang
+}
+
+// confGang is a gang attempt of the normalised run record.
+type confGang struct {
+	Attempt   int
+	Reason    string
+	Restarted bool
+	// Ranks are each rank's state when a stalled attempt was stopped:
+	// whether it made progress, and its last line.
+	Ranks []confRank
+}
+
+type confRank struct {
+	Rank     int
+	Progress bool
+	LastLine string
 }
 
 // confOutput is an output of the normalised run record: URI with the store
@@ -1029,6 +1070,9 @@ func ok(name string, outs ...confOutput) confStep {
 }
 
 func withAttempts(s confStep, n int) confStep { s.Attempts = n; return s }
+
+// gang sets the gang attempts of a distributed step that did not succeed.
+func (s confStep) gang(attempts ...confGang) confStep { s.Gang = attempts; return s }
 
 // loopStep is a loop step's own record: its iterations follow it. It ran
 // no program: no exit code, no attempt.
@@ -1589,7 +1633,17 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			Cached    bool            `json:"cached"`
 			From      string          `json:"cachedFrom"`
 			Item      json.RawMessage `json:"item"`
-			Outputs   []struct {
+			Gang      []struct {
+				Attempt   int    `json:"attempt"`
+				Reason    string `json:"reason"`
+				Restarted bool   `json:"restarted"`
+				Ranks     []struct {
+					Rank         int             `json:"rank"`
+					LastProgress json.RawMessage `json:"lastProgress"`
+					LastLine     string          `json:"lastLine"`
+				} `json:"ranks"`
+			} `json:"gangAttempts"`
+			Outputs []struct {
 				Name   string  `json:"name"`
 				Type   string  `json:"type"`
 				URI    string  `json:"uri"`
@@ -1633,6 +1687,13 @@ func (a *argoLab) confRun(ctx context.Context, backend, file string, params []st
 			}
 		}
 		step := confStep{Item: item.String(), Name: s.Name, DependsOn: s.DependsOn, Status: s.Status, ExitCode: s.ExitCode, Attempts: s.Attempts, Cached: s.Cached, CachedFrom: norm.Replace(s.From), Outputs: []confOutput{}}
+		for _, g := range s.Gang {
+			cg := confGang{Attempt: g.Attempt, Reason: g.Reason, Restarted: g.Restarted}
+			for _, rk := range g.Ranks {
+				cg.Ranks = append(cg.Ranks, confRank{Rank: rk.Rank, Progress: len(rk.LastProgress) > 0, LastLine: rk.LastLine})
+			}
+			step.Gang = append(step.Gang, cg)
+		}
 		for _, o := range s.Outputs {
 			uri, _ := url.PathUnescape(o.URI) // file:// escapes train[0]
 			out := confOutput{Name: o.Name, Type: o.Type, URI: norm.Replace(uri), Size: o.Size, SHA256: o.SHA256, Value: o.Value}

@@ -10,6 +10,9 @@
 //	@rank PATH        write "rank $RANK of $WORLD_SIZE\n" to the file PATH
 //	@read PATH        add the files at PATH (a file or a directory) to the record
 //	@fail-once        exit 3 unless this step of this run already ran once on this rank
+//	@stall-once       on this rank's first attempt of this step of this run,
+//	                  say so and block for ever, printing nothing more: rank 1
+//	                  goes silent, the other ranks wait for it (as in a collective)
 //	@exit N           exit with N once every other directive is done
 //
 // Every argument, directives included, is recorded as received.
@@ -20,7 +23,7 @@
 // NNODES, MASTER_ADDR, MASTER_PORT, PET_*), the frameworks' (JAX_*, DMLC_*,
 // OMPI_MCA_*) and CASE_* (the cases' own variables); read lists "PATH: rel = content" per file read, in order.
 //
-// @fail-once keeps its markers under $CONFORMANCE_STATE, a folder shared by
+// @fail-once and @stall-once keep their markers under $CONFORMANCE_STATE, a folder shared by
 // every attempt of a step (the test's, on the host).
 package main
 
@@ -34,6 +37,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -142,6 +146,21 @@ func run(args []string) (int, error) {
 				fmt.Println("probe-fail-once: failing the first attempt")
 				return 3, nil
 			}
+		case "@stall-once":
+			first, err := firstAttempt()
+			if err != nil {
+				return 0, err
+			}
+			if first {
+				if rank := os.Getenv("RANK"); rank == "1" {
+					fmt.Println("probe-stall-once: rank 1 goes silent")
+				} else {
+					fmt.Printf("probe-stall-once: rank %s waits for rank 1\n", rank)
+				}
+				for {
+					time.Sleep(time.Hour) // until stopped
+				}
+			}
 		case "@exit":
 			a, err := need(i, 1)
 			if err != nil {
@@ -199,7 +218,7 @@ func readAll(path string) ([]string, error) {
 func firstAttempt() (bool, error) {
 	state := os.Getenv("CONFORMANCE_STATE")
 	if state == "" {
-		return false, fmt.Errorf("@fail-once: CONFORMANCE_STATE is not set")
+		return false, fmt.Errorf("@fail-once, @stall-once: CONFORMANCE_STATE is not set")
 	}
 	marker := filepath.Join(state, os.Getenv("PIPECTL_RUN_ID"), os.Getenv("PIPECTL_STEP"), "rank-"+os.Getenv("RANK"))
 	if _, err := os.Stat(marker); err == nil {

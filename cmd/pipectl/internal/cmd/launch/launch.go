@@ -73,7 +73,10 @@ pipeline has one distributed step (a Kubeflow Trainer TrainJob file has one).
 
 Timings for benchmarks are logged on stderr as
   pipectl launch: timing launch-to-pods-created=DURATION
-  pipectl launch: timing terminal-to-exit=DURATION`,
+  pipectl launch: timing terminal-to-exit=DURATION
+and, on Linux, the launcher's CPU time (user and system) and peak resident memory
+in bytes as
+  pipectl launch: usage cpu=DURATION maxrss=BYTES`,
 		Example: `  pipectl launch --dry-run -f examples/attrition/pipeline.yaml --step train -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			argv, err := podutil.CommandAfterDash(cmd, args)
@@ -131,6 +134,9 @@ func launchRun(opts *Options) error {
 	defer func() {
 		if d, ok := js.SinceTerminal(); ok {
 			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: timing terminal-to-exit=%s\n", d)
+		}
+		if cpu, rss, ok := usage(); ok {
+			fmt.Fprintf(opts.IO.ErrOut, "pipectl launch: usage cpu=%s maxrss=%d\n", cpu.Round(time.Millisecond), rss)
 		}
 	}()
 	return podutil.StepError(ctx, req.Name, res.Cached, stopper.Signal(), err, "; its JobSet was deleted")

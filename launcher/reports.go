@@ -1,0 +1,132 @@
+package launcher
+
+import (
+	"bytes"
+	"io"
+
+	"pipectl.dev/pipectl/components/wire"
+	"pipectl.dev/pipectl/pipeline/gang/progress"
+)
+
+// A rank pod's runtime echoes its ranks' metrics to the pod's log as
+// progress reports (progress.Report lines, see progress.Echo): the
+// launcher takes them out of the log it shows and counts them as the
+// ranks' progress, as a local gang counts its ranks' metrics.
+
+// reportFilter passes a pod's log on to next, except the lines that are
+// progress reports, which it hands to report (a line report refuses goes
+// on to next). It holds back at most the start of a line that may be a
+// report: a prefix of the marker, or a report of at most
+// progress.MaxReportLine bytes.
+type reportFilter struct {
+	next   io.Writer
+	report func(line []byte) bool
+	held   []byte
+	// inLine is set inside a line that is not a report: it goes on to
+	// next as it comes.
+	inLine bool
+}
+
+var marker = []byte(wire.ProgressMarker)
+
+func (f *reportFilter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if f.inLine {
+			i := bytes.IndexAny(p, "\r\n")
+			if i < 0 {
+				return n, f.pass(p)
+			}
+			if err := f.pass(p[:i+1]); err != nil {
+				return n, err
+			}
+			f.inLine, p = false, p[i+1:]
+			continue
+		}
+		if len(f.held) >= len(marker) {
+			// A report: up to its newline.
+			i := bytes.IndexByte(p, '\n')
+			if end := i; end < 0 && len(f.held)+len(p) > progress.MaxReportLine || end >= 0 && len(f.held)+end > progress.MaxReportLine {
+				// Too long to be a report: a line like any other.
+				f.inLine = true
+				if err := f.release(); err != nil {
+					return n, err
+				}
+				continue
+			}
+			if i < 0 {
+				f.held = append(f.held, p...)
+				return n, nil
+			}
+			f.held = append(f.held, p[:i]...)
+			p = p[i+1:]
+			if err := f.end(); err != nil {
+				return n, err
+			}
+			continue
+		}
+		k := min(len(marker)-len(f.held), len(p))
+		if bytes.HasPrefix(marker[len(f.held):], p[:k]) {
+			f.held, p = append(f.held, p[:k]...), p[k:]
+			continue
+		}
+		// Not a report: what was held and the rest of the line go on.
+		f.inLine = true
+		if err := f.release(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// end hands the held report line to report, or passes it on.
+func (f *reportFilter) end() error {
+	line := f.held
+	f.held = f.held[:0]
+	if f.report(line) {
+		return nil
+	}
+	return f.pass(append(line, '\n'))
+}
+
+// release passes the held bytes on.
+func (f *reportFilter) release() error {
+	held := f.held
+	f.held = f.held[:0]
+	return f.pass(held)
+}
+
+func (f *reportFilter) pass(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	_, err := f.next.Write(p)
+	return err
+}
+
+// flush ends the log: a held report without its newline is taken as one.
+func (f *reportFilter) flush() {
+	if len(f.held) >= len(marker) {
+		_ = f.end()
+		return
+	}
+	_ = f.release()
+}
+
+// onReport takes a report line of rp's log: the progress of its rank while
+// its attempt is the current one. A line that is no report of one of the
+// pod's ranks is refused (shown as printed).
+func (s *session) onReport(rp *rankPod, line []byte) bool {
+	r, ok, err := progress.ParseReport(line)
+	first := s.rankOf(rp.node)
+	if !ok || err != nil || r.Rank < first || r.Rank >= first+s.procs {
+		return false
+	}
+	s.mu.Lock()
+	watched := s.current == rp.attempt
+	s.mu.Unlock()
+	if watched {
+		s.tr.Report(first, r)
+	}
+	return true
+}

@@ -104,3 +104,18 @@ const (
 	// the loop step's name.
 	LabelIteration = "pipectl.dev/iteration"
 )
+
+// RecordRun is how a CronWorkflow's workflow records itself in the store
+// (a pod running the pipectl image's Binary under the launcher's
+// ServiceAccount): `pipectl schedule record-run --run=RUN
+// --namespace=NAMESPACE --status=STATUS`, when it starts (STATUS Running:
+// the record is written unless the store has one) and when it ends (its
+// exit handler, STATUS the workflow's: the final record).
+var RecordRun = []string{"schedule", "record-run"}
+
+// Flags of RecordRun.
+const (
+	RecordRunFlagRun       = "run"
+	RecordRunFlagNamespace = "namespace"
+	RecordRunFlagStatus    = "status"
+)

@@ -55,6 +55,11 @@ func CompileCron(p *pipeline.Pipeline, s *schedule.Schedule, opts Options) (*wfv
 	if err != nil {
 		return nil, err
 	}
+	c := &compiler{opts: opts}
+	c.opts.Image = pin(opts.Images, opts.Image)
+	if err := c.addRecording(wf); err != nil {
+		return nil, err
+	}
 	labels := maps.Clone(wf.Labels)
 	labels[LabelSchedule] = s.Name
 	wf.Spec.PodMetadata.Labels[LabelSchedule] = s.Name

@@ -210,3 +210,44 @@ func CronStatus(cw *wfv1.CronWorkflow) (last string, suspended bool) {
 	}
 	return last, cw.Spec.Suspend
 }
+
+// RecordItself is what a CronWorkflow's workflow runs to record its own
+// run (`pipectl schedule record-run`, see argo.CompileCron): with status
+// Running, as it starts, the record ScheduledRecord writes, unless the
+// store has one; with the workflow's final status, from its exit handler
+// (the workflow still Running then), its final record: the steps from the
+// workflow, the run's status that one (Failed when a finally step
+// failed), finished now. The same record the readers write.
+func RecordItself(ctx context.Context, kc *Clients, store artifacts.Store, name, status string, now time.Time) (*record.Run, error) {
+	wf, err := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s in namespace %s: %w", name, kc.Namespace, err)
+	}
+	phase := wfv1.WorkflowPhase(status)
+	switch phase {
+	case wfv1.WorkflowRunning, wfv1.WorkflowPending, "":
+		if rec, err := recordstore.ReadRun(ctx, store, name); err == nil {
+			return rec, nil
+		}
+		return ScheduledRecord(ctx, store, wf)
+	case wfv1.WorkflowSucceeded, wfv1.WorkflowFailed, wfv1.WorkflowError:
+	default:
+		return nil, fmt.Errorf("status %q: want Running, Succeeded, Failed or Error", status)
+	}
+	ended := wf.DeepCopy()
+	ended.Status.Phase = phase
+	if ended.Status.FinishedAt.IsZero() {
+		ended.Status.FinishedAt = metav1.NewTime(now)
+	}
+	rec, err := ScheduledRecord(ctx, store, ended)
+	if err != nil || rec.Status != record.StatusSucceeded {
+		return rec, err
+	}
+	for _, s := range rec.Steps {
+		if s.Status == record.StatusFailed {
+			rec.Status, rec.Message = record.StatusFailed, "step "+s.Name+" failed"
+			return rec, recordstore.WriteRun(ctx, store, rec)
+		}
+	}
+	return rec, nil
+}

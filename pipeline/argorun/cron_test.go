@@ -3,6 +3,7 @@ package argorun
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,52 @@ func TestPutCronIsIdempotent(t *testing.T) {
 	stored, err := kc.Workflows.ArgoprojV1alpha1().CronWorkflows("ml").Get(ctx, "nightly", metav1.GetOptions{})
 	if err != nil || stored.Spec.Schedules[0] != "0 3 * * *" {
 		t.Fatalf("stored: %+v, %v", stored, err)
+	}
+}
+
+// A schedule's workflow records itself: as it starts (Running, kept when
+// the store has a record), and from its exit handler (the workflow still
+// Running) with the status it ended with; a failed finally step fails a
+// succeeded run; an unknown status is refused.
+func TestRecordItself(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := cronWorkflow("nightly-3", "2026-12-07T02:00:00+01:00", wfv1.WorkflowRunning)
+	kc := &Clients{Workflows: wffake.NewSimpleClientset(wf), Namespace: "ml"}
+	rec, err := RecordItself(ctx, kc, store, "nightly-3", "Running", time.Unix(200, 0))
+	if err != nil || rec.Status != record.StatusRunning || rec.Schedule != "nightly" || rec.ScheduledTime != "2026-12-07T02:00:00+01:00" {
+		t.Fatalf("start: %+v, %v", rec, err)
+	}
+	// The step ended; the exit handler runs while the workflow is Running.
+	wf.Status.Nodes["n1"] = wfv1.NodeStatus{ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: wf.Name, Phase: wfv1.NodeSucceeded}
+	if _, err := kc.Workflows.ArgoprojV1alpha1().Workflows("ml").Update(ctx, wf, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RecordItself(ctx, kc, store, "nightly-3", "Running", time.Unix(200, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := recordstore.ReadRun(ctx, store, "nightly-3"); got.Steps[0].Status != record.StatusRunning {
+		t.Fatalf("a second start rewrote the record: %+v", got)
+	}
+	if _, err := RecordItself(ctx, kc, store, "nightly-3", "Succeeded", time.Unix(300, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := recordstore.ReadRun(ctx, store, "nightly-3")
+	if err != nil || got.Status != record.StatusSucceeded || got.Finished == nil || !got.Finished.Equal(time.Unix(300, 0)) ||
+		got.Steps[0].Status != record.StatusSucceeded || got.Schedule != "nightly" {
+		t.Fatalf("end: %+v, %v", got, err)
+	}
+
+	failed := cronWorkflow("nightly-4", "2026-12-08T02:00:00Z", wfv1.WorkflowRunning)
+	failed.Status.Nodes["n1"] = wfv1.NodeStatus{ID: "n1", DisplayName: "make", Type: wfv1.NodeTypePod, BoundaryID: failed.Name, Phase: wfv1.NodeFailed}
+	kc = &Clients{Workflows: wffake.NewSimpleClientset(failed), Namespace: "ml"}
+	if rec, err := RecordItself(ctx, kc, store, "nightly-4", "Succeeded", time.Unix(300, 0)); err != nil || rec.Status != record.StatusFailed {
+		t.Fatalf("a failed step in a Succeeded run: %+v, %v", rec, err)
+	}
+	if _, err := RecordItself(ctx, kc, store, "nightly-4", "Done", time.Unix(300, 0)); err == nil || !strings.Contains(err.Error(), `status "Done"`) {
+		t.Fatalf("an unknown status: %v", err)
 	}
 }

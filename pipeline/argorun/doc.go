@@ -28,13 +28,20 @@
 //     the workflow ended (so a detached run gets its final record the first
 //     time someone looks at it).
 //   - A schedule's CronWorkflow (`pipectl schedule create|apply --on
-//     argo`) makes workflows no pipectl process submitted: the first
-//     reader of the schedule with the cluster at hand (ScheduledRuns:
-//     `schedule ls|get|delete --on argo`) writes each one's record, with the
-//     schedule (the workflow's pipectl.dev/schedule label) and the time
-//     Argo scheduled it for (its workflows.argoproj.io/scheduled-time
-//     annotation), then Refresh completes it like a detached run's.
+//     argo`) makes workflows no pipectl process submitted, and so does
+//     `schedule backfill --on argo` (which only waits): such a workflow
+//     records itself (argo.CompileCron compiles it so): a lifecycle hook
+//     as it starts and its exit handler as it ends run `pipectl schedule
+//     record-run` (RecordItself) in the pipectl image under the launcher's
+//     ServiceAccount, which reads the workflow and writes the record
+//     ScheduledRecord makes: the schedule (the workflow's
+//     pipectl.dev/schedule label) and the time Argo scheduled it for (its
+//     workflows.argoproj.io/scheduled-time annotation), the steps from the
+//     workflow's nodes (Record), Running, then final. The readers of the
+//     schedule (ScheduledRuns: `schedule ls|get|delete --on argo`) write
+//     the same record when it is missing (a record pod that could not
+//     run), and Refresh completes a Running one like a detached run's.
 //
-// No onExit handler is compiled: a workflow needs nothing but its step
-// pods, and the record converges through the readers above.
+// A workflow submitted by `run --on argo` compiles no record pod (its
+// follower records it); the finally steps are its only onExit.
 package argorun

@@ -31,6 +31,15 @@ type Backfill struct {
 	Yes bool
 	// Now is the clock of the claims (default time.Now).
 	Now func() time.Time
+	// Schedule, when set, is the schedule (else Fill reads it from Store).
+	Schedule *schedule.Schedule
+	// Ran, when set, says which of times have a run already (keys
+	// schedulestore.Stamp; default: the store's claims).
+	Ran func(ctx context.Context, s *schedule.Schedule, times []time.Time) (map[string]bool, error)
+	// Claim, when set, claims time at for a run and returns the run's id:
+	// schedulestore.ErrClaimed when it has one (default: a claim in the
+	// store, the id local.NewRunID's).
+	Claim func(ctx context.Context, s *schedule.Schedule, at time.Time) (string, error)
 }
 
 // Summary is what a backfill did.
@@ -63,9 +72,12 @@ type BackfillRun struct {
 // oldest first, Parallelism at once. It stops starting runs when ctx ends
 // and returns once the started ones ended.
 func (b *Backfill) Fill(ctx context.Context, name string, from, to time.Time) (*Summary, error) {
-	s, err := schedulestore.Get(ctx, b.Store, name)
-	if err != nil {
-		return nil, err
+	s := b.Schedule
+	if s == nil {
+		var err error
+		if s, err = schedulestore.Get(ctx, b.Store, name); err != nil {
+			return nil, err
+		}
 	}
 	c, err := s.CronOf()
 	if err != nil {
@@ -77,13 +89,16 @@ func (b *Backfill) Fill(ctx context.Context, name string, from, to time.Time) (*
 	if n := c.Count(from, to, MaxBackfill); n > MaxBackfill && !b.Yes {
 		return nil, fmt.Errorf("the range [%s, %s) holds more than %d times of schedule %s (cron %q): nothing was run; give --yes to run them all, or a shorter range", from.Format(time.RFC3339), to.Format(time.RFC3339), MaxBackfill, name, s.Cron)
 	}
-	claimed, err := schedulestore.Claimed(ctx, b.Store, name)
+	sum := &Summary{Schedule: name, From: schedule.FormatTime(from.In(c.Location())), To: schedule.FormatTime(to.In(c.Location()))}
+	var times, todo []time.Time
+	for t := c.Next(from.Add(-time.Nanosecond)); !t.IsZero() && t.Before(to); t = c.Next(t) {
+		times = append(times, t)
+	}
+	claimed, err := b.ran(ctx, s, times)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Schedule: name, From: schedule.FormatTime(from.In(c.Location())), To: schedule.FormatTime(to.In(c.Location()))}
-	var todo []time.Time
-	for t := c.Next(from.Add(-time.Nanosecond)); !t.IsZero() && t.Before(to); t = c.Next(t) {
+	for _, t := range times {
 		sum.Times++
 		if claimed[schedulestore.Stamp(t)] {
 			sum.HadRun++
@@ -118,21 +133,21 @@ func (b *Backfill) runAll(ctx context.Context, s *schedule.Schedule, todo []time
 			mu.Unlock()
 			break
 		}
-		id := local.NewRunID(s.Name, t)
-		claim := schedulestore.Claim{Schedule: s.Name, Time: schedule.FormatTime(t), Run: id, By: "backfill", Claimed: b.now()}
-		if err := schedulestore.CreateClaim(ctx, b.Store, t, claim); err != nil {
+		at := schedule.FormatTime(t)
+		id, err := b.claim(ctx, s, t)
+		if err != nil {
 			<-sem
 			mu.Lock()
 			if errors.Is(err, schedulestore.ErrClaimed) {
 				sum.HadRun++ // claimed meanwhile (serve, another backfill)
 			} else {
 				sum.NotRun++
-				b.statusf("%s: not run: %v\n", claim.Time, err)
+				b.statusf("%s: not run: %v\n", at, err)
 			}
 			mu.Unlock()
 			continue
 		}
-		runs[i] = &BackfillRun{Time: claim.Time, Run: id}
+		runs[i] = &BackfillRun{Time: at, Run: id}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -148,7 +163,7 @@ func (b *Backfill) runAll(ctx context.Context, s *schedule.Schedule, todo []time
 			} else {
 				sum.Failed++
 			}
-			b.statusf("[%d/%d] %s: run %s %s\n", done, len(todo), claim.Time, id, status)
+			b.statusf("[%d/%d] %s: run %s %s\n", done, len(todo), at, id, status)
 		}()
 	}
 	wg.Wait()
@@ -157,6 +172,24 @@ func (b *Backfill) runAll(ctx context.Context, s *schedule.Schedule, todo []time
 			sum.Runs = append(sum.Runs, *r)
 		}
 	}
+}
+
+// ran is Ran, or the store's claims.
+func (b *Backfill) ran(ctx context.Context, s *schedule.Schedule, times []time.Time) (map[string]bool, error) {
+	if b.Ran != nil {
+		return b.Ran(ctx, s, times)
+	}
+	return schedulestore.Claimed(ctx, b.Store, s.Name)
+}
+
+// claim is Claim, or a claim in the store for a local run.
+func (b *Backfill) claim(ctx context.Context, s *schedule.Schedule, t time.Time) (string, error) {
+	if b.Claim != nil {
+		return b.Claim(ctx, s, t)
+	}
+	id := local.NewRunID(s.Name, t)
+	claim := schedulestore.Claim{Schedule: s.Name, Time: schedule.FormatTime(t), Run: id, By: "backfill", Claimed: b.now()}
+	return id, schedulestore.CreateClaim(ctx, b.Store, t, claim)
 }
 
 func (b *Backfill) now() time.Time {

@@ -14,11 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
+	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/argorun"
 	"pipectl.dev/pipectl/pipeline/images"
 	"pipectl.dev/pipectl/pipeline/schedule"
+	"pipectl.dev/pipectl/pipeline/scheduler"
 )
 
 // Backends of --on.
@@ -240,4 +242,31 @@ func cronFlagError(err error) error {
 		return cmdutil.FlagErrorf("-p %s", strings.TrimPrefix(msg, "params."))
 	}
 	return err
+}
+
+// argoBackfill makes b a backfill of the schedule's CronWorkflow: its
+// schedule, the times with a workflow or a run, each time's workflow
+// submitted as Argo's cron controller would and waited for.
+func argoBackfill(ctx context.Context, opts *BackfillOptions, b *scheduler.Backfill) error {
+	kc, err := opts.Factory.Clients()
+	if err != nil {
+		return err
+	}
+	cw, err := argoCron(ctx, kc, opts.Name)
+	if err != nil {
+		return err
+	}
+	if b.Schedule, err = argorun.CronSchedule(cw); err != nil {
+		return err
+	}
+	b.Ran = func(ctx context.Context, s *schedule.Schedule, times []time.Time) (map[string]bool, error) {
+		return argorun.CronRan(ctx, kc, b.Store, s.Name, times)
+	}
+	b.Claim = func(ctx context.Context, _ *schedule.Schedule, at time.Time) (string, error) {
+		return argorun.SubmitCronRun(ctx, kc, cw, at)
+	}
+	b.Run = func(ctx context.Context, _ *schedule.Schedule, _ time.Time, id string) (*record.Run, error) {
+		return argorun.WaitCronRun(ctx, kc, b.Store, id, opts.Poll)
+	}
+	return nil
 }

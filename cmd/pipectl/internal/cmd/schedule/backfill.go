@@ -14,6 +14,7 @@ import (
 
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/local"
+	"pipectl.dev/pipectl/pipeline/schedule"
 	"pipectl.dev/pipectl/pipeline/scheduler"
 	"pipectl.dev/pipectl/pipeline/schedulestore"
 )
@@ -27,11 +28,15 @@ type BackfillOptions struct {
 	Parallelism    int
 	Yes            bool
 	Output         string
+	// On is where the schedule is kept (local or argo).
+	On string
+	// Poll is how often a backfill on Argo looks at its workflows.
+	Poll time.Duration
 }
 
 // NewCmdBackfill returns `pipectl schedule backfill`; runF replaces the run function in tests.
 func NewCmdBackfill(f *cmdutil.Factory, runF func(*BackfillOptions) error) *cobra.Command {
-	opts := &BackfillOptions{IO: f.IOStreams, Factory: f}
+	opts := &BackfillOptions{IO: f.IOStreams, Factory: f, Poll: 2 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "backfill NAME --from T1 --to T2",
 		Short: "Run every time of a schedule in [T1, T2) that has no run yet, oldest first",
@@ -42,11 +47,19 @@ Steps whose inputs did not change are reused from earlier runs (the step cache).
 T1 and T2 are RFC 3339 times, or 2006-01-02[T15:04[:05]] in the schedule's
 time zone. A range of more than 10000 times needs --yes.
 
+With --on argo, each time is a workflow of the schedule's CronWorkflow,
+made as Argo's cron controller makes it (named NAME-UNIXTIME, so a time has
+one workflow whoever submits it), at most --parallelism at once; a time
+with a workflow, or a run in the store, is not run again.
+
 Exit status: 0 when every run succeeded, 1 otherwise, 130 when cancelled.`,
 		Example: `  pipectl schedule backfill nightly --from 2026-01-01 --to 2026-02-01 --parallelism 4`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
+			if err := checkOn(opts.On); err != nil {
+				return err
+			}
 			if err := cmdutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
@@ -62,6 +75,7 @@ Exit status: 0 when every run succeeded, 1 otherwise, 130 when cancelled.`,
 			return backfillRun(opts)
 		},
 	}
+	addOnFlag(cmd, f, &opts.On)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.From, "from", "", "the range's start (included)")
 	fl.StringVar(&opts.To, "to", "", "the range's end (excluded)")
@@ -78,26 +92,19 @@ func backfillRun(opts *BackfillOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := schedulestore.Get(ctx, store, opts.Name)
-	if err != nil {
-		return err
-	}
-	c, err := s.CronOf()
-	if err != nil {
-		return err
-	}
-	from, err := ParseTime(opts.From, c.Location())
-	if err != nil {
-		return cmdutil.FlagErrorf("--from: %v", err)
-	}
-	to, err := ParseTime(opts.To, c.Location())
-	if err != nil {
-		return cmdutil.FlagErrorf("--to: %v", err)
-	}
-	if !from.Before(to) {
-		return cmdutil.FlagErrorf("--from %s is not before --to %s", opts.From, opts.To)
-	}
 	b := &scheduler.Backfill{Store: store, Run: localRuns(opts.Factory), Status: opts.IO.ErrOut, Parallelism: opts.Parallelism, Yes: opts.Yes}
+	if opts.On == onArgo {
+		err = argoBackfill(ctx, opts, b)
+	} else {
+		b.Schedule, err = schedulestore.Get(ctx, store, opts.Name)
+	}
+	if err != nil {
+		return err
+	}
+	from, to, err := backfillRange(opts, b.Schedule)
+	if err != nil {
+		return err
+	}
 	sum, err := b.Fill(ctx, opts.Name, from, to)
 	if sum == nil {
 		return err
@@ -114,6 +121,24 @@ func backfillRun(opts *BackfillOptions) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: err, Silent: true}
 	}
 	return nil
+}
+
+// backfillRange reads --from and --to in schedule s's zone.
+func backfillRange(opts *BackfillOptions, s *schedule.Schedule) (from, to time.Time, err error) {
+	c, err := s.CronOf()
+	if err != nil {
+		return from, to, err
+	}
+	if from, err = ParseTime(opts.From, c.Location()); err != nil {
+		return from, to, cmdutil.FlagErrorf("--from: %v", err)
+	}
+	if to, err = ParseTime(opts.To, c.Location()); err != nil {
+		return from, to, cmdutil.FlagErrorf("--to: %v", err)
+	}
+	if !from.Before(to) {
+		return from, to, cmdutil.FlagErrorf("--from %s is not before --to %s", opts.From, opts.To)
+	}
+	return from, to, nil
 }
 
 // localRuns runs scheduled times on this machine: run logs to stdout,

@@ -30,7 +30,7 @@ artifact store (--artifacts); 'pipectl schedule serve' runs what is due, and
 See 'pipectl help schedules'.`,
 	}
 	cmd.AddCommand(NewCmdCreate(f, nil), NewCmdApply(f, nil), NewCmdList(f, nil), NewCmdGet(f, nil),
-		newCmdSuspend(f, true), newCmdSuspend(f, false), NewCmdDelete(f, nil), NewCmdBackfill(f, nil), NewCmdServe(f, nil))
+		newCmdSuspend(f, true), newCmdSuspend(f, false), NewCmdDelete(f, nil), NewCmdBackfill(f, nil), NewCmdServe(f, nil), newCmdRecordRun(f))
 	return cmd
 }
 

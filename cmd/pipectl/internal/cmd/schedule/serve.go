@@ -20,6 +20,8 @@ type ServeOptions struct {
 	Factory *cmdutil.Factory
 	// Poll is how often the schedules are read again.
 	Poll time.Duration
+	// On is the backend: only local schedules are served.
+	On string
 }
 
 // NewCmdServe returns `pipectl schedule serve`; runF replaces the run function in tests.
@@ -38,6 +40,13 @@ store. The times missed while no serve ran are handled by each schedule's
 catch-up policy when serve starts again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch opts.On {
+			case onLocal:
+			case onArgo:
+				return cmdutil.FlagErrorf("--on argo: nothing to serve: Argo's cron controller fires a schedule's CronWorkflow in the cluster (see 'pipectl schedule ls --on argo'); serve runs the schedules kept in the artifact store on this machine")
+			default:
+				return checkOn(opts.On)
+			}
 			if opts.Poll <= 0 {
 				return cmdutil.FlagErrorf("--poll %s: want a duration above 0", opts.Poll)
 			}
@@ -47,6 +56,7 @@ catch-up policy when serve starts again.`,
 			return serveRun(opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.On, "on", onLocal, "local only: on argo, Argo's cron controller fires the schedules")
 	cmd.Flags().DurationVar(&opts.Poll, "poll", 10*time.Second, "how often the schedules are read again (created, changed, deleted)")
 	return cmd
 }

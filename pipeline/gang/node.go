@@ -93,6 +93,19 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 			}
 		}
 	}
+	if node.Framework == rankenv.MPI {
+		// Every node pod serves mpirun's daemons; node 0 (the launcher)
+		// runs the command, the others serve until the Job ends.
+		stop, err := startMPIAgent(ctx, node, ps[0].env, c.RunDir(), req.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		if node.Index != 0 {
+			<-ctx.Done()
+			return nil, nil
+		}
+	}
 	var mu sync.Mutex
 	var writers []*process.LineWriter
 	set := newProcSet(len(ps), grace(req.GracePeriod))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -31,6 +32,9 @@ type Request struct {
 	Outputs  []components.ProgramIO
 	JobSet   *jobsetv1alpha2.JobSet
 	PodGroup *unstructured.Unstructured
+	// Secret is an mpi step's (jobset.BuildMPISecret; nil for another
+	// framework), without the key pair the launcher adds.
+	Secret *corev1.Secret
 }
 
 // Deadline bounds ctx by the step's timeout, when it has one (the
@@ -70,9 +74,6 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 	if err != nil {
 		return nil, fmt.Errorf("--component: %v", err)
 	}
-	if err := r.Launch.Framework.OnKubernetes(); err != nil {
-		return nil, fmt.Errorf("--distributed: %v", err)
-	}
 	launch, err := namedSecrets(r.Launch, r.Values.Params)
 	if err != nil {
 		return nil, fmt.Errorf("--distributed: %v", err)
@@ -91,7 +92,8 @@ func FromWire(a wire.Args, namespace string, owner *jobset.Owner) (*Request, err
 		Command:   append(append([]string{}, c.Command...), c.Args...),
 		Owner:     owner,
 	}
-	return &Request{Request: r, Outputs: c.Outputs, JobSet: jobset.BuildJobSet(r.Launch, o), PodGroup: jobset.BuildPodGroup(r.Launch, o)}, nil
+	js := jobset.BuildJobSet(r.Launch, o)
+	return &Request{Request: r, Outputs: c.Outputs, JobSet: js, PodGroup: jobset.BuildPodGroup(r.Launch, o), Secret: jobset.BuildMPISecret(r.Launch, js.Name, o)}, nil
 }
 
 // namedSecrets returns the launch plan with the rank pods' Secrets named
@@ -115,11 +117,16 @@ func namedSecrets(l *plan.Launch, params map[string]string) (*plan.Launch, error
 }
 
 // Objects are what the launcher creates for the request, as plain
-// objects to print: the JobSet, then the PodGroup when there is one.
+// objects to print: the JobSet, then the PodGroup when there is one, then
+// an mpi step's Secret (its hostfile; the key pair is made at launch and
+// never printed).
 func (r *Request) Objects() []any {
 	objs := []any{plain(r.JobSet)}
 	if r.PodGroup != nil {
 		objs = append(objs, r.PodGroup.Object)
+	}
+	if r.Secret != nil {
+		objs = append(objs, plain(r.Secret))
 	}
 	return objs
 }
@@ -184,7 +191,7 @@ func Execute(ctx context.Context, launcher *Launcher, store artifacts.Store, req
 		Warnf: func(format string, args ...any) { fmt.Fprintf(errOut, who+": warning: "+format+"\n", args...) },
 	}
 	js := &Step{
-		Launcher: &l, Store: store, RunID: run, Name: name, Launch: ls, JobSet: req.JobSet, PodGroup: req.PodGroup,
+		Launcher: &l, Store: store, RunID: run, Name: name, Launch: ls, JobSet: req.JobSet, PodGroup: req.PodGroup, Secret: req.Secret,
 		Outputs: req.Outputs, OutputParams: outputParams, Log: errOut,
 		Done: func(records []record.OutputRecord) { runview.WriteOutputs(errOut, who, records) },
 	}

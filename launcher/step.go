@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -31,6 +32,9 @@ type Step struct {
 	Launch   *plan.Launch
 	JobSet   *jobsetv1alpha2.JobSet
 	PodGroup *unstructured.Unstructured
+	// Secret is an mpi step's (nil for another framework): created with a
+	// new key pair before the JobSet, deleted after it.
+	Secret *corev1.Secret
 	// Outputs are the component's declared outputs, OutputParams where
 	// their parameter values are written for Argo.
 	Outputs      []components.ProgramIO
@@ -55,6 +59,14 @@ func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]record.Outp
 	l.StartupTimeout = StartupTimeout(s.Launch)
 	l.StallTimeout = s.Launch.StallTimeout.Duration
 	l.Ended = s.recordAttempts(ctx)
+	if s.Secret != nil {
+		if err := l.createMPISecret(ctx, s.Secret); err != nil {
+			return nil, 1, err
+		}
+		if !l.Keep {
+			defer l.deleteSecret(context.WithoutCancel(ctx), s.Secret)
+		}
+	}
 	res, err := l.Run(ctx, s.JobSet, s.PodGroup, nodes, procs)
 	s.TerminalAt = s.timings(res, err)
 	if err != nil {

@@ -101,6 +101,7 @@ func decodeIn(f *yamlfile.File, chain []chainLink, decoded func(*Pipeline), runt
 	v.applyRuntimes()
 	v.validate()
 	v.runtimeCommandWarnings()
+	v.mpiCommandWarnings()
 	if decodeErr == nil && len(v.errs) == 0 {
 		v.expand()
 	}

@@ -128,7 +128,7 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 			Image:     spec.Image,
 			Command:   []string{wire.Binary, "exec"},
 			Args:      rankArgs(o.Exec),
-			Env:       slices.Concat(spec.Env, secretEnv(spec), RankEnvVars(&spec.Distributed, name, o.Command)),
+			Env:       slices.Concat(spec.Env, secretEnv(spec), RankEnvVars(&spec.Distributed, name, o.Command), mpiEnv(&spec.Distributed)),
 			Resources: *spec.Resources.DeepCopy(),
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: wire.VolumeName, MountPath: wire.MountPath},
@@ -204,6 +204,7 @@ func BuildJobSet(spec *plan.Launch, o BuildOptions) *jobsetv1alpha2.JobSet {
 			TTLSecondsAfterFinished: ptr.To(ttl),
 		},
 	}
+	mpiPod(spec, name, &js.Spec.ReplicatedJobs[0].Template.Spec)
 	if g := spec.Gang; g != nil && g.KueueQueue != "" {
 		js.Labels[LabelKueueQueue] = g.KueueQueue
 		// Kueue admits a suspended JobSet by unsuspending it.
@@ -280,6 +281,9 @@ func RankEnvVars(d *plan.Distributed, jobset string, command []string) []corev1.
 		port = DefaultPort
 	}
 	t := rankenv.Topology{Nodes: max(d.Nodes, 1), ProcsPerNode: max(d.ProcsPerNode, 1), MasterAddr: MasterAddr(jobset), MasterPort: port, Framework: d.Framework}
+	if d.Framework == rankenv.MPI {
+		t.Hostfile = wire.MPIHostfile
+	}
 	perPod := t.ProcsPerNode == 1 && !t.PerNode(command)
 	index := &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		FieldPath: fmt.Sprintf("metadata.annotations['%s']", AnnotationCompletionIndex),

@@ -561,9 +561,6 @@ func (c *compiler) template(sp *plan.Step) (string, error) {
 	}
 	params := sp.Wiring.ParamNames()
 	if sp.Distributed != nil {
-		if err := sp.Distributed.Framework.OnKubernetes(); err != nil {
-			return "", fmt.Errorf("step %s: %w", sp.Name, err)
-		}
 		params = launcherParams(sp)
 	}
 	key := templateKey{Component: compArg, Image: sp.Image, Retries: sp.Retries, Params: params, Upstream: sp.Wiring.UpstreamInputs(),

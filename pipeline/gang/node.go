@@ -33,8 +33,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // outputs are published (with the step's outputs record), and the output
 // parameters written to req.OutputParams when set. Each rank process gets
 // its PIPECTL_METRICS, a file in the workspace's metrics directory, read
-// back and echoed to the pod's log as the rank's progress (echoMetrics), and PIPECTL_CHECKPOINT_DIR (startNodeCheckpoint). Errors that no restart
-// heals are *ConfigError; a failed rank gives a *RankError wrapping a
+// back and echoed to the pod's log as the rank's progress (echoMetrics),
+// and PIPECTL_CHECKPOINT_DIR (startNodeCheckpoint). With MPI every node
+// serves mpirun's daemons (startMPIAgent). Errors that no restart heals
+// are *ConfigError; a failed rank gives a *RankError wrapping a
 // *components.ExitError.
 func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request, node rankenv.Node) ([]record.OutputRecord, error) {
 	inv := req.Invocation
@@ -93,6 +95,19 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 			}
 		}
 	}
+	if node.Framework == rankenv.MPI {
+		// Every node pod serves mpirun's daemons; node 0 (the launcher)
+		// runs the command, the others serve until the Job ends.
+		stop, err := startMPIAgent(ctx, node, ps[0].env, c.RunDir(), req.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		if node.Index != 0 {
+			<-ctx.Done()
+			return nil, nil
+		}
+	}
 	var mu sync.Mutex
 	ranks := make([]int, len(ps))
 	for i, p := range ps {
@@ -131,7 +146,13 @@ func ExecNode(ctx context.Context, rt *execution.Runtime, req execution.Request,
 	if node.Index != 0 {
 		return nil, nil
 	}
-	records, err := rt.Publish(ctx, inv, ws)
+	return publishNode(ctx, rt, req, ws)
+}
+
+// publishNode publishes node 0's outputs, with the step's outputs record,
+// and writes the output parameters to req.OutputParams when set.
+func publishNode(ctx context.Context, rt *execution.Runtime, req execution.Request, ws execution.Workspace) ([]record.OutputRecord, error) {
+	records, err := rt.Publish(ctx, req.Invocation, ws)
 	if err != nil {
 		var mo *execution.MissingOutputError
 		if errors.As(err, &mo) {

@@ -1,7 +1,6 @@
 package rankenv
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -278,15 +277,4 @@ func reserved(name string) bool {
 		}
 	}
 	return false
-}
-
-// ErrMPIOnKubernetes says why an mpi step does not run on Kubernetes yet.
-var ErrMPIOnKubernetes = errors.New("framework mpi runs on this machine only (pipectl run) for now: on Kubernetes its node pods need sshd and a per-run SSH key Secret, which pipectl does not make yet")
-
-// OnKubernetes returns nil when a JobSet can run framework f, else why not.
-func (f Framework) OnKubernetes() error {
-	if f == MPI {
-		return ErrMPIOnKubernetes
-	}
-	return nil
 }

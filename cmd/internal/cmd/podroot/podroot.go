@@ -11,6 +11,7 @@ import (
 
 	"pipectl.dev/pipectl/cmd/internal/buildinfo"
 	execcmd "pipectl.dev/pipectl/cmd/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/internal/cmd/mpirsh"
 	"pipectl.dev/pipectl/cmd/internal/podutil"
 )
 
@@ -35,7 +36,7 @@ or Kubernetes client and no UI, so a pod's init container copies a small binary.
 		return &podutil.FlagError{Err: err}
 	})
 	podutil.AddStoreFlags(cmd.PersistentFlags(), &f.ArtifactsRoot, &f.StoreOptions)
-	cmd.AddCommand(execcmd.NewCmdExec(f, nil))
+	cmd.AddCommand(execcmd.NewCmdExec(f, nil), mpirsh.NewCmdMPIRsh(f))
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
 }

@@ -2,10 +2,12 @@ package launch
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -19,8 +21,14 @@ func dryRunEnv(t *testing.T, file, step string) map[string]string {
 	if err := runLaunch(t, f, nil, "--dry-run", "-f", file, "--step", step, "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
+	doc := []byte(out.String())
+	// With a Secret (mpi) or a PodGroup, a List whose first item is the JobSet.
+	var list struct{ Items []json.RawMessage }
+	if err := json.Unmarshal(doc, &list); err == nil && len(list.Items) > 0 {
+		doc = list.Items[0]
+	}
 	var js jobsetv1alpha2.JobSet
-	if err := json.Unmarshal([]byte(out.String()), &js); err != nil {
+	if err := json.Unmarshal(doc, &js); err != nil {
 		t.Fatalf("not a JobSet: %v\n%s", err, out.String())
 	}
 	if len(js.Spec.ReplicatedJobs) != 1 {
@@ -71,11 +79,79 @@ func TestDryRunFrameworks(t *testing.T) {
 	}
 }
 
-// TestDryRunMPIRefused: mpi does not run on Kubernetes yet; launch says so.
-func TestDryRunMPIRefused(t *testing.T) {
-	f, _, _ := testFactory(t)
-	err := runLaunch(t, f, nil, "--dry-run", "-f", frameworksExample, "--step", "mpi", "-o", "json")
-	if err == nil || !strings.Contains(err.Error(), "framework mpi runs on this machine only") {
-		t.Errorf("launch --dry-run of an mpi step: %v", err)
+// TestDryRunMPI: an mpi step's JobSet is one Indexed Job of the nodes
+// (node 0 also the launcher), which succeeds when node 0 does (the Job's
+// successPolicy); every node pod mounts the step's Secret, whose hostfile
+// lists every node pod's DNS name with procsPerNode slots, and gets
+// Trainer's OMPI_MCA_* variables with pipectl's rsh agent. The dry run
+// shows no key: the launcher makes the pair when it creates the Secret.
+func TestDryRunMPI(t *testing.T) {
+	f, out, _ := testFactory(t)
+	if err := runLaunch(t, f, nil, "--dry-run", "-f", frameworksExample, "--step", "mpi", "-o", "json", "-n", "ml", "--run", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Kind  string
+		Items []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out.String()), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 {
+		t.Fatalf("want a List of the JobSet and the Secret (%v):\n%s", err, out.String())
+	}
+	var js jobsetv1alpha2.JobSet
+	var sec corev1.Secret
+	if err := json.Unmarshal(list.Items[0], &js); err != nil || js.Kind != "JobSet" {
+		t.Fatalf("item 0 is no JobSet (%v): %s", err, list.Items[0])
+	}
+	if err := json.Unmarshal(list.Items[1], &sec); err != nil || sec.Kind != "Secret" {
+		t.Fatalf("item 1 is no Secret (%v): %s", err, list.Items[1])
+	}
+	name := js.Name
+	if sec.Name != name+"-mpi" || sec.Namespace != "ml" {
+		t.Errorf("Secret %s/%s: want ml/%s-mpi", sec.Namespace, sec.Name, name)
+	}
+	hostfile := fmt.Sprintf("%[1]s-rank-0-0.%[1]s slots=2\n%[1]s-rank-0-1.%[1]s slots=2\n", name)
+	if diff := cmp.Diff(map[string][]byte{"hostfile": []byte(hostfile)}, sec.Data); diff != "" {
+		t.Errorf("Secret data, no key (-want +got):\n%s", diff)
+	}
+	if len(js.Spec.ReplicatedJobs) != 1 {
+		t.Fatalf("%d replicated jobs, want 1", len(js.Spec.ReplicatedJobs))
+	}
+	job := js.Spec.ReplicatedJobs[0].Template.Spec
+	if *job.Parallelism != 2 || job.SuccessPolicy == nil || len(job.SuccessPolicy.Rules) != 1 || *job.SuccessPolicy.Rules[0].SucceededIndexes != "0" {
+		t.Errorf("rank Job: parallelism %d, successPolicy %+v: want 2 node pods, success when index 0 succeeds", *job.Parallelism, job.SuccessPolicy)
+	}
+	pod := job.Template.Spec
+	var vol *corev1.SecretVolumeSource
+	for _, v := range pod.Volumes {
+		if v.Name == "pipectl-mpi" {
+			vol = v.Secret
+		}
+	}
+	if vol == nil || vol.SecretName != sec.Name {
+		t.Errorf("volumes %+v: want the Secret %s", pod.Volumes, sec.Name)
+	}
+	mounted := false
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounted = mounted || m.Name == "pipectl-mpi" && m.MountPath == "/etc/pipectl-mpi" && m.ReadOnly
+	}
+	if !mounted {
+		t.Errorf("mounts %+v: want the Secret read-only at /etc/pipectl-mpi", pod.Containers[0].VolumeMounts)
+	}
+	env := dryRunEnv(t, frameworksExample, "mpi")
+	want := map[string]string{
+		"OMPI_MCA_orte_default_hostfile": "/etc/pipectl-mpi/hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+		"OMPI_MCA_orte_set_default_slots": "2", "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10",
+		"OMPI_MCA_plm_rsh_agent": "/pipectl/pipectl mpi-rsh", "PIPECTL_MPI_AGENT_PORT": "2222",
+		"PIPECTL_FRAMEWORK": "mpi", "NODE_RANK": "index", "NNODES": "2", "LOCAL_WORLD_SIZE": "2",
+	}
+	got := map[string]string{}
+	for k := range want {
+		got[k] = env[k]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mpi node pod env (-want +got):\n%s", diff)
+	}
+	if _, ok := env["RANK"]; ok {
+		t.Errorf("an mpi node pod has RANK=%q: mpirun gives each process its rank", env["RANK"])
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"pipectl.dev/pipectl/cmd/internal/buildinfo"
 	execcmd "pipectl.dev/pipectl/cmd/internal/cmd/exec"
+	"pipectl.dev/pipectl/cmd/internal/cmd/mpirsh"
 	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/artifacts"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmd/compile"
@@ -71,7 +72,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 		c.GroupID = groupUser
 		cmd.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{execcmd.NewCmdExec(f, nil), launch.NewCmdLaunch(f, nil)} {
+	for _, c := range []*cobra.Command{execcmd.NewCmdExec(f, nil), launch.NewCmdLaunch(f, nil), mpirsh.NewCmdMPIRsh(f)} {
 		c.GroupID = groupPod
 		cmd.AddCommand(c)
 	}

@@ -1,3 +1,4 @@
-// Package cmdutil holds what every pipectl command shares: IOStreams, the
-// Factory of lazily built dependencies, output formats and exit codes.
+// Package cmdutil holds what every pipectl command shares beyond podutil
+// (which the pod runtime shares too: streams, exit codes, -o formats): the
+// Factory of lazily built dependencies and the -o output.
 package cmdutil

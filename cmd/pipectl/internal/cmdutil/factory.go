@@ -15,7 +15,7 @@ import (
 // Factory builds the dependencies commands share, lazily: a command that
 // does not touch the artifact store never opens it.
 type Factory struct {
-	IOStreams *IOStreams
+	IOStreams *podutil.IOStreams
 	// Version is pipectl's version.
 	Version string
 	// ArtifactsRoot is the --artifacts flag (empty: $PIPECTL_ARTIFACTS, then the default).
@@ -87,7 +87,7 @@ func (f *Factory) FullVersion() string {
 }
 
 // Streams returns f.IOStreams (podutil.Env).
-func (f *Factory) Streams() *IOStreams { return f.IOStreams }
+func (f *Factory) Streams() *podutil.IOStreams { return f.IOStreams }
 
 // PipectlVersion returns f.Version (podutil.Env).
 func (f *Factory) PipectlVersion() string { return f.Version }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/argo"
 	"pipectl.dev/pipectl/pipeline/images"
@@ -38,12 +39,12 @@ func (o *ImageFlags) Resolve(ctx context.Context, f *Factory, refs []string) (im
 	insecure := append([]string(nil), o.Insecure...)
 	for _, r := range o.Insecure {
 		if err := images.CheckRegistry(r); err != nil {
-			return images.Result{}, FlagErrorf("--insecure-registry: %v", err)
+			return images.Result{}, podutil.FlagErrorf("--insecure-registry: %v", err)
 		}
 	}
 	if o.DefaultRegistry != "" {
 		if err := images.CheckRegistry(o.DefaultRegistry); err != nil {
-			return images.Result{}, FlagErrorf("--default-registry: %v", err)
+			return images.Result{}, podutil.FlagErrorf("--default-registry: %v", err)
 		}
 	}
 	env, err := images.ParseInsecure(f.Env(wire.EnvInsecureRegistries))

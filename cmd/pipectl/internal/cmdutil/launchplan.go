@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
@@ -30,7 +31,7 @@ func (f *Factory) LauncherPlan(file string, params []string, stepName, iteration
 	})
 	var ue *argo.UsageError
 	if errors.As(err, &ue) {
-		return args, FlagErrorf("%v", err)
+		return args, podutil.FlagErrorf("%v", err)
 	}
 	return args, err
 }
@@ -45,7 +46,7 @@ func onlyDistributed(p *pipeline.Pipeline) (string, error) {
 		}
 	}
 	if len(names) != 1 {
-		return "", FlagErrorf("--dry-run -f needs --step STEP: %s has %d distributed steps (%s)", p.Source, len(names), strings.Join(names, ", "))
+		return "", podutil.FlagErrorf("--dry-run -f needs --step STEP: %s has %d distributed steps (%s)", p.Source, len(names), strings.Join(names, ", "))
 	}
 	return names[0], nil
 }

@@ -15,32 +15,22 @@ import (
 	"pipectl.dev/pipectl/components/record"
 )
 
-// Output formats for -o.
-const (
-	FormatTable = podutil.FormatTable
-	FormatJSON  = podutil.FormatJSON
-	FormatYAML  = podutil.FormatYAML
-)
-
-// CheckFormat validates an -o value.
-func CheckFormat(f string) error { return podutil.CheckFormat(f) }
-
 // AddOutputFlag registers -o/--output on cmd.
 func AddOutputFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "output", "o", FormatTable, "output format: table, json or yaml")
+	cmd.Flags().StringVarP(p, "output", "o", podutil.FormatTable, "output format: table, json or yaml")
 }
 
 // Print writes v as JSON or YAML, or calls table for the table format.
 func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) error {
 	switch format {
-	case FormatJSON:
+	case podutil.FormatJSON:
 		b, err := artifacts.MarshalShallow(v)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
-	case FormatYAML:
+	case podutil.FormatYAML:
 		b, err := yaml.Marshal(v)
 		if err != nil {
 			return err
@@ -56,10 +46,10 @@ func Print(w io.Writer, format string, v any, table func(tw *tabwriter.Writer)) 
 
 // EndRun prints a finished run's record in format (nothing for "" or
 // table) on w and maps its status to the exit code: none when it
-// succeeded, ExitCancelled when cancelled, else ExitError1 (silent: the
+// succeeded, podutil.ExitCancelled when cancelled, else podutil.ExitError1 (silent: the
 // run's summary said why).
 func EndRun(w io.Writer, format string, rec *record.Run) error {
-	if format != "" && format != FormatTable {
+	if format != "" && format != podutil.FormatTable {
 		if err := Print(w, format, rec, nil); err != nil {
 			return err
 		}
@@ -68,9 +58,9 @@ func EndRun(w io.Writer, format string, rec *record.Run) error {
 	case record.StatusSucceeded:
 		return nil
 	case record.StatusCancelled:
-		return &ExitError{Code: ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitCancelled, Err: fmt.Errorf("run %s cancelled", rec.ID), Silent: true}
 	default:
-		return &ExitError{Code: ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitError1, Err: fmt.Errorf("run %s failed", rec.ID), Silent: true}
 	}
 }
 

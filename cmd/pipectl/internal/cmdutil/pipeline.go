@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/origin"
@@ -34,7 +35,7 @@ func LoadRun(ctx context.Context, f *Factory, file string, params []string, reru
 	l := &Loaded{Cleanup: func() {}, Source: file}
 	var err error
 	if l.Overrides, err = pipeline.ParseOverrides(params); err != nil {
-		return nil, FlagErrorf("%v", err)
+		return nil, podutil.FlagErrorf("%v", err)
 	}
 	if rerun != "" {
 		if file, l.Rerun, l.Cleanup, err = restore(ctx, f, rerun); err != nil {
@@ -47,7 +48,7 @@ func LoadRun(ctx context.Context, f *Factory, file string, params []string, reru
 	}
 	if err == nil && from != "" {
 		if err = origin.From(l.Pipeline, from); err != nil {
-			err = FlagErrorf("%v", err)
+			err = podutil.FlagErrorf("%v", err)
 		}
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/record"
 )
 
@@ -23,7 +24,7 @@ func printable(s string) string {
 // names) was written by whoever could write the store, as was the record.
 // With yes it runs; on a terminal the origin is shown and the user asked;
 // elsewhere it is refused, saying --yes runs it.
-func TrustRerun(ios *IOStreams, run *record.Run, yes bool) error {
+func TrustRerun(ios *podutil.IOStreams, run *record.Run, yes bool) error {
 	if yes || run == nil {
 		return nil
 	}
@@ -33,9 +34,9 @@ func TrustRerun(ios *IOStreams, run *record.Run, yes bool) error {
 		if ios.Confirm("Run this code?") {
 			return nil
 		}
-		return &ExitError{Code: ExitError1, Err: fmt.Errorf("--rerun %s: not confirmed; nothing ran", run.ID)}
+		return &podutil.ExitError{Code: podutil.ExitError1, Err: fmt.Errorf("--rerun %s: not confirmed; nothing ran", run.ID)}
 	}
-	return FlagErrorf("--rerun %s runs code read from the store, which whoever can write the store could have changed:\n%s"+
+	return podutil.FlagErrorf("--rerun %s runs code read from the store, which whoever can write the store could have changed:\n%s"+
 		"no terminal to ask on: pass --yes to run it", run.ID, what)
 }
 

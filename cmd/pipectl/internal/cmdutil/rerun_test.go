@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/components/record"
 )
 
@@ -19,7 +20,7 @@ func TestTrustRerun(t *testing.T) {
 		answer string
 		ok     bool
 	}{{"y\n", true}, {"yes\n", true}, {"n\n", false}, {"\n", false}} {
-		ios, in, _, errOut := Test()
+		ios, in, _, errOut := podutil.Test()
 		ios.InTTY, ios.ErrTTY = true, true
 		in.WriteString(tc.answer)
 		err := TrustRerun(ios, run, false)
@@ -33,10 +34,10 @@ func TestTrustRerun(t *testing.T) {
 			}
 		}
 	}
-	ios, _, _, errOut := Test()
+	ios, _, _, errOut := podutil.Test()
 	err := TrustRerun(ios, run, false)
-	if err == nil || Code(err) != ExitUsage || !strings.Contains(err.Error(), "pass --yes") || !strings.Contains(err.Error(), "commit abc123") || errOut.Len() != 0 {
-		t.Errorf("no terminal: %v (exit %d), stderr %q", err, Code(err), errOut)
+	if err == nil || podutil.Code(err) != podutil.ExitUsage || !strings.Contains(err.Error(), "pass --yes") || !strings.Contains(err.Error(), "commit abc123") || errOut.Len() != 0 {
+		t.Errorf("no terminal: %v (exit %d), stderr %q", err, podutil.Code(err), errOut)
 	}
 	if err := TrustRerun(ios, run, true); err != nil {
 		t.Errorf("--yes: %v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/runstore"
@@ -39,7 +40,7 @@ output's metadata.`,
 
 // ListOptions are the inputs of `pipectl artifacts ls`.
 type ListOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	RunID   string
 	Output  string
@@ -61,7 +62,7 @@ checkpoints).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -100,7 +101,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 
 // GetOptions are the inputs of `pipectl artifacts get`.
 type GetOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Ref     string
 	Dest    string
@@ -173,7 +174,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: fmt.Errorf("cancelled: nothing was copied to %s", dest)}
+			return &podutil.ExitError{Code: podutil.ExitCancelled, Err: fmt.Errorf("cancelled: nothing was copied to %s", dest)}
 		}
 		return err
 	}
@@ -184,7 +185,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 
 // CatOptions are the inputs of `pipectl artifacts cat`.
 type CatOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Ref     string
 }
@@ -228,7 +229,7 @@ func catRun(ctx context.Context, opts *CatOptions) error {
 // resolve finds the output (or file in it) that ref names: RUN/STEP/OUTPUT
 // with RUN a run id or "latest", or a URI in the store. It returns the
 // run reader, the store, ref with "latest" expanded, and the output.
-func resolve(ctx context.Context, f *cmdutil.Factory, ios *cmdutil.IOStreams, ref string) (*runstore.Reader, artifacts.Store, string, recordstore.Ref, error) {
+func resolve(ctx context.Context, f *cmdutil.Factory, ios *podutil.IOStreams, ref string) (*runstore.Reader, artifacts.Store, string, recordstore.Ref, error) {
 	runs, err := f.Runs(ctx, ios.ErrOut)
 	if err != nil {
 		return nil, nil, "", recordstore.Ref{}, err

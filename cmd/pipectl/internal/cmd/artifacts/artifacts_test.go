@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argorun"
@@ -22,7 +23,7 @@ import (
 // running cluster runs (issue 11 item 4: it showed nothing).
 func TestListRefreshesADetachedRun(t *testing.T) {
 	ctx := t.Context()
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := podutil.Test()
 	dir := t.TempDir()
 	exit := "0"
 	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf-1", Namespace: "ml"}, Status: wfv1.WorkflowStatus{

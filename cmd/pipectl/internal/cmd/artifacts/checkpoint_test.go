@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/checkpoint"
@@ -23,7 +24,7 @@ import (
 // their sha256 are as without it.
 func TestListShowsCheckpoint(t *testing.T) {
 	ctx := t.Context()
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := podutil.Test()
 	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: t.TempDir(), Getenv: func(string) string { return "" }}
 	store, err := f.Store(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -16,7 +17,7 @@ import (
 
 // LineageOptions are the inputs of `pipectl artifacts lineage`.
 type LineageOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Ref     string
 	UsedBy  bool
@@ -41,7 +42,7 @@ the store keeps (no scan of the runs). REF is RUN/STEP/OUTPUT (RUN may be
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -63,7 +64,7 @@ func lineageRun(ctx context.Context, opts *LineageOptions) error {
 	}
 	parts := strings.Split(ref.Key, "/")
 	if ref.File != "" || len(parts) != 3 {
-		return cmdutil.FlagErrorf("%s: want an output, RUN/STEP/OUTPUT, not a file inside one", opts.Ref)
+		return podutil.FlagErrorf("%s: want an output, RUN/STEP/OUTPUT, not a file inside one", opts.Ref)
 	}
 	if named := strings.Split(strings.Trim(name, "/"), "/"); !strings.Contains(name, "://") && len(named) == 3 {
 		parts = named // the step as asked: a reused step's lineage says so

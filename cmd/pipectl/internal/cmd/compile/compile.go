@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/argo"
@@ -18,7 +19,7 @@ import (
 
 // Options are the inputs of `pipectl compile`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 
 	File    string
@@ -89,7 +90,7 @@ encoded. The output is the same for the same input.`,
 func compileRun(opts *Options) error {
 	overrides, err := pipeline.ParseOverrides(opts.Params)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return podutil.FlagErrorf("%v", err)
 	}
 	p, err := opts.Factory.Load(opts.File)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
@@ -30,7 +31,7 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 // runResolving runs pipectl compile ARGS.
 func runResolving(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := podutil.Test()
 	f := &cmdutil.Factory{IOStreams: ios, Version: "v9.9.9", Getenv: func(k string) string { return env[k] }}
 	root := &cobra.Command{Use: "pipectl", SilenceErrors: true, SilenceUsage: true}
 	root.PersistentFlags().StringVar(&f.ArtifactsRoot, "artifacts", "", "")
@@ -136,7 +137,7 @@ func TestCompileErrorsWriteNothing(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
-			if code := cmdutil.Code(err); code != tc.code {
+			if code := podutil.Code(err); code != tc.code {
 				t.Errorf("exit code %d, want %d", code, tc.code)
 			}
 			if out != "" {
@@ -203,15 +204,15 @@ steps:
 	if err == nil || !strings.Contains(err.Error(), "image "+reg+"/pipectl:2: cannot resolve it to a digest through registry "+reg+": no such image or tag") {
 		t.Errorf("unknown tag: %v", err)
 	}
-	if code := cmdutil.Code(err); code != 1 {
+	if code := podutil.Code(err); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
 	if _, serr := os.Stat(dest); serr == nil {
 		t.Error("a workflow was written")
 	}
 	for _, bad := range [][]string{{"--insecure-registry", "http://" + reg}} {
-		if _, _, err := runResolving(t, env, append([]string{pipe, "--artifacts", "s3://b/r"}, bad...)...); err == nil || cmdutil.Code(err) != 2 {
-			t.Errorf("%q: %v (exit %d), want a flag error", bad, err, cmdutil.Code(err))
+		if _, _, err := runResolving(t, env, append([]string{pipe, "--artifacts", "s3://b/r"}, bad...)...); err == nil || podutil.Code(err) != 2 {
+			t.Errorf("%q: %v (exit %d), want a flag error", bad, err, podutil.Code(err))
 		}
 	}
 }
@@ -250,7 +251,7 @@ func TestCompileDefaultRegistry(t *testing.T) {
 	if !strings.Contains(stderr, "Image pipectl-example-attrition:0.1: "+reg+"/pipectl-example-attrition@sha256:") {
 		t.Errorf("stderr %q does not report the pinned image", stderr)
 	}
-	if _, _, err := runResolving(t, nil, example, "--artifacts", "s3://b/r", "--no-ship-code", "--default-registry", reg+"/team"); err == nil || cmdutil.Code(err) != 2 || !strings.Contains(err.Error(), "--default-registry") {
-		t.Errorf("--default-registry with a path: %v (exit %d), want a flag error naming it", err, cmdutil.Code(err))
+	if _, _, err := runResolving(t, nil, example, "--artifacts", "s3://b/r", "--no-ship-code", "--default-registry", reg+"/team"); err == nil || podutil.Code(err) != 2 || !strings.Contains(err.Error(), "--default-registry") {
+		t.Errorf("--default-registry with a path: %v (exit %d), want a flag error naming it", err, podutil.Code(err))
 	}
 }

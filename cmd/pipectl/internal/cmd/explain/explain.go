@@ -9,13 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 )
 
 // Options are the inputs of `pipectl explain`.
 type Options struct {
-	IO        *cmdutil.IOStreams
+	IO        *podutil.IOStreams
 	Path      string
 	Recursive bool
 }

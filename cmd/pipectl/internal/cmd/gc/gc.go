@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/recordstore"
@@ -17,7 +18,7 @@ import (
 
 // Options are the inputs of `pipectl gc`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	// WorkDir is where local runs make their work directories.
 	WorkDir string

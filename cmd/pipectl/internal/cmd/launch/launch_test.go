@@ -23,6 +23,7 @@ import (
 	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
 	"pipectl.dev/pipectl/components/record"
@@ -48,7 +49,7 @@ func runLaunch(t *testing.T, f *cmdutil.Factory, prepare func(*Options), args ..
 }
 
 func testFactory(t *testing.T) (*cmdutil.Factory, *strings.Builder, *componentstest.Buffer) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := podutil.Test()
 	out, errOut := &strings.Builder{}, &componentstest.Buffer{}
 	ios.Out, ios.ErrOut = out, errOut
 	env := map[string]string{}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/runstore"
@@ -16,7 +17,7 @@ import (
 
 // Options are the inputs of `pipectl logs`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	RunID   string
 	Step    string

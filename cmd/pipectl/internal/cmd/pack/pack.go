@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts/codepack"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/runview"
 )
 
 // Options are the inputs of `pipectl pack ls`.
 type Options struct {
-	IO     *cmdutil.IOStreams
+	IO     *podutil.IOStreams
 	Dir    string
 	Output string
 }
@@ -63,7 +64,7 @@ before it ships.`,
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -95,7 +96,7 @@ func lsRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == cmdutil.FormatJSON || opts.Output == cmdutil.FormatYAML {
+	if opts.Output == podutil.FormatJSON || opts.Output == podutil.FormatYAML {
 		return cmdutil.Print(opts.IO.Out, opts.Output, l, nil)
 	}
 	err = cmdutil.Print(opts.IO.Out, opts.Output, l, func(tw *tabwriter.Writer) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/help"
 	"pipectl.dev/pipectl/pipeline"
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the README's generated command 
 
 func execute(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := podutil.Test()
 	cmd := NewCmdRoot(&cmdutil.Factory{IOStreams: ios, Version: "test"})
 	cmd.SetArgs(args)
 	err = cmd.Execute()
@@ -64,7 +65,7 @@ func TestHelpTopics(t *testing.T) {
 
 // TestTopicNamesAreNotCommands: `pipectl help NAME` is one thing.
 func TestTopicNamesAreNotCommands(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := podutil.Test()
 	root := NewCmdRoot(&cmdutil.Factory{IOStreams: ios})
 	for _, tp := range help.Topics() {
 		for _, c := range root.Commands() {
@@ -126,7 +127,7 @@ func commandsTable(root *cobra.Command) string {
 
 // generated are the README's generated parts: its markers and contents.
 func generated() []struct{ begin, end, want string } {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := podutil.Test()
 	var topics strings.Builder
 	topics.WriteString("| topic | |\n|---|---|\n")
 	for _, tp := range help.Topics() {

@@ -50,7 +50,7 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 	cmd.SetOut(f.IOStreams.Out)
 	cmd.SetErr(f.IOStreams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.FlagError{Err: err}
+		return &podutil.FlagError{Err: err}
 	})
 	podutil.AddStoreFlags(cmd.PersistentFlags(), &f.ArtifactsRoot, &f.StoreOptions)
 	cmd.PersistentFlags().StringArrayVar(&f.Runtimes, "runtimes", nil, "Kubeflow Trainer runtimes (ClusterTrainingRuntime, TrainingRuntime) that steps and TrainJobs may name: a file or a folder of them (repeatable; see pipectl help kubeflow-trainer)")
@@ -85,6 +85,6 @@ AWS_SECRET_ACCESS_KEY), ~/.aws/credentials or IAM; never from flags.`,
 
 // Main runs pipectl with args and returns the process's exit code.
 func Main(args []string) int {
-	f := &cmdutil.Factory{IOStreams: cmdutil.System(), Version: buildinfo.Version}
+	f := &cmdutil.Factory{IOStreams: podutil.System(), Version: buildinfo.Version}
 	return podutil.Execute(NewCmdRoot(f), args, f.IOStreams.ErrOut, "pipectl")
 }

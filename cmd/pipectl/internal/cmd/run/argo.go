@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argo"
@@ -103,7 +104,7 @@ func follow(opts *Options, store artifacts.Store, rec *record.Run, name string) 
 	if err != nil {
 		return err
 	}
-	sigs, stopSignals := cmdutil.StopSignals(opts.Argo.Signals)
+	sigs, stopSignals := podutil.StopSignals(opts.Argo.Signals)
 	defer stopSignals()
 	w := &argorun.Watch{
 		Clients: kc, Store: store, Record: rec, Name: name, Logs: ios.LogsOut(opts.Output), Status: ios.ErrOut, TTY: ios.ErrTTY, Poll: opts.Argo.Poll,
@@ -116,9 +117,9 @@ func follow(opts *Options, store artifacts.Store, rec *record.Run, name string) 
 		self, ns := cmdutil.Program(), kc.Namespace
 		fmt.Fprintf(ios.ErrOut, "\nWorkflow %s keeps running in namespace %s. Follow it again (Ctrl-C there offers to stop it):\n  %s run --on argo --attach %s -n %s\n", name, ns, self, name, ns)
 		fmt.Fprintf(ios.ErrOut, "Look at it:\n  %s runs get %s -n %s\n  %s logs %s -n %s\n", self, name, ns, self, name, ns)
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err, Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitCancelled, Err: err, Silent: true}
 	case errors.As(err, &stopErr):
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err}
+		return &podutil.ExitError{Code: podutil.ExitCancelled, Err: err}
 	case err != nil:
 		return err
 	}

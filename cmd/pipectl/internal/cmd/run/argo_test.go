@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/argo"
@@ -128,7 +129,7 @@ func argoOpts(t *testing.T, kcs *argorun.Clients) (*Options, string, *strings.Bu
 	if err := os.WriteFile(file, []byte(twoSteps), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := podutil.Test()
 	store := filepath.Join(dir, "store")
 	f := &cmdutil.Factory{IOStreams: ios, ArtifactsRoot: store, KubeClientsFunc: func() (*argorun.Clients, error) { return kcs, nil }}
 	var o, e strings.Builder
@@ -212,8 +213,8 @@ func TestArgoRunFailed(t *testing.T) {
 		[]wfv1.NodeStatus{node(wf, "make", "make-1", wfv1.NodeFailed, "3", "Error (exit code 3)")},
 	)
 	err := argoRun(opts)
-	if cmdutil.Code(err) != 1 {
-		t.Fatalf("argoRun = %v (code %d), want exit code 1\n%s", err, cmdutil.Code(err), errOut)
+	if podutil.Code(err) != 1 {
+		t.Fatalf("argoRun = %v (code %d), want exit code 1\n%s", err, podutil.Code(err), errOut)
 	}
 	for _, want := range []string{"make Failed: Error (exit code 3)", "Run words-abcde Failed", "make Failed (exit 3)"} {
 		if !strings.Contains(errOut.String(), want) {
@@ -233,7 +234,7 @@ func TestArgoRunInterruptedLeavesItRunning(t *testing.T) {
 	opts.Argo.Signals = sigs
 	go func() { time.Sleep(200 * time.Millisecond); sigs <- os.Interrupt }()
 	err := argoRun(opts)
-	if cmdutil.Code(err) != cmdutil.ExitCancelled {
+	if podutil.Code(err) != podutil.ExitCancelled {
 		t.Fatalf("argoRun = %v, want exit code 130", err)
 	}
 	if !strings.Contains(errOut.String(), "pipectl run --on argo --attach words-abcde -n ") {
@@ -278,7 +279,7 @@ func TestArgoRunStopOnExit(t *testing.T) {
 	failWhenStopped(wc, "Stopped with strategy 'Stop'")
 	go func() { time.Sleep(200 * time.Millisecond); sigs <- os.Interrupt }()
 	err := argoRun(opts)
-	if cmdutil.Code(err) != cmdutil.ExitCancelled {
+	if podutil.Code(err) != podutil.ExitCancelled {
 		t.Fatalf("argoRun = %v, want exit code 130\n%s", err, errOut)
 	}
 	if rec := readRecord(t, store); rec.Status != record.StatusCancelled {
@@ -301,7 +302,7 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"p.yaml", "--parallelism", "-1"}, false},
 		{[]string{"p.yaml", "--parallelism", "0"}, true},
 	} {
-		ios, _, _, _ := cmdutil.Test()
+		ios, _, _, _ := podutil.Test()
 		f := &cmdutil.Factory{IOStreams: ios}
 		var got *Options
 		cmd := NewCmdRun(f, func(o *Options) error { got = o; return nil })
@@ -329,7 +330,7 @@ func TestArgoRunTTY(t *testing.T) {
 	failWhenStopped(wc, "")
 	go func() { time.Sleep(200 * time.Millisecond); sigs <- os.Interrupt }()
 	err := argoRun(opts)
-	if cmdutil.Code(err) != cmdutil.ExitCancelled {
+	if podutil.Code(err) != podutil.ExitCancelled {
 		t.Fatalf("argoRun = %v, want exit code 130\n%s", err, errOut)
 	}
 	for _, want := range []string{"○ make", "Run words-abcde (", "Stop workflow words-abcde? [y/N]", "Stopping workflow words-abcde"} {

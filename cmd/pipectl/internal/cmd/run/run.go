@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/imports"
 	"pipectl.dev/pipectl/pipeline/local"
@@ -21,7 +22,7 @@ import (
 
 // Options are the inputs of `pipectl run`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 
 	File   string
@@ -86,20 +87,20 @@ Exit status: 0 when the run succeeded, 1 when a step failed, 130 when cancelled.
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if opts.Parallelism < 0 {
-				return cmdutil.FlagErrorf("--parallelism %d: expected a number of steps at once, at least 1 (or 0: the number of CPUs)", opts.Parallelism)
+				return podutil.FlagErrorf("--parallelism %d: expected a number of steps at once, at least 1 (or 0: the number of CPUs)", opts.Parallelism)
 			}
 			given := slices.DeleteFunc([]string{opts.File, opts.Argo.Attach, opts.Rerun}, func(s string) bool { return s == "" })
 			switch {
 			case opts.On != "local" && opts.On != "argo":
-				return cmdutil.FlagErrorf("--on %s: want local or argo", opts.On)
+				return podutil.FlagErrorf("--on %s: want local or argo", opts.On)
 			case opts.On == "local" && opts.Argo.Attach != "":
-				return cmdutil.FlagErrorf("--attach needs --on argo")
+				return podutil.FlagErrorf("--attach needs --on argo")
 			case len(given) != 1 || opts.Argo.Attach != "" && opts.From != "":
-				return cmdutil.FlagErrorf("want one of: a pipeline FILE (accepts 1 arg), --rerun RUN, or with --on argo --attach RUN (without --from)")
+				return podutil.FlagErrorf("want one of: a pipeline FILE (accepts 1 arg), --rerun RUN, or with --on argo --attach RUN (without --from)")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -130,7 +131,7 @@ func runRun(opts *Options) error {
 	l, err := cmdutil.LoadRun(ctx, opts.Factory, opts.File, opts.Params, opts.Rerun, opts.From)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C while a rerun's pipeline is fetched.
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: err}
+		return &podutil.ExitError{Code: podutil.ExitCancelled, Err: err}
 	}
 	if err != nil {
 		return err

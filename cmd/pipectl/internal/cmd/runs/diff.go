@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline/runview"
@@ -15,7 +16,7 @@ import (
 
 // DiffOptions are the inputs of `pipectl runs diff`.
 type DiffOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	RunIDs  []string
 	Output  string
@@ -44,7 +45,7 @@ The UI's compare page shows the same rows.`,
 		Args: cobra.RangeArgs(2, maxDiff),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunIDs = args
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {

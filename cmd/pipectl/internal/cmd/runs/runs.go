@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/origin"
 	"pipectl.dev/pipectl/pipeline/runview"
@@ -29,7 +30,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 
 // ListOptions are the inputs of `pipectl runs ls`.
 type ListOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Output  string
 }
@@ -43,7 +44,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Short:   "List runs, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -70,7 +71,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	for _, r := range runs {
 		out = append(out, runview.Summarize(r))
 	}
-	if len(out) == 0 && opts.Output == cmdutil.FormatTable {
+	if len(out) == 0 && opts.Output == podutil.FormatTable {
 		fmt.Fprintf(opts.IO.ErrOut, "No runs in %s\n", reader.Store().Root())
 		return nil
 	}
@@ -101,7 +102,7 @@ func duration(start, end *time.Time) string {
 
 // GetOptions are the inputs of `pipectl runs get`.
 type GetOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	RunID   string
 	Output  string
@@ -121,7 +122,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -151,8 +152,8 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 			return err
 		}
 		format := opts.Output
-		if format != cmdutil.FormatJSON {
-			format = cmdutil.FormatYAML // a pipeline has no table
+		if format != podutil.FormatJSON {
+			format = podutil.FormatYAML // a pipeline has no table
 		}
 		return cmdutil.Print(opts.IO.Out, format, resolved, nil)
 	}

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
 	"pipectl.dev/pipectl/pipeline"
@@ -47,7 +48,7 @@ func addOnFlag(cmd *cobra.Command, f *cmdutil.Factory, on *string) {
 // checkOn refuses an --on other than local or argo.
 func checkOn(on string) error {
 	if on != onLocal && on != onArgo {
-		return cmdutil.FlagErrorf("--on %s: want local or argo", on)
+		return podutil.FlagErrorf("--on %s: want local or argo", on)
 	}
 	return nil
 }
@@ -162,7 +163,7 @@ func argoList(ctx context.Context, opts *ListOptions) error {
 		v.Runs = nil
 		out = append(out, v)
 	}
-	if len(out) == 0 && (opts.Output == cmdutil.FormatTable || opts.Output == "") {
+	if len(out) == 0 && (opts.Output == podutil.FormatTable || opts.Output == "") {
 		fmt.Fprintf(opts.IO.ErrOut, "No schedules in namespace %s\n", kc.Namespace)
 		return nil
 	}
@@ -237,9 +238,9 @@ func cronFlagError(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "catchUp: "):
-		return cmdutil.FlagErrorf("--catch-up: %s", strings.TrimPrefix(msg, "catchUp: "))
+		return podutil.FlagErrorf("--catch-up: %s", strings.TrimPrefix(msg, "catchUp: "))
 	case strings.HasPrefix(msg, "params."):
-		return cmdutil.FlagErrorf("-p %s", strings.TrimPrefix(msg, "params."))
+		return podutil.FlagErrorf("-p %s", strings.TrimPrefix(msg, "params."))
 	}
 	return err
 }

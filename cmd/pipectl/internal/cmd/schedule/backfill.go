@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/local"
 	"pipectl.dev/pipectl/pipeline/schedule"
@@ -21,7 +22,7 @@ import (
 
 // BackfillOptions are the inputs of `pipectl schedule backfill`.
 type BackfillOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 
 	Name, From, To string
@@ -60,14 +61,14 @@ Exit status: 0 when every run succeeded, 1 otherwise, 130 when cancelled.`,
 			if err := checkOn(opts.On); err != nil {
 				return err
 			}
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			switch {
 			case opts.From == "" || opts.To == "":
-				return cmdutil.FlagErrorf("want --from T1 and --to T2")
+				return podutil.FlagErrorf("want --from T1 and --to T2")
 			case opts.Parallelism < 1:
-				return cmdutil.FlagErrorf("--parallelism %d: want at least 1", opts.Parallelism)
+				return podutil.FlagErrorf("--parallelism %d: want at least 1", opts.Parallelism)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -109,16 +110,16 @@ func backfillRun(opts *BackfillOptions) error {
 	if sum == nil {
 		return err
 	}
-	if opts.Output != "" && opts.Output != cmdutil.FormatTable {
+	if opts.Output != "" && opts.Output != podutil.FormatTable {
 		if perr := cmdutil.Print(opts.IO.Out, opts.Output, sum, func(*tabwriter.Writer) {}); perr != nil {
 			return perr
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return &cmdutil.ExitError{Code: cmdutil.ExitCancelled, Err: errors.New("backfill cancelled"), Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitCancelled, Err: errors.New("backfill cancelled"), Silent: true}
 	case err != nil:
-		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: err, Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitError1, Err: err, Silent: true}
 	}
 	return nil
 }
@@ -130,13 +131,13 @@ func backfillRange(opts *BackfillOptions, s *schedule.Schedule) (from, to time.T
 		return from, to, err
 	}
 	if from, err = ParseTime(opts.From, c.Location()); err != nil {
-		return from, to, cmdutil.FlagErrorf("--from: %v", err)
+		return from, to, podutil.FlagErrorf("--from: %v", err)
 	}
 	if to, err = ParseTime(opts.To, c.Location()); err != nil {
-		return from, to, cmdutil.FlagErrorf("--to: %v", err)
+		return from, to, podutil.FlagErrorf("--to: %v", err)
 	}
 	if !from.Before(to) {
-		return from, to, cmdutil.FlagErrorf("--from %s is not before --to %s", opts.From, opts.To)
+		return from, to, podutil.FlagErrorf("--from %s is not before --to %s", opts.From, opts.To)
 	}
 	return from, to, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pipectl.dev/pipectl/artifacts"
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/recordstore"
 	"pipectl.dev/pipectl/pipeline/schedule"
@@ -54,7 +55,7 @@ func view(ctx context.Context, store artifacts.Store, s *schedule.Schedule, now 
 
 // ListOptions are the inputs of `pipectl schedule ls`.
 type ListOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Output  string
 	On      string
@@ -69,7 +70,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Short:   "List schedules",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if err := checkOn(opts.On); err != nil {
@@ -106,7 +107,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		}
 		out = append(out, v)
 	}
-	if len(out) == 0 && (opts.Output == cmdutil.FormatTable || opts.Output == "") {
+	if len(out) == 0 && (opts.Output == podutil.FormatTable || opts.Output == "") {
 		fmt.Fprintf(opts.IO.ErrOut, "No schedules in %s\n", store.Root())
 		return nil
 	}
@@ -132,7 +133,7 @@ func orDash(s, d string) string {
 
 // GetOptions are the inputs of `pipectl schedule get`.
 type GetOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Name    string
 	Output  string
@@ -148,7 +149,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if err := cmdutil.CheckFormat(opts.Output); err != nil {
+			if err := podutil.CheckFormat(opts.Output); err != nil {
 				return err
 			}
 			if err := checkOn(opts.On); err != nil {

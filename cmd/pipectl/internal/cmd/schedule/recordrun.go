@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/argorun"
@@ -27,7 +28,7 @@ func newCmdRecordRun(f *cmdutil.Factory) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if run == "" || status == "" {
-				return cmdutil.FlagErrorf("want --%s and --%s", wire.RecordRunFlagRun, wire.RecordRunFlagStatus)
+				return podutil.FlagErrorf("want --%s and --%s", wire.RecordRunFlagRun, wire.RecordRunFlagStatus)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), recordRunTimeout)
 			defer cancel()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
 	"pipectl.dev/pipectl/pipeline/schedule"
@@ -36,7 +37,7 @@ See 'pipectl help schedules'.`,
 
 // CreateOptions are the inputs of `pipectl schedule create`.
 type CreateOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 
 	File, Name, Cron, Timezone, Concurrency, CatchUp string
@@ -84,7 +85,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 func createRun(ctx context.Context, opts *CreateOptions) error {
 	params, err := pipeline.ParseOverrides(opts.Params)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return podutil.FlagErrorf("%v", err)
 	}
 	abs, err := filepath.Abs(opts.File)
 	if err != nil {
@@ -141,7 +142,7 @@ func checkFlags(s *schedule.Schedule) error {
 		}
 		errs = append(errs, e)
 	}
-	return &cmdutil.FlagError{Err: errors.Join(errs...)}
+	return &podutil.FlagError{Err: errors.Join(errs...)}
 }
 
 func flatten(err error) []error {
@@ -162,7 +163,7 @@ func describe(s *schedule.Schedule) string {
 
 // ApplyOptions are the inputs of `pipectl schedule apply`.
 type ApplyOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	File    string
 	Now     func() time.Time

@@ -10,13 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline/scheduler"
 )
 
 // ServeOptions are the inputs of `pipectl schedule serve`.
 type ServeOptions struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	// Poll is how often the schedules are read again.
 	Poll time.Duration
@@ -43,12 +44,12 @@ catch-up policy when serve starts again.`,
 			switch opts.On {
 			case onLocal:
 			case onArgo:
-				return cmdutil.FlagErrorf("--on argo: nothing to serve: Argo's cron controller fires a schedule's CronWorkflow in the cluster (see 'pipectl schedule ls --on argo'); serve runs the schedules kept in the artifact store on this machine")
+				return podutil.FlagErrorf("--on argo: nothing to serve: Argo's cron controller fires a schedule's CronWorkflow in the cluster (see 'pipectl schedule ls --on argo'); serve runs the schedules kept in the artifact store on this machine")
 			default:
 				return checkOn(opts.On)
 			}
 			if opts.Poll <= 0 {
-				return cmdutil.FlagErrorf("--poll %s: want a duration above 0", opts.Poll)
+				return podutil.FlagErrorf("--poll %s: want a duration above 0", opts.Poll)
 			}
 			if runF != nil {
 				return runF(opts)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/ui"
 	"pipectl.dev/pipectl/components/record"
@@ -35,7 +36,7 @@ const liveLogLimit = 4 << 20
 
 // Options are the inputs of `pipectl ui`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	// Listen is host:port to serve on.
 	Listen string
@@ -82,11 +83,11 @@ in pipectl: the browser gets bytes, never keys.`,
 func uiRun(ctx context.Context, opts *Options) error {
 	loopback, err := ui.Loopback(opts.Listen)
 	if err != nil {
-		return cmdutil.FlagErrorf("%v", err)
+		return podutil.FlagErrorf("%v", err)
 	}
 	token, made := opts.Token, false
 	if token != "" && !loopback && len(token) < ui.MinTokenLen {
-		return cmdutil.FlagErrorf("--token (or $%s): a token for --listen %s, which other machines can reach, needs at least %d characters, got %d (leave it out and pipectl makes one)", wire.EnvUIToken, opts.Listen, ui.MinTokenLen, len(token))
+		return podutil.FlagErrorf("--token (or $%s): a token for --listen %s, which other machines can reach, needs at least %d characters, got %d (leave it out and pipectl makes one)", wire.EnvUIToken, opts.Listen, ui.MinTokenLen, len(token))
 	}
 	if token == "" && !loopback {
 		if token, err = ui.NewToken(); err != nil {
@@ -127,7 +128,7 @@ func uiRun(ctx context.Context, opts *Options) error {
 	default:
 		fmt.Fprintf(opts.IO.ErrOut, "pipectl ui: serving %s at %s\n", store.Root(), addr)
 	}
-	sigs, release := cmdutil.StopSignals(opts.Signals)
+	sigs, release := podutil.StopSignals(opts.Signals)
 	defer release()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/componentstest"
 )
@@ -19,7 +20,7 @@ import (
 func serve(t *testing.T, listen, token string) string {
 	t.Helper()
 	errOut := &componentstest.Buffer{}
-	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut},
+	f := &cmdutil.Factory{IOStreams: &podutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut},
 		ArtifactsRoot: t.TempDir(), Getenv: func(string) string { return "" }}
 	sigs := make(chan os.Signal, 1)
 	done := make(chan error, 1)
@@ -116,7 +117,7 @@ func TestGivenToken(t *testing.T) {
 }
 
 func TestBadListen(t *testing.T) {
-	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}, ArtifactsRoot: t.TempDir()}
+	f := &cmdutil.Factory{IOStreams: &podutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}, ArtifactsRoot: t.TempDir()}
 	err := uiRun(context.Background(), &Options{IO: f.IOStreams, Factory: f, Listen: "8421"})
 	if err == nil || !strings.Contains(err.Error(), `--listen "8421": expected host:port`) {
 		t.Errorf("uiRun with --listen 8421: %v", err)
@@ -126,7 +127,7 @@ func TestBadListen(t *testing.T) {
 // A token for an address other machines can reach must not be guessable:
 // a one-character --token is refused before anything listens.
 func TestShortTokenRefused(t *testing.T) {
-	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}, ArtifactsRoot: t.TempDir()}
+	f := &cmdutil.Factory{IOStreams: &podutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}, ArtifactsRoot: t.TempDir()}
 	err := uiRun(context.Background(), &Options{IO: f.IOStreams, Factory: f, Listen: "0.0.0.0:0", Token: "x"})
 	if err == nil || !strings.Contains(err.Error(), "needs at least 16 characters, got 1") {
 		t.Errorf("uiRun with --token x on 0.0.0.0: %v", err)

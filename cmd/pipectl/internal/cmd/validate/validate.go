@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/yamlfile"
 	"pipectl.dev/pipectl/pipeline/trainer"
@@ -16,7 +17,7 @@ import (
 
 // Options are the inputs of `pipectl validate`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Factory *cmdutil.Factory
 	Files   []string
 }
@@ -63,7 +64,7 @@ func validateRun(opts *Options) error {
 		fmt.Fprintf(opts.IO.Out, "%s: valid pipeline %s (%s)\n", file, p.Metadata.Name, stepCount(len(p.Steps)))
 	}
 	if bad > 0 {
-		return &cmdutil.ExitError{Code: cmdutil.ExitError1, Err: fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)), Silent: true}
+		return &podutil.ExitError{Code: podutil.ExitError1, Err: fmt.Errorf("%d of %d files invalid", bad, len(opts.Files)), Silent: true}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
@@ -13,7 +14,7 @@ const kubeflow = "../../../../../pipeline/trainer/testdata/kubeflow/"
 // what a step naming it would be refused for; a TrainJob as its pipeline,
 // with --runtimes; one naming a runtime nobody gives fails at its line.
 func TestValidateTrainerFiles(t *testing.T) {
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := podutil.Test()
 	f := &cmdutil.Factory{IOStreams: ios, Runtimes: []string{kubeflow + "runtimes"}}
 	err := validateRun(&Options{IO: ios, Factory: f, Files: []string{kubeflow + "runtimes/llama3_2_1B.yaml", kubeflow + "examples/01-multi-node.yaml"}})
 	if err != nil {
@@ -27,7 +28,7 @@ func TestValidateTrainerFiles(t *testing.T) {
 	if !strings.Contains(errOut.String(), `Refused (a step naming torchtune-llama3.2-1b fails): `+kubeflow+`runtimes/llama3_2_1B.yaml:37:17: spec.template.spec.replicatedJobs[0]: pipectl runs only the trainer job (node)`) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
-	ios, _, _, errOut = cmdutil.Test()
+	ios, _, _, errOut = podutil.Test()
 	err = validateRun(&Options{IO: ios, Factory: &cmdutil.Factory{IOStreams: ios}, Files: []string{kubeflow + "examples/01-multi-node.yaml"}})
 	want := kubeflow + `examples/01-multi-node.yaml:38:11: spec.runtimeRef.name: no ClusterTrainingRuntime named "torch-distributed": no runtimes are loaded`
 	if err == nil || !strings.HasPrefix(errOut.String(), want) {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 )
 
 // Options are the inputs of `pipectl version`.
 type Options struct {
-	IO      *cmdutil.IOStreams
+	IO      *podutil.IOStreams
 	Version string
 }
 

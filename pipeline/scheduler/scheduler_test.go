@@ -277,7 +277,12 @@ func TestForbid(t *testing.T) {
 // the claims: a new one fires none of those times again.
 func TestCancelledSchedulerClaimsStay(t *testing.T) {
 	f := newFixture(t)
-	f.schedule("hourly", "0 * * * *", schedule.CatchUpAll, "", at("2026-01-01T00:00:00Z"), nil)
+	// The runs wait at the gate: none may end before the scheduler stops.
+	gate := filepath.Join(f.dir, "gate")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.schedule("hourly", "0 * * * *", schedule.CatchUpAll, "", at("2026-01-01T00:00:00Z"), map[string]string{"gate": gate})
 	now := func() time.Time { return at("2026-01-01T03:00:05Z") }
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Scheduler{Store: f.store, Run: f.run(), Status: f.status, Now: now}
@@ -286,6 +291,7 @@ func TestCancelledSchedulerClaimsStay(t *testing.T) {
 	}
 	cancel()
 	a.Wait()
+	os.Remove(gate)
 	b := &Scheduler{Store: f.store, Run: f.run(), Status: f.status, Now: now}
 	if _, err := b.Once(context.Background()); err != nil {
 		t.Fatal(err)

@@ -161,22 +161,34 @@ func signalGroup(pgid int, sig syscall.Signal) int {
 // leader is still setting up): it gets SIGTERM as soon as its program is
 // there, which a pod deleted just after it started would otherwise never
 // send (the program then ran until SIGKILL).
+//
+// For the first second every process that joins the group gets SIGTERM
+// too, once: the container's init (bubblewrap inside the namespace, which
+// ignores it) may be all there is when the pod is deleted, its program
+// started just after.
 func stopGroup(pgid int, exited <-chan struct{}, grace time.Duration) {
 	deadline := time.After(grace)
-	for signalGroup(pgid, syscall.SIGTERM) == 0 {
+	signalled := map[int]bool{}
+	lateUntil := time.Now().Add(time.Second)
+	for {
+		for _, pid := range groupMembers(pgid) {
+			if pid != pgid && !signalled[pid] {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+				signalled[pid] = true
+			}
+		}
+		next := time.After(20 * time.Millisecond)
+		if len(signalled) > 0 && time.Now().After(lateUntil) {
+			next = nil // only exited or the deadline now
+		}
 		select {
 		case <-exited:
 			return
 		case <-deadline:
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			return
-		case <-time.After(20 * time.Millisecond):
+		case <-next:
 		}
-	}
-	select {
-	case <-exited:
-	case <-deadline:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 

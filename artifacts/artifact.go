@@ -610,7 +610,8 @@ func GetJSON(ctx context.Context, s Store, key string, v any) error {
 		return err
 	}
 	defer r.Close()
-	lr := &io.LimitedReader{R: r, N: MaxJSONObject + 1}
+	rr := &readErrs{r: r}
+	lr := &io.LimitedReader{R: rr, N: MaxJSONObject + 1}
 	dec := json.NewDecoder(lr)
 	err = dec.Decode(v)
 	if err == nil {
@@ -622,14 +623,31 @@ func GetJSON(ctx context.Context, s Store, key string, v any) error {
 		return &CorruptError{URI: s.URI(key), Err: fmt.Errorf("larger than the %d MiB a record may hold", MaxJSONObject>>20)}
 	}
 	if err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errTrailing) || errors.As(err, &se) || errors.As(err, &te) {
-			return &CorruptError{URI: s.URI(key), Err: err}
+		if rr.err != nil {
+			// The store failed the read: the object may be sound.
+			return fmt.Errorf("%s: %w", s.URI(key), err)
 		}
-		return fmt.Errorf("%s: %w", s.URI(key), err)
+		// Everything else is the object's own fault: bad JSON, a
+		// truncation, a value its type refuses (a time such as
+		// "0001-01-01T00:00n00Z").
+		return &CorruptError{URI: s.URI(key), Err: err}
 	}
 	return nil
+}
+
+// readErrs is a reader that keeps the first error, other than io.EOF, of
+// the reader it wraps.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrs) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // errTrailing is trailing's error.

@@ -35,6 +35,8 @@ func FuzzReadRun(f *testing.F) {
 		{`{"id": "r", "status": "Succeeded", "steps": [{"name": "a", "exitCode": "1"}]}`, ""},
 		{`{"id": "r", "status": "Running", "journal": -1}`, `{}`},
 		{`{"id": "r", "params": {"a": {"b": 1}}}`, ""},
+		{`{"id": "r", "status": "Succeeded", "started": "0001-01-01T00:00n00Z"}`, ""},
+		{`{"id": "r", "status": "Running", "started": "2026-01-01T00:00:00Z"}`, `{"seq": 1, "steps": [{"name": "a", "started": "x"}]}`},
 		{`{"id": "r"` + strings.Repeat(`, "x": [`, 100) + strings.Repeat("]", 100) + "}", ""},
 		{strings.Repeat("[", 20000), ""},
 		{`{"id": "r"`, ""},

@@ -100,8 +100,28 @@ func SubmitCronRun(ctx context.Context, kc *Clients, cw *wfv1.CronWorkflow, at t
 // WaitCronRun waits, polling every poll, until workflow name ended, and
 // returns its run's record: the one it wrote itself, else (its record pod
 // failed) the one the readers write. A workflow deleted meanwhile is an
-// error.
+// error. When ctx ends first (Ctrl-C of a backfill) the workflow is
+// stopped, as a local backfill stops its runs, and followed to its end for
+// at most StopTimeout: Argo's Stop still runs the exit handler that
+// records the run.
 func WaitCronRun(ctx context.Context, kc *Clients, store artifacts.Store, name string, poll time.Duration) (*record.Run, error) {
+	rec, err := waitCron(ctx, kc, store, name, poll)
+	if err == nil || ctx.Err() == nil {
+		return rec, err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTimeout)
+	defer cancel()
+	if err := Stop(sctx, kc, name); err != nil {
+		return nil, fmt.Errorf("workflow %s: could not stop it: %w", name, err)
+	}
+	if rec, err = waitCron(sctx, kc, store, name, poll); err != nil {
+		return nil, fmt.Errorf("workflow %s asked to stop: %w", name, err)
+	}
+	return rec, nil
+}
+
+// waitCron is WaitCronRun until ctx ends.
+func waitCron(ctx context.Context, kc *Clients, store artifacts.Store, name string, poll time.Duration) (*record.Run, error) {
 	api := kc.Workflows.ArgoprojV1alpha1().Workflows(kc.Namespace)
 	for {
 		wf, err := api.Get(ctx, name, metav1.GetOptions{})
@@ -116,7 +136,7 @@ func WaitCronRun(ctx context.Context, kc *Clients, store artifacts.Store, name s
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("workflow %s left running: %w", name, ctx.Err())
+			return nil, fmt.Errorf("workflow %s still running: %w", name, ctx.Err())
 		case <-time.After(poll):
 		}
 	}

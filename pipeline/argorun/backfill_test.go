@@ -3,6 +3,7 @@ package argorun
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,12 +71,35 @@ func TestCronBackfill(t *testing.T) {
 	if err != nil || rec.Status != record.StatusSucceeded || rec.Schedule != "nightly" {
 		t.Fatalf("wait: %+v, %v", rec, err)
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
+	// Interrupted, the wait stops its workflow (Argo's Stop, whose exit
+	// handler records the run) and returns the record once it ended.
 	if _, err := SubmitCronRun(ctx, kc, cw, day(3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WaitCronRun(cctx, kc, store, CronRunName("nightly", day(3)), time.Hour); err == nil {
-		t.Fatal("a cancelled wait returned no error")
+	name3 := CronRunName("nightly", day(3))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	go func() { // the controller: a stopped workflow fails, its exit handler records it
+		api := kc.Workflows.ArgoprojV1alpha1().Workflows("ml")
+		for ctx.Err() == nil {
+			if w, err := api.Get(ctx, name3, metav1.GetOptions{}); err == nil && w.Spec.Shutdown == wfv1.ShutdownStrategyStop {
+				w.Status.Phase = wfv1.WorkflowFailed
+				_ = recordstore.WriteRun(ctx, store, &record.Run{ID: name3, Status: record.StatusCancelled, Schedule: "nightly"})
+				_, _ = api.Update(ctx, w, metav1.UpdateOptions{})
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	rec, err = WaitCronRun(cctx, kc, store, name3, time.Millisecond)
+	if err != nil || rec.Status != record.StatusCancelled {
+		t.Fatalf("an interrupted wait: %+v, %v; want the stopped run's record", rec, err)
+	}
+	// A workflow that cannot be stopped (gone) is an error naming it.
+	if err := kc.Workflows.ArgoprojV1alpha1().Workflows("ml").Delete(ctx, name3, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WaitCronRun(cctx, kc, store, name3, time.Hour); err == nil || !strings.Contains(err.Error(), name3) {
+		t.Fatalf("a cancelled wait on a workflow gone: %v", err)
 	}
 }

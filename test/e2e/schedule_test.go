@@ -1,14 +1,23 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 )
 
 // Argo's cron controller fires a `* * * * *` schedule created with
@@ -207,4 +216,89 @@ steps:
 			}
 		})
 	}
+}
+
+// Ctrl-C of a backfill on Argo leaves nothing running, as a local one
+// does: its workflow is stopped and followed to its end, its run recorded
+// (not Running), and the backfill exits 130 with the run in its summary.
+func TestArgoBackfillInterrupted(t *testing.T) {
+	a, ctx := newArgoLab(t)
+	file := writePipeline(t, `apiVersion: pipectl.dev/v1alpha1
+kind: Pipeline
+metadata: {name: slow}
+steps:
+  - name: wait
+    component:
+      metadata: {name: wait}
+      image: e2e-shell:1
+      command: [sh, -c, 'sleep 600']
+`)
+	flags := append(append([]string{"-n", a.ns, "--on", "argo"}, imageFlags...),
+		"--image", pipectlImage, "--s3-secret", s3Secret, "--s3-endpoint", "http://"+a.c.MinIOEndpoint, "--service-account", "pipectl-step")
+	if _, errOut, code := a.pipectl(ctx, append([]string{"schedule", "create", file, "--name", "slow", "--cron", "0 2 * * *", "--timezone", "Europe/Berlin", "--catch-up", "none", "--suspend"}, flags...)...); code != 0 {
+		t.Fatalf("schedule create: exit %d\n%s", code, errOut)
+	}
+	t.Cleanup(func() {
+		a.pipectl(context.Background(), append([]string{"schedule", "delete", "slow"}, flags[:4]...)...)
+	})
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := "slow-" + strconv.FormatInt(time.Date(2026, 1, 1, 2, 0, 0, 0, berlin).Unix(), 10)
+
+	cmd := exec.CommandContext(ctx, images.pipectl, append([]string{"schedule", "backfill", "slow", "--from", "2026-01-01", "--to", "2026-01-02", "-o", "json"}, flags[:4]...)...)
+	cmd.Env = a.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the step's pod runs.
+	for running := false; !running; time.Sleep(200 * time.Millisecond) {
+		if ctx.Err() != nil {
+			t.Fatalf("no running pod of workflow %s: %v\n%s", wf, ctx.Err(), errOut.String())
+		}
+		pods, err := a.c.Client.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{LabelSelector: "workflows.argoproj.io/workflow=" + wf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			running = running || p.Status.Phase == corev1.PodRunning
+		}
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("backfill after Ctrl-C: %v, want exit 130\n%s", err, errOut.String())
+	}
+	t.Logf("backfill ended %s after Ctrl-C", time.Since(sent).Round(time.Millisecond))
+	dyn, err := dynamic.NewForConfig(a.c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := dyn.Resource(workflowsGVR).Namespace(a.ns).Get(ctx, wf, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Failed" && phase != "Error" {
+		t.Fatalf("workflow %s after the backfill's Ctrl-C: phase %q, want it stopped", wf, phase)
+	}
+	var sum struct {
+		NotRun int
+		Runs   []struct{ Run, Status string }
+	}
+	if json.Unmarshal(out.Bytes(), &sum) != nil || len(sum.Runs) != 1 || sum.Runs[0].Run != wf || sum.Runs[0].Status == "Succeeded" || sum.Runs[0].Status == "Running" {
+		t.Fatalf("summary: %s\n%s", out.String(), errOut.String())
+	}
+	rec, recErr, code := a.pipectl(ctx, "runs", "get", wf, "-o", "json")
+	var r struct{ Status string }
+	if code != 0 || json.Unmarshal([]byte(rec), &r) != nil || r.Status == "Running" || r.Status == "Succeeded" {
+		t.Fatalf("run %s after the backfill's Ctrl-C: exit %d\n%s%s", wf, code, rec, recErr)
+	}
+	t.Logf("run %s: %s", wf, r.Status)
 }

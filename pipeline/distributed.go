@@ -122,11 +122,7 @@ func (v *validator) torchrun(i int, d *Distributed) {
 	if !rankenv.IsTorchrun(argv) || slices.ContainsFunc(argv, func(a string) bool { return strings.Contains(a, "{{") }) {
 		return
 	}
-	tr, err := rankenv.ParseTorchrun(argv)
-	if err == nil {
-		err = tr.Check(rankenv.Topology{Nodes: d.Nodes, ProcsPerNode: d.ProcsPerNode})
-	}
-	if err != nil {
+	if _, err := rankenv.TorchrunWorker(argv, rankenv.Topology{Nodes: d.Nodes, ProcsPerNode: d.ProcsPerNode}); err != nil {
 		v.at(v.sp(i, "component", "command"), "%v", err) // the component's line when it is a file
 	}
 }

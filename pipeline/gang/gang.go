@@ -378,12 +378,9 @@ func FreePort() (int, error) {
 // on each rank of topo: locally pipectl starts them itself (one torchrun
 // per node would need PyTorch's launcher to work with this Python).
 func torchrunWorker(argv []string, topo rankenv.Topology) ([]string, error) {
-	tr, err := rankenv.ParseTorchrun(argv)
-	if err == nil {
-		err = tr.Check(topo)
-	}
+	w, err := rankenv.TorchrunWorker(argv, topo)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	return tr.Worker(), nil
+	return w, nil
 }

@@ -134,6 +134,19 @@ func (tr *Torchrun) Check(t Topology) error {
 	return nil
 }
 
+// TorchrunWorker is the worker process that torchrun command argv starts
+// on each rank of a gang of shape t: ParseTorchrun, Check and Worker.
+func TorchrunWorker(argv []string, t Topology) ([]string, error) {
+	tr, err := ParseTorchrun(argv)
+	if err == nil {
+		err = tr.Check(t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tr.Worker(), nil
+}
+
 // Worker is the argv of one worker process, what torchrun would start.
 func (tr *Torchrun) Worker() []string {
 	var argv []string

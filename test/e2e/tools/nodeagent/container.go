@@ -162,20 +162,25 @@ func signalGroup(pgid int, sig syscall.Signal) int {
 // there, which a pod deleted just after it started would otherwise never
 // send (the program then ran until SIGKILL).
 //
-// For the first second every process that joins the group gets SIGTERM
-// too, once: the container's init (bubblewrap inside the namespace, which
-// ignores it) may be all there is when the pod is deleted, its program
-// started just after.
+// Until a second has passed since the stop and since the last SIGTERM,
+// every process that joins the group gets SIGTERM too, once, and once more
+// after it exec'd another program: the container's init (bubblewrap inside
+// the namespace, which ignores it) may be all there is when the pod is
+// deleted, its program started just after; and a shell's child signalled
+// between its fork and its exec can lose the signal (the shell resets its
+// traps there), the program it then runs never hearing of the stop.
 func stopGroup(pgid int, exited <-chan struct{}, grace time.Duration) {
 	deadline := time.After(grace)
-	signalled := map[int]bool{}
+	signalled := map[int]string{} // pid: its program when signalled
 	lateUntil := time.Now().Add(time.Second)
 	for {
 		for _, pid := range groupMembers(pgid) {
-			if pid != pgid && !signalled[pid] {
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-				signalled[pid] = true
+			if prog, ok := signalled[pid]; pid == pgid || (ok && prog == program(pid)) {
+				continue
 			}
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			signalled[pid] = program(pid)
+			lateUntil = time.Now().Add(time.Second)
 		}
 		next := time.After(20 * time.Millisecond)
 		if len(signalled) > 0 && time.Now().After(lateUntil) {
@@ -219,6 +224,12 @@ func groupMembers(pgid int) []int {
 		}
 	}
 	return out
+}
+
+// program is what process pid runs (its /proc exe link), "" when gone.
+func program(pid int) string {
+	exe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	return exe
 }
 
 func exitCode(cmd *exec.Cmd, err error) int {

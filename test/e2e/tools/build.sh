@@ -6,8 +6,13 @@
 # executable `prepare` hook (run with the tool folder as its working directory and
 # $OUT as the binary to produce) for tools that need more than `go build`.
 # Several tools may share one module: a folder holding a file MODULE (naming a sibling
-# folder, e.g. `kube`) and a PACKAGE is built with that sibling's go.mod. A file LDFLAGS
-# adds linker flags (e.g. the version a binary reports).
+# folder, e.g. `kube`) and a PACKAGE is built with that sibling's go.mod: the packages its
+# tools have in common (client-go, apimachinery, ...) are then compiled once, not once per
+# tool. A file LDFLAGS adds linker flags (e.g. the version a binary reports). In the
+# module's folder, a file TAGS holds build tags and a file ENV NAME=VALUE lines (e.g.
+# CGO_ENABLED=0), both applied to the builds of all its tools (prepare hooks get the tags
+# as $PIPECTL_TAGS and the ENV in their environment): tools built with different tags or
+# cgo settings would each compile every package above the ones these change again.
 # Binaries are cached under ${PIPECTL_CACHE:-~/.cache/pipectl}/bin, keyed by a hash of the
 # folder's files and the build flags, so a second build of the same versions costs nothing.
 #
@@ -43,8 +48,11 @@ out() {
 
 # build NAME OUT: builds the tool into OUT unless it is there.
 build() {
-  local name=$1 out=$2 dir=$here/$1 moddir=$here/$1
+  local name=$1 out=$2 dir=$here/$1 moddir=$here/$1 envs=()
   [ -f "$dir/MODULE" ] && moddir=$here/$(cat "$dir/MODULE")
+  [ -f "$moddir/ENV" ] && mapfile -t envs < <(grep -v '^[[:space:]]*\(#\|$\)' "$moddir/ENV")
+  local tags=
+  [ -f "$moddir/TAGS" ] && tags=$(grep -v '^[[:space:]]*#' "$moddir/TAGS" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
   # Test processes running at once may all ask for the same tool: one builds it,
   # the others wait for the lock and then find it built.
   exec 9>"$out.lock"
@@ -53,12 +61,12 @@ build() {
     echo "build.sh: building $name (cached as $out)"
     local tmp="$out.tmp.$$.$name" began=$SECONDS
     if [ -x "$dir/prepare" ]; then
-      (cd "$dir" && OUT="$tmp" ./prepare)
+      (cd "$dir" && env "${envs[@]}" OUT="$tmp" PIPECTL_TAGS="$tags" ./prepare)
     else
       local pkg ldflags=$PIPECTL_LDFLAGS
       pkg=$(cat "$dir/PACKAGE")
       [ -f "$dir/LDFLAGS" ] && ldflags="$ldflags $(cat "$dir/LDFLAGS")"
-      (cd "$moddir" && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -gcflags="$PIPECTL_GCFLAGS" -ldflags="$ldflags" -o "$tmp" "$pkg")
+      (cd "$moddir" && env "${envs[@]}" GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -tags="$tags" -gcflags="$PIPECTL_GCFLAGS" -ldflags="$ldflags" -o "$tmp" "$pkg")
     fi
     mv "$tmp" "$out"
     echo "build.sh: built $name in $((SECONDS - began)) s (load $(cut -d' ' -f1-3 /proc/loadavg))"

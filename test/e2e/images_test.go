@@ -127,7 +127,9 @@ func probeImage(ctx context.Context, dir string) (testbed.Image, error) {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return testbed.Image{}, err
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "conformance-probe"), "./conformance/probe")
+	// -trimpath and CGO_ENABLED=0, as pipectl's image binaries build: the probe then
+	// finds the standard library they compiled.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", filepath.Join(bin, "conformance-probe"), "./conformance/probe")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return testbed.Image{}, fmt.Errorf("build conformance-probe: %v\n%s", err, out)

@@ -3,8 +3,10 @@ package testbed
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +69,21 @@ func Build(ctx context.Context, toolsDir string, progress io.Writer, names ...st
 		bins[n] = paths[i]
 	}
 	return bins, nil
+}
+
+// toolModuleDir is the module cache folder of module as the go.mod tools/build.sh builds
+// tool with requires it: the tool folder's go.mod, or that of the sibling its MODULE file
+// names (tools sharing one module).
+func toolModuleDir(ctx context.Context, toolsDir, tool, module string) (string, error) {
+	dir := filepath.Join(toolsDir, tool)
+	b, err := os.ReadFile(filepath.Join(dir, "MODULE"))
+	switch {
+	case err == nil:
+		dir = filepath.Join(toolsDir, strings.TrimSpace(string(b)))
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	return moduleDir(ctx, dir, module)
 }
 
 // moduleDir is the module cache folder of a module version (downloaded when missing).

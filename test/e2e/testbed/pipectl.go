@@ -76,8 +76,8 @@ type Prepared struct {
 }
 
 // PipectlImages prepares, in dir, the host files of the catalogue entries PipectlImage
-// (pipectl built from repoRoot: dir/pipectl/pipectl, a plain static go build cached by
-// Go, and its pod runtime dir/pipectl/pipectl-pod, stripped as the image has it) and
+// (pipectl built from repoRoot: dir/pipectl/pipectl, a static -trimpath go build cached by
+// Go, and its pod runtime dir/pipectl/pipectl-pod, also stripped as the image has it) and
 // ExampleImage (the attrition example's scripts copied to dir/attrition-app, the
 // python3 of examples/attrition/ensure-torch.sh, which installs torch when missing, on
 // PATH), and SweepImage (the same, the sweep example's scripts among them) and returns
@@ -91,7 +91,9 @@ func PipectlImages(ctx context.Context, repoRoot, dir string) (*Prepared, error)
 		out, pkg string
 		flags    []string
 	}{
-		{bin, "./cmd/pipectl", nil},
+		// Both -trimpath, as the image builds them: the packages the pod runtime
+		// imports (about half of pipectl's) then compile once for the two, not twice.
+		{bin, "./cmd/pipectl", []string{"-trimpath"}},
 		// The pod runtime as the image has it: stripped.
 		{pod, "./cmd/pipectl-pod", []string{"-trimpath", "-ldflags", "-s -w"}},
 	} {

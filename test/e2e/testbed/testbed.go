@@ -116,7 +116,7 @@ func (c *Cluster) prepareTool(ctx context.Context, tool, module string, n int) (
 	if err != nil {
 		return onDemandTool{}, err
 	}
-	dir, err := moduleDir(ctx, filepath.Join(c.opts.ToolsDir, tool), module)
+	dir, err := toolModuleDir(ctx, c.opts.ToolsDir, tool, module)
 	if err != nil {
 		return onDemandTool{}, err
 	}
@@ -178,7 +178,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	say("binaries ready in %s", time.Since(began).Round(time.Second))
-	jobsetDir, err := moduleDir(ctx, filepath.Join(opts.ToolsDir, "jobset"), "sigs.k8s.io/jobset")
+	jobsetDir, err := toolModuleDir(ctx, opts.ToolsDir, ToolJobSet, "sigs.k8s.io/jobset")
 	if err != nil {
 		return nil, err
 	}

@@ -231,7 +231,7 @@ var conformanceCases = []confCase{
 			"jax rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(nodeEnv(2, 1, 0), jaxEnv(2, 0), stepEnv("jax"))},
 			"jax rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(nodeEnv(2, 1, 1), jaxEnv(2, 1), stepEnv("jax"))},
 			// The launcher, once, on node 0 (normMPI).
-			"mpi rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$HOSTFILE"}, Env: env(nodeEnv(2, 2, 0), mpiEnv(), stepEnv("mpi")),
+			"mpi": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$HOSTFILE"}, Env: env(nodeEnv(2, 2, 0), mpiEnv(), stepEnv("mpi")),
 				Read: []string{"$HOSTFILE: 4 slots on 2 node(s)"}},
 		},
 	},
@@ -1760,6 +1760,15 @@ func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error
 		rec, err := normProbe(raw, norm)
 		if err != nil {
 			return fmt.Errorf("step %s: %v", step, err)
+		}
+		if slices.Contains(rec.Env, "PIPECTL_FRAMEWORK=mpi") {
+			// An mpi step's command runs once (the launcher): its record
+			// is the step's, whether its log lines say "rank 0" (a local
+			// gang's) or not (node 0's pod's).
+			key = step
+			if _, dup := r.probes[key]; dup {
+				return fmt.Errorf("step %s: two probe records of its launcher in its log:\n%s", step, logs)
+			}
 		}
 		r.probes[key] = rec
 	}

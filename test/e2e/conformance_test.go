@@ -224,12 +224,15 @@ var conformanceCases = []confCase{
 	{
 		name:   "frameworks",
 		status: "Succeeded",
-		steps:  []confStep{ok("xgb", seen()), ok("jax", seen())},
+		steps:  []confStep{ok("xgb", seen()), ok("jax", seen()), ok("mpi", seen())},
 		probes: map[string]probeRecord{
 			"xgb rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(rankEnv(2, 1, 0, 0), xgboostEnv(2, 0), stepEnv("xgb"))},
 			"xgb rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(rankEnv(2, 1, 1, 0), xgboostEnv(2, 1), stepEnv("xgb"))},
 			"jax rank 0": {Argv: []string{"@seen", "$WORK/outputs/seen"}, Env: env(nodeEnv(2, 1, 0), jaxEnv(2, 0), stepEnv("jax"))},
 			"jax rank 1": {Argv: []string{"@seen", "$WORK/ranks/1/seen"}, Env: env(nodeEnv(2, 1, 1), jaxEnv(2, 1), stepEnv("jax"))},
+			// The launcher, once, on node 0 (normMPI).
+			"mpi": {Argv: []string{"@seen", "$WORK/outputs/seen", "@read", "$HOSTFILE"}, Env: env(nodeEnv(2, 2, 0), mpiEnv(), stepEnv("mpi")),
+				Read: []string{"$HOSTFILE: 4 slots on 2 node(s)"}},
 		},
 	},
 	{
@@ -1172,6 +1175,12 @@ func xgboostEnv(workers, rank int) []string {
 		fmt.Sprintf("DMLC_TASK_ID=%d", rank), fmt.Sprintf("DMLC_NUM_WORKER=%d", workers)}
 }
 
+// mpiEnv is Kubeflow Trainer's MPI env of the launcher (normalised: normMPI).
+func mpiEnv() []string {
+	return []string{"PIPECTL_FRAMEWORK=mpi", "OMPI_MCA_orte_default_hostfile=$HOSTFILE", "OMPI_MCA_orte_keep_fqdn_hostnames=true",
+		"OMPI_MCA_orte_set_default_slots=$SLOTS_PER_HOST", "OMPI_MCA_plm_rsh_args=-o ConnectionAttempts=10"}
+}
+
 // jaxEnv is Kubeflow Trainer's JAX env of a node's process (normalised).
 func jaxEnv(nodes, node int) []string {
 	return []string{"PIPECTL_FRAMEWORK=jax", "JAX_COORDINATOR_ADDRESS=$MASTER_ADDR:$MASTER_PORT",
@@ -1752,6 +1761,15 @@ func (r *confResult) readProbes(step, logs string, norm *strings.Replacer) error
 		if err != nil {
 			return fmt.Errorf("step %s: %v", step, err)
 		}
+		if slices.Contains(rec.Env, "PIPECTL_FRAMEWORK=mpi") {
+			// An mpi step's command runs once (the launcher): its record
+			// is the step's, whether its log lines say "rank 0" (a local
+			// gang's) or not (node 0's pod's).
+			key = step
+			if _, dup := r.probes[key]; dup {
+				return fmt.Errorf("step %s: two probe records of its launcher in its log:\n%s", step, logs)
+			}
+		}
 		r.probes[key] = rec
 	}
 	return nil
@@ -1802,6 +1820,9 @@ func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
 			return rec, fmt.Errorf("probe record: %s=%q, want %q (rank 0's address and port)", k, v, want)
 		}
 	}
+	if err := normMPI(&rec, vars); err != nil {
+		return rec, err
+	}
 	for i, kv := range rec.Env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
@@ -1823,6 +1844,61 @@ func normProbe(raw string, norm *strings.Replacer) (probeRecord, error) {
 	}
 	slices.Sort(rec.Env)
 	return rec, nil
+}
+
+// normMPI normalises what an mpi step's launcher sees by design differently
+// on the two backends: its hostfile's path ($HOSTFILE) and content — locally
+// this machine with every slot (4), on Kubernetes each node pod with
+// procsPerNode (2 each) — read as "$HOSTFILE: N slots on M node(s)", M the
+// NNODES it names, after checking that every host has
+// OMPI_MCA_orte_set_default_slots slots ($SLOTS_PER_HOST) and the hosts are
+// distinct; and the node pods' own variables for the MPI agents (OpenMPI's
+// rsh agent, the agents' port), which a local launcher has no use for.
+func normMPI(rec *probeRecord, vars map[string]string) error {
+	hostfile := vars["OMPI_MCA_orte_default_hostfile"]
+	if hostfile == "" {
+		return nil
+	}
+	perHost := vars["OMPI_MCA_orte_set_default_slots"]
+	for i, a := range rec.Argv {
+		if a == hostfile {
+			rec.Argv[i] = "$HOSTFILE"
+		}
+	}
+	for i, r := range rec.Read {
+		quoted, ok := strings.CutPrefix(r, hostfile+": . = ")
+		if !ok {
+			continue
+		}
+		content, err := strconv.Unquote(quoted)
+		if err != nil {
+			return fmt.Errorf("probe record: hostfile %q: %v", r, err)
+		}
+		total, hosts := 0, map[string]bool{}
+		for line := range strings.Lines(content) {
+			var host string
+			var n int
+			if _, err := fmt.Sscanf(line, "%s slots=%d\n", &host, &n); err != nil || strconv.Itoa(n) != perHost || hosts[host] {
+				return fmt.Errorf("probe record: hostfile line %q: want \"HOST slots=%s\" (OMPI_MCA_orte_set_default_slots), each host once", line, perHost)
+			}
+			hosts[host] = true
+			total += n
+		}
+		rec.Read[i] = fmt.Sprintf("$HOSTFILE: %d slots on %s node(s)", total, vars["NNODES"])
+	}
+	rec.Env = slices.DeleteFunc(rec.Env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "OMPI_MCA_plm_rsh_agent" || k == "PIPECTL_MPI_AGENT_PORT"
+	})
+	for i, kv := range rec.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "OMPI_MCA_orte_default_hostfile":
+			rec.Env[i] = k + "=$HOSTFILE"
+		case "OMPI_MCA_orte_set_default_slots":
+			rec.Env[i] = k + "=$SLOTS_PER_HOST"
+		}
+	}
+	return nil
 }
 
 // confCompare checks each backend's result against the table, and the first

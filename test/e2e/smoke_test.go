@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,7 +208,13 @@ curl -sS --cacert /var/run/secrets/kubernetes.io/serviceaccount/ca.crt \
 		t.Fatalf("job has %d pods, want 3", len(pods))
 	}
 	seen := map[string]bool{}
+	ips := map[string]bool{}
 	for _, p := range pods {
+		// Each pod has a loopback address of its own (the node's is 127.0.0.1).
+		if ip := net.ParseIP(p.Status.PodIP); ip == nil || !ip.IsLoopback() || p.Status.PodIP == "127.0.0.1" || ips[p.Status.PodIP] {
+			t.Errorf("pod %s: address %q, want a loopback address of its own (other pods': %v)", p.Name, p.Status.PodIP, ips)
+		}
+		ips[p.Status.PodIP] = true
 		if p.Spec.NodeName != testbed.NodeName {
 			t.Errorf("pod %s ran on %q, want the plain node %s (the GPU node is tainted)", p.Name, p.Spec.NodeName, testbed.NodeName)
 		}
@@ -222,8 +229,8 @@ curl -sS --cacert /var/run/secrets/kubernetes.io/serviceaccount/ca.crt \
 		seen[idx] = true
 		logs := podLogs(t, ctx, ns, p.Name, "main")
 		for _, want := range []string{
-			fmt.Sprintf("index=%s pod=%s ns=%s ip=127.0.0.1 label=%s anno=hello", idx, p.Name, ns, idx),
-			"secret=s3cr3t mode=fast expanded=fast-127.0.0.1",
+			fmt.Sprintf("index=%s pod=%s ns=%s ip=%s label=%s anno=hello", idx, p.Name, ns, p.Status.PodIP, idx),
+			"secret=s3cr3t mode=fast expanded=fast-" + p.Status.PodIP,
 			"pwd=/pipectl-e2e-workdir hostname=indexed-" + idx, // the Job controller sets spec.hostname
 			"scratch=written-by-init",
 			"sa-namespace=" + ns,
@@ -309,12 +316,21 @@ echo "rank=$JOB_COMPLETION_INDEX hostname=$(hostname)"`
 	if len(pods) != 2 {
 		t.Fatalf("jobset has %d pods, want 2", len(pods))
 	}
+	// Each name resolves to its own pod's address, as on a pod network (two pods on one
+	// address would be one host to MPI's hostfile).
+	ip := map[string]string{}
+	for _, p := range pods {
+		ip[p.Labels["batch.kubernetes.io/job-completion-index"]] = p.Status.PodIP
+	}
+	if ip["0"] == ip["1"] || ip["0"] == "127.0.0.1" || ip["1"] == "127.0.0.1" {
+		t.Errorf("the pods' addresses %v: want one of its own for each", ip)
+	}
 	for _, p := range pods {
 		logs := podLogs(t, ctx, ns, p.Name, "rank")
 		idx := p.Labels["batch.kubernetes.io/job-completion-index"]
 		for _, want := range []string{
-			"resolve 127.0.0.1       js-workers-0-0.js",
-			"resolve 127.0.0.1       js-workers-0-1.js",
+			fmt.Sprintf("resolve %-15s js-workers-0-0.js", ip["0"]),
+			fmt.Sprintf("resolve %-15s js-workers-0-1.js", ip["1"]),
 			"rank=" + idx + " hostname=js-workers-0-" + idx,
 		} {
 			if !strings.Contains(logs, want) {

@@ -123,7 +123,7 @@ func (r *runtime) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	src := v.ValueFrom
 	switch {
 	case src.FieldRef != nil:
-		val, err := fieldValue(pod, src.FieldRef.FieldPath)
+		val, err := fieldValue(pod, r.hosts.podIP(pod), src.FieldRef.FieldPath)
 		return val, err == nil, err
 	case src.ResourceFieldRef != nil:
 		val, err := resourceValue(c, src.ResourceFieldRef)
@@ -171,8 +171,8 @@ func (r *runtime) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	return "", false, fmt.Errorf("unsupported valueFrom")
 }
 
-// fieldValue resolves a downward API field path of the pod.
-func fieldValue(pod *corev1.Pod, path string) (string, error) {
+// fieldValue resolves a downward API field path of the pod, whose address is podIP.
+func fieldValue(pod *corev1.Pod, podIP, path string) (string, error) {
 	if k, ok := subscript(path, "metadata.labels"); ok {
 		return pod.Labels[k], nil
 	}
@@ -194,8 +194,10 @@ func fieldValue(pod *corev1.Pod, path string) (string, error) {
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.podIP", "status.hostIPs", "status.podIPs":
-		return "127.0.0.1", nil
+	case "status.hostIP", "status.hostIPs":
+		return nodeIP, nil
+	case "status.podIP", "status.podIPs":
+		return podIP, nil
 	}
 	return "", fmt.Errorf("unsupported fieldRef %q", path)
 }

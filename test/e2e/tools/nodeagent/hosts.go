@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,16 +22,18 @@ import (
 // hostsFile is the /etc/hosts every pod sees (bind-mounted read-only by bubblewrap, so
 // nothing on the host changes): localhost, and for every pod in the cluster its name and,
 // with spec.hostname and spec.subdomain, the DNS names a headless service gives it
-// (`js-workers-0-0.js`, `….js.ns.svc`, `….js.ns.svc.cluster.local`), all on 127.0.0.1.
-// It is rewritten in place (same inode) so running sandboxes see new pods.
+// (`js-workers-0-0.js`, `….js.ns.svc`, `….js.ns.svc.cluster.local`), each on the pod's
+// own address (addrs: a loopback address of its own, as a pod network gives each pod
+// one). It is rewritten in place (same inode) so running sandboxes see new pods.
 type hostsFile struct {
-	path string
-	mu   sync.Mutex
-	last string
+	path  string
+	addrs *podAddrs
+	mu    sync.Mutex
+	last  string
 }
 
 func newHostsFile(stateDir string) (*hostsFile, error) {
-	h := &hostsFile{path: filepath.Join(stateDir, "hosts")}
+	h := &hostsFile{path: filepath.Join(stateDir, "hosts"), addrs: newPodAddrs()}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -52,30 +56,45 @@ func hostNames(pod *corev1.Pod) []string {
 	return names
 }
 
-func renderHosts(pods []*corev1.Pod) string {
+// renderHosts lists every name of the pods on the pod's address (addr). A name two pods
+// answer to (the same pod name in two namespaces) goes to the pod first in namespace/name
+// order: one file serves every pod, so a namespace's own pod cannot be preferred.
+func renderHosts(pods []*corev1.Pod, addr func(*corev1.Pod) string) string {
 	var b strings.Builder
 	b.WriteString("# written by the pipectl test bed node agent\n")
 	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
-	seen := map[string]bool{}
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	ip := map[string]string{}
 	var names []string
-	for _, p := range pods {
+	for _, p := range sorted {
 		for _, n := range hostNames(p) {
-			if !seen[n] {
-				seen[n] = true
+			if _, seen := ip[n]; !seen {
+				ip[n] = addr(p)
 				names = append(names, n)
 			}
 		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "127.0.0.1\t%s\n", n)
+		fmt.Fprintf(&b, "%s\t%s\n", ip[n], n)
 	}
 	return b.String()
 }
 
+// podIP is the pod's address (podAddrs.of).
+func (h *hostsFile) podIP(pod *corev1.Pod) string {
+	if h.addrs == nil {
+		return nodeIP
+	}
+	return h.addrs.of(pod)
+}
+
 // write rewrites the file in place when its content changes.
 func (h *hostsFile) write(pods []*corev1.Pod) error {
-	content := renderHosts(pods)
+	content := renderHosts(pods, h.podIP)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if content == h.last {
@@ -129,5 +148,6 @@ func (h *hostsFile) watch(ctx context.Context, client kubernetes.Interface, log 
 		if err := h.write(pods); err != nil {
 			log.Error("write hosts file", "err", err)
 		}
+		h.addrs.retain(pods, time.Now().Add(-time.Minute))
 	}
 }

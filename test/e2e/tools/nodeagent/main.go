@@ -150,7 +150,7 @@ func run(args []string) error {
 	}
 	defer rt.shutdown()
 
-	// Every pod name and JobSet DNS name resolves to loopback inside the pods.
+	// Every pod name and JobSet DNS name resolves to its pod's own loopback address.
 	go func() {
 		if err := hosts.watch(ctx, client, logger); err != nil && ctx.Err() == nil {
 			logger.Error("hosts watcher stopped", "err", err)

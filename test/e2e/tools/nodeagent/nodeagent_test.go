@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestExpand(t *testing.T) {
@@ -47,31 +51,50 @@ func TestFieldValue(t *testing.T) {
 		"metadata.labels['absent']":                                   "",
 		"spec.nodeName":                                               "n1",
 		"spec.serviceAccountName":                                     "sa",
-		"status.podIP":                                                "127.0.0.1",
+		"status.podIP":                                                "127.1.0.9",
+		"status.hostIP":                                               "127.0.0.1",
 	} {
-		got, err := fieldValue(pod, path)
+		got, err := fieldValue(pod, "127.1.0.9", path)
 		if err != nil || got != want {
 			t.Errorf("fieldValue(%q) = %q, %v; want %q", path, got, err, want)
 		}
 	}
-	if _, err := fieldValue(pod, "spec.bogus"); err == nil {
+	if _, err := fieldValue(pod, "127.1.0.9", "spec.bogus"); err == nil {
 		t.Error("fieldValue(spec.bogus): want an error")
 	}
 }
 
 func TestRenderHosts(t *testing.T) {
 	pods := []*corev1.Pod{
-		{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0-0-abcde", Namespace: "ns"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0-1-fghij", Namespace: "ns", UID: "w1"},
+			Spec: corev1.PodSpec{Hostname: "js-workers-0-1", Subdomain: "js"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "js-workers-0-0-abcde", Namespace: "ns", UID: "w0"},
 			Spec: corev1.PodSpec{Hostname: "js-workers-0-0", Subdomain: "js"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns", UID: "p"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "a-ns", UID: "p2"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "host", Namespace: "ns", UID: "h"}, Spec: corev1.PodSpec{HostNetwork: true}},
 	}
-	got := renderHosts(pods)
+	h := &hostsFile{addrs: newPodAddrs()}
+	// Addresses in the order pods are first seen.
+	for i, p := range pods {
+		want := fmt.Sprintf("127.1.0.%d", i+1)
+		if p.Spec.HostNetwork {
+			want = "127.0.0.1"
+		}
+		if got := h.podIP(p); got != want {
+			t.Errorf("pod %s/%s: address %s, want %s", p.Namespace, p.Name, got, want)
+		}
+	}
+	got := renderHosts(pods, h.podIP)
 	for _, want := range []string{
 		"127.0.0.1\tlocalhost\n",
-		"127.0.0.1\tjs-workers-0-0.js\n",
-		"127.0.0.1\tjs-workers-0-0.js.ns.svc.cluster.local\n",
-		"127.0.0.1\tjs-workers-0-0\n",
-		"127.0.0.1\tplain\n",
+		"127.1.0.1\tjs-workers-0-1.js\n",
+		"127.1.0.2\tjs-workers-0-0.js\n",
+		"127.1.0.2\tjs-workers-0-0.js.ns.svc.cluster.local\n",
+		"127.1.0.2\tjs-workers-0-0\n",
+		"127.1.0.2\tjs-workers-0-0-abcde\n",
+		"127.1.0.4\tplain\n", // of the two pods "plain", a-ns's
+		"127.0.0.1\thost\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("hosts lack %q:\n%s", want, got)
@@ -380,5 +403,55 @@ func TestKillCommand(t *testing.T) {
 		if sig != c.sig || ok != c.ok {
 			t.Errorf("killCommand(%q) = %v, %v; want %v, %v", c.cmd, sig, ok, c.sig, c.ok)
 		}
+	}
+}
+
+// Each pod keeps its address for its life; a new pod takes the next free one, a freed one
+// only after the block went round; retain frees the pods gone, not those just given.
+func TestPodAddrs(t *testing.T) {
+	a := newPodAddrs()
+	pod := func(uid string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}} }
+	p1, p2 := pod("1"), pod("2")
+	if got := []string{a.of(p1), a.of(p2), a.of(p1)}; strings.Join(got, " ") != "127.1.0.1 127.1.0.2 127.1.0.1" {
+		t.Errorf("addresses %v: want 127.1.0.1 127.1.0.2 127.1.0.1", got)
+	}
+	a.retain([]*corev1.Pod{p2}, time.Now().Add(-time.Minute))
+	if len(a.byID) != 2 {
+		t.Errorf("retain freed an address given under a minute ago: %v", a.byID)
+	}
+	a.retain([]*corev1.Pod{p2}, time.Now().Add(time.Second))
+	if _, kept := a.byID["1"]; kept || len(a.used) != 1 {
+		t.Errorf("retain kept the address of a pod gone: %v %v", a.byID, a.used)
+	}
+	if got := a.of(pod("3")); got != "127.1.0.3" {
+		t.Errorf("a new pod got %s, want 127.1.0.3 (not the one just freed)", got)
+	}
+	// Round the block: the offsets skip x.x.255.255 and x.x.0.0, then reuse 127.1.0.1.
+	a.next = podNetSize() - 2
+	if got := []string{a.of(pod("4")), a.of(pod("5"))}; strings.Join(got, " ") != "127.1.255.254 127.1.0.1" {
+		t.Errorf("after the block's end %v: want 127.1.255.254 127.1.0.1", got)
+	}
+}
+
+// The pods' addresses route on this machine with nothing configured: a server on one
+// pod's address is reached there, and not on another's.
+func TestPodAddressesRoute(t *testing.T) {
+	a := newPodAddrs()
+	ip1 := a.of(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "1"}})
+	ip2 := a.of(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "2"}})
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip1, "0"))
+	if err != nil {
+		t.Fatalf("listen on pod address %s: %v", ip1, err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(ip1, port), 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s:%s: %v", ip1, port, err)
+	}
+	c.Close()
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip2, port), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("dial %s:%s reached the server on %s", ip2, port, ip1)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ type podRun struct {
 	node string
 	pod  *corev1.Pod
 	dir  string
+	ip   string // the pod's address (podAddrs); empty: the node's
 
 	ctx    context.Context // cancelled when the pod is stopped
 	cancel context.CancelFunc
@@ -98,14 +100,15 @@ func (p *podRun) status(base corev1.PodStatus) corev1.PodStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := metav1.Now()
+	ip := cmp.Or(p.ip, nodeIP)
 	st := corev1.PodStatus{
 		Phase:     p.phase,
 		Reason:    p.reason,
 		Message:   p.message,
-		HostIP:    "127.0.0.1",
-		HostIPs:   []corev1.HostIP{{IP: "127.0.0.1"}},
-		PodIP:     "127.0.0.1",
-		PodIPs:    []corev1.PodIP{{IP: "127.0.0.1"}},
+		HostIP:    nodeIP,
+		HostIPs:   []corev1.HostIP{{IP: nodeIP}},
+		PodIP:     ip,
+		PodIPs:    []corev1.PodIP{{IP: ip}},
 		StartTime: &p.started,
 		QOSClass:  base.QOSClass,
 	}

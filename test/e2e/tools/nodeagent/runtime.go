@@ -138,6 +138,7 @@ func (r *runtime) createPod(node string, pod *corev1.Pod) error {
 	}
 	dir := filepath.Join(r.stateDir, "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 	p := newPodRun(key, node, pod.DeepCopy(), dir)
+	p.ip = r.hosts.podIP(pod)
 	r.pods[key] = p
 	r.mu.Unlock()
 

@@ -60,7 +60,7 @@ func (r *runtime) fillVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 	case v.Secret != nil:
 		err = r.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, files)
 	case v.DownwardAPI != nil:
-		err = downwardFiles(pod, v.DownwardAPI.Items, files)
+		err = downwardFiles(pod, r.hosts.podIP(pod), v.DownwardAPI.Items, files)
 	case v.Projected != nil:
 		for _, s := range v.Projected.Sources {
 			switch {
@@ -69,7 +69,7 @@ func (r *runtime) fillVolume(ctx context.Context, pod *corev1.Pod, v corev1.Volu
 			case s.Secret != nil:
 				err = r.secretFiles(ctx, pod.Namespace, s.Secret.Name, s.Secret.Items, s.Secret.Optional, files)
 			case s.DownwardAPI != nil:
-				err = downwardFiles(pod, s.DownwardAPI.Items, files)
+				err = downwardFiles(pod, r.hosts.podIP(pod), s.DownwardAPI.Items, files)
 			case s.ServiceAccountToken != nil:
 				var tok string
 				tok, err = r.serviceAccountToken(ctx, pod, s.ServiceAccountToken)
@@ -150,12 +150,12 @@ func pick(what string, data map[string][]byte, items []corev1.KeyToPath, files m
 	return nil
 }
 
-func downwardFiles(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, files map[string][]byte) error {
+func downwardFiles(pod *corev1.Pod, podIP string, items []corev1.DownwardAPIVolumeFile, files map[string][]byte) error {
 	for _, it := range items {
 		if it.FieldRef == nil {
 			return fmt.Errorf("downwardAPI %s: only fieldRef is supported", it.Path)
 		}
-		v, err := fieldValue(pod, it.FieldRef.FieldPath)
+		v, err := fieldValue(pod, podIP, it.FieldRef.FieldPath)
 		if err != nil {
 			return err
 		}

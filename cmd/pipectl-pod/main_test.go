@@ -145,10 +145,10 @@ func TestPodRuntime(t *testing.T) {
 }
 
 // maxInitAllocs bounds the allocations of the pod runtime's package
-// initialisers, all packages (7,023 when written, 10,494 before pipectl's
+// initialisers, all packages (6,936 when written, 10,501 before pipectl's
 // own regular expressions were compiled on first use; minio-go's s3utils
 // and the Kubernetes API types make most of the rest), and maxOwnInitAllocs
-// those of pipectl's packages (283, from 3,350): every pod pays them before
+// those of pipectl's packages (188, from 3,754): every pod pays them before
 // exec's first line. A package-level regexp.MustCompile costs 50 to 300.
 const (
 	maxInitAllocs    = 8000

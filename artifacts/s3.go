@@ -258,6 +258,29 @@ func (s *S3) Bucket() string { return s.bucket }
 // Endpoint returns the URL of the store's S3 service.
 func (s *S3) Endpoint() string { return s.endpoint }
 
+// Region returns the bucket's region: the one the store was given (option,
+// AWS_REGION, AWS_DEFAULT_REGION), else the one the service reported when
+// the store was opened (kept since: no request).
+func (s *S3) Region(ctx context.Context) (string, error) {
+	return s.core.GetBucketLocation(ctx, s.bucket)
+}
+
+// Region returns the region of store's bucket when store is an S3 store
+// that knows it (S3.Region), "" otherwise: what pods on another machine
+// can be told (AWS_REGION) so that their store asks the service no
+// bucket location before its first request.
+func Region(ctx context.Context, store Store) string {
+	s, ok := store.(*S3)
+	if !ok {
+		return ""
+	}
+	r, err := s.Region(ctx)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
 // Root implements Store.
 func (s *S3) Root() string {
 	if s.prefix == "" {

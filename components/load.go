@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -118,10 +119,10 @@ func (c *Component) validate(f *yamlfile.File, n *yaml.Node, field string, check
 	return errors.Join(errs...)
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ValidEnvName reports whether name is a valid environment variable name.
-func ValidEnvName(name string) bool { return envNameRE.MatchString(name) }
+func ValidEnvName(name string) bool { return envNameRE().MatchString(name) }
 
 // JoinField renders a dotted field path below field.
 func JoinField(field string, path ...any) string {

@@ -3,6 +3,7 @@ package components
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -183,23 +184,23 @@ func (io IO) Required() bool { return !io.HasDefault() && !io.Optional }
 // (null, ~ or nothing) is no default.
 func (io IO) HasDefault() bool { return io.Default.Kind != 0 && !IsNull(&io.Default) }
 
-var identRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*$`) })
 
 // ValidIdent checks a param, input or output name. It returns a description
 // of what is expected, or "".
 func ValidIdent(name string) string {
-	if len(name) > 63 || !identRE.MatchString(name) {
+	if len(name) > 63 || !identRE().MatchString(name) {
 		return "a name of at most 63 letters, digits, '_' or '-', starting with a letter"
 	}
 	return ""
 }
 
-var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var dnsLabelRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) })
 
 // ValidDNSLabel checks a name that becomes part of Kubernetes names. It
 // returns a description of what is expected, or "".
 func ValidDNSLabel(name string) string {
-	if len(name) > 63 || !dnsLabelRE.MatchString(name) {
+	if len(name) > 63 || !dnsLabelRE().MatchString(name) {
 		return "a DNS-1123 label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"
 	}
 	return ""

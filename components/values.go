@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,11 +24,13 @@ import (
 
 var (
 	// intText is an optionally signed run of decimal digits, of any length.
-	intText = regexp.MustCompile(`^[+-]?[0-9]+$`)
+	intText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?[0-9]+$`) })
 	// floatText is a decimal number with optional fraction and exponent.
-	floatText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+	floatText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+	})
 	// jsonNumber is a number as JSON writes it (RFC 8259 section 6).
-	jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	jsonNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`) })
 )
 
 // maxJSONText bounds the JSON text made from a YAML value, whose aliases
@@ -46,12 +49,12 @@ func CheckValue(t, s string) error {
 	case TypeString, "":
 		return nil
 	case TypeInt:
-		if !intText.MatchString(v) {
+		if !intText().MatchString(v) {
 			return fmt.Errorf("expected a whole number (int), got %q", s)
 		}
 	case TypeFloat:
 		f, err := strconv.ParseFloat(v, 64)
-		if !floatText.MatchString(v) || err != nil || math.IsInf(f, 0) {
+		if !floatText().MatchString(v) || err != nil || math.IsInf(f, 0) {
 			return fmt.Errorf("expected a finite decimal number (float), got %q", s)
 		}
 	case TypeBool:
@@ -290,7 +293,7 @@ func writeJSON(b *bytes.Buffer, n *yaml.Node, top bool, open map[*yaml.Node]bool
 				return at("%q is not a JSON true or false (quote it to make it a string)", n.Value)
 			}
 		case "!!int", "!!float":
-			if !jsonNumber.MatchString(n.Value) {
+			if !jsonNumber().MatchString(n.Value) {
 				return at("%q is not a JSON number (write it as one, like 12, -0.5 or 1e-3, or quote it to make it a string)", n.Value)
 			}
 			b.WriteString(n.Value)

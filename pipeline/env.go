@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -48,7 +49,7 @@ func (v *validator) envValue(path []any, val string, index map[string]int, self 
 }
 
 // secretKeyRE is what a Kubernetes Secret's key may be.
-var secretKeyRE = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+var secretKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-._a-zA-Z0-9]+$`) })
 
 // secrets checks steps[i].secrets: each a valid variable name, given once
 // and not also by env, that pipectl does not set itself, from a Secret
@@ -88,7 +89,7 @@ func (v *validator) secrets(i int, index map[string]int) {
 		} else if msgs := validation.IsDNS1123Subdomain(sec.Secret); len(msgs) > 0 {
 			v.atValue(v.sp(i, "secrets", j, "secret"), "invalid Secret name %q: %s", sec.Secret, strings.Join(msgs, "; "))
 		}
-		if len(sec.Key) > 253 || !secretKeyRE.MatchString(sec.Key) {
+		if len(sec.Key) > 253 || !secretKeyRE().MatchString(sec.Key) {
 			v.atValue(v.sp(i, "secrets", j, "key"), "invalid Secret key %q: expected letters, digits, '-', '_' and '.' (at most 253)", sec.Key)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -36,10 +37,10 @@ const (
 )
 
 var (
-	quantityRE    = regexp.MustCompile(QuantityPattern)
-	gpusRE        = regexp.MustCompile(GPUsPattern)
-	gpuResourceRE = regexp.MustCompile(GPUResourcePattern)
-	kubeRE        = regexp.MustCompile(KubePattern)
+	quantityRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(QuantityPattern) })
+	gpusRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(GPUsPattern) })
+	gpuResourceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(GPUResourcePattern) })
+	kubeRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(KubePattern) })
 )
 
 // CheckRuntimeResource checks value, the value of resources field f
@@ -50,15 +51,15 @@ func CheckRuntimeResource(f, value string) error {
 	}
 	switch f {
 	case ResourceCPU, ResourceMemory:
-		if !quantityRE.MatchString(value) {
+		if !quantityRE().MatchString(value) {
 			return fmt.Errorf("resources.%s: %q is not a quantity (such as 500m, 2, 1.5, 4Gi or 15G: digits, then an optional exponent e3, binary suffix Ki, Mi, Gi, Ti, Pi, Ei or decimal suffix n, u, m, k, M, G, T, P, E)", f, value)
 		}
 	case ResourceGPU:
-		if n, err := strconv.Atoi(value); err != nil || !gpusRE.MatchString(value) || n > MaxGPUs {
+		if n, err := strconv.Atoi(value); err != nil || !gpusRE().MatchString(value) || n > MaxGPUs {
 			return fmt.Errorf("resources.gpu: %q is not a number of GPUs (0 to %d)", value, MaxGPUs)
 		}
 	case ResourceGPUResource:
-		if len(value) > MaxGPUResourceLen || !gpuResourceRE.MatchString(value) || kubeRE.MatchString(value) {
+		if len(value) > MaxGPUResourceLen || !gpuResourceRE().MatchString(value) || kubeRE().MatchString(value) {
 			return fmt.Errorf("resources.gpuResource: %q is not an extended resource name (DOMAIN/NAME such as nvidia.com/gpu, at most %d characters, outside kubernetes.io)", value, MaxGPUResourceLen)
 		}
 	default:
@@ -115,7 +116,7 @@ func (v *validator) resources(i int, path []any, r *Resources, index map[string]
 		quantity(p("memory"), r.Memory)
 	}
 	if _, ok := refs[ResourceGPU]; !ok && r.GPU != "" {
-		if n, err := strconv.Atoi(r.GPU); err != nil || !digitsRE.MatchString(r.GPU) || n > MaxGPUs {
+		if n, err := strconv.Atoi(r.GPU); err != nil || !digitsRE().MatchString(r.GPU) || n > MaxGPUs {
 			v.atValue(append(slices.Clone(path), "gpu"), "expected 0 to %d GPUs, got %q", MaxGPUs, r.GPU)
 		}
 	}
@@ -129,7 +130,7 @@ func (v *validator) resources(i int, path []any, r *Resources, index map[string]
 }
 
 // digitsRE is a whole number as a resource count: decimal digits.
-var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+var digitsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+$`) })
 
 // resourceRef checks resources field f of steps[i] (at path), given at
 // run time by b: a param or a step's output parameter of a type that can

@@ -207,7 +207,7 @@ func ResourcesOf(requests, limits map[string]string, warn func(string)) (*Resour
 			if name != defaultGPUResource {
 				res.GPUResource = name
 			}
-		case strings.Contains(name, "/") && !kubeRE.MatchString(name):
+		case strings.Contains(name, "/") && !kubeRE().MatchString(name):
 			if res.Extra == nil {
 				res.Extra = map[string]string{}
 			}

@@ -3,6 +3,7 @@ package codepack
 import (
 	"bytes"
 	"regexp"
+	"sync"
 )
 
 // Credentials are the patterns (IgnoreFile syntax) of the files and folders
@@ -27,14 +28,20 @@ const sniffBytes = 64 << 10
 var secretPatterns = []struct {
 	what    string
 	literal []string
-	re      *regexp.Regexp
+	re      func() *regexp.Regexp
 }{
-	{"a private key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)},
+	{"a private key", []string{"PRIVATE KEY"}, lazyRE(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)},
 	{"an AWS secret access key", []string{"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"},
-		regexp.MustCompile(`(?i)aws_secret_access_key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{40}`)},
-	{"a registry login (an auths entry)", []string{`"auths"`}, regexp.MustCompile(`"auth"\s*:\s*"[A-Za-z0-9+/=]{8,}"`)},
+		lazyRE(`(?i)aws_secret_access_key["']?\s*[:=]\s*["']?[A-Za-z0-9/+]{40}`)},
+	{"a registry login (an auths entry)", []string{`"auths"`}, lazyRE(`"auth"\s*:\s*"[A-Za-z0-9+/=]{8,}"`)},
 	{"a GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b`)},
+		lazyRE(`\b(gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b`)},
+}
+
+// lazyRE compiles the expression when first used, not when a program that
+// links the package starts (the pod runtime unpacks code, it never packs).
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // looksLikeCredential says what credential head (the start of a file)
@@ -43,7 +50,7 @@ func looksLikeCredential(head []byte) string {
 	for _, p := range secretPatterns {
 		for _, l := range p.literal {
 			if bytes.Contains(head, []byte(l)) {
-				if p.re.Match(head) {
+				if p.re().Match(head) {
 					return p.what
 				}
 				break

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,6 +96,7 @@ func TestPodRuntime(t *testing.T) {
 		t.Errorf("pipectl-pod is %d bytes stripped, want at most %d", fi.Size(), maxSize)
 	}
 	t.Logf("pipectl-pod: %d bytes", fi.Size())
+	checkInit(t, bin)
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "PIPECTL_ARTIFACTS="+filepath.Join(dir, "store"))
@@ -139,4 +142,57 @@ func TestPodRuntime(t *testing.T) {
 			t.Errorf("%s: %v, %q; want an unknown command", c, err, out)
 		}
 	}
+}
+
+// maxInitAllocs bounds the allocations of the pod runtime's package
+// initialisers, all packages (6,936 when written, 10,501 before pipectl's
+// own regular expressions were compiled on first use; minio-go's s3utils
+// and the Kubernetes API types make most of the rest), and maxOwnInitAllocs
+// those of pipectl's packages (188, from 3,754): every pod pays them before
+// exec's first line. A package-level regexp.MustCompile costs 50 to 300.
+const (
+	maxInitAllocs    = 8000
+	maxOwnInitAllocs = 400
+)
+
+// checkInit runs bin with GODEBUG=inittrace=1 and bounds the allocations
+// of the package initialisers it reports.
+func checkInit(t *testing.T, bin string) {
+	t.Helper()
+	cmd := exec.Command(bin, "exec", "--help")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("exec --help: %v\n%s", err, out)
+	}
+	all, own, n := 0, 0, 0
+	var ours []string
+	for _, line := range strings.Split(string(out), "\n") {
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		f := strings.Fields(line)
+		if len(f) != 11 || f[0] != "init" || f[10] != "allocs" {
+			continue
+		}
+		a, err := strconv.Atoi(f[9])
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		n++
+		all += a
+		if strings.HasPrefix(f[1], "pipectl.dev/") {
+			own += a
+			ours = append(ours, fmt.Sprintf("%s %d", f[1], a))
+		}
+	}
+	if n < 50 {
+		t.Fatalf("inittrace reported %d initialisers, want the pod runtime's:\n%s", n, out)
+	}
+	if all > maxInitAllocs {
+		t.Errorf("the pod runtime's package initialisers allocate %d times, want at most %d", all, maxInitAllocs)
+	}
+	if own > maxOwnInitAllocs {
+		t.Errorf("pipectl's package initialisers in the pod runtime allocate %d times, want at most %d (compile regular expressions on first use, sync.OnceValue):\n%s",
+			own, maxOwnInitAllocs, strings.Join(ours, "\n"))
+	}
+	t.Logf("package init: %d initialisers, %d allocations, %d of them pipectl's", n, all, own)
 }

@@ -45,7 +45,7 @@ func kfpUsage(list []yaml.Node) map[string]map[string]bool {
 	walk = func(n *yaml.Node) {
 		switch n.Kind {
 		case yaml.ScalarNode:
-			for _, m := range v2ParamUseRE.FindAllStringSubmatch(n.Value, -1) {
+			for _, m := range v2ParamUseRE().FindAllStringSubmatch(n.Value, -1) {
 				if usage[m[1]] == nil {
 					usage[m[1]] = map[string]bool{}
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Names as KFP v1 derives them (kfp.components._naming): lower case, every
@@ -13,14 +14,14 @@ import (
 // component's name (a DNS label here, so also cut to 63 characters).
 
 var (
-	kfpNonWordRE = regexp.MustCompile(`[^\p{L}\p{N}]+`)
-	kfpDigitRE   = regexp.MustCompile(`^\p{Nd}`)
+	kfpNonWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\p{L}\p{N}]+`) })
+	kfpDigitRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\p{Nd}`) })
 )
 
 // kfpNormalize is KFP's _normalize_identifier_name with sep between words.
 func kfpNormalize(name, sep string) string {
-	s := strings.Trim(kfpNonWordRE.ReplaceAllString(strings.ToLower(name), " "), " ")
-	if kfpDigitRE.MatchString(s) {
+	s := strings.Trim(kfpNonWordRE().ReplaceAllString(strings.ToLower(name), " "), " ")
+	if kfpDigitRE().MatchString(s) {
 		s = "n" + s
 	}
 	return strings.ReplaceAll(s, " ", sep)

@@ -3,6 +3,7 @@ package kfpv1
 import (
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // KFP v2 placeholders in the text of a KFP v1-format component file (as
@@ -20,12 +21,14 @@ import (
 // and the argument {executorInput: ...} is {{executor.input}}.
 
 var (
-	v2InParamRE  = regexp.MustCompile(`^\$\.inputs\.parameters\['([^']+)'\]$`)
-	v2InArtRE    = regexp.MustCompile(`^\$\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	v2OutArtRE   = regexp.MustCompile(`^\$\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	v2OutParamRE = regexp.MustCompile(`^\$\.outputs\.parameters\['([^']+)'\]\.output_file$`)
+	v2InParamRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\.inputs\.parameters\['([^']+)'\]$`) })
+	v2InArtRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`) })
+	v2OutArtRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`) })
+	v2OutParamRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\$\.outputs\.parameters\['([^']+)'\]\.output_file$`)
+	})
 	// v2ParamUseRE finds the inputs a text reads as values.
-	v2ParamUseRE = regexp.MustCompile(`\{\{\s*\$\.inputs\.parameters\['([^']+)'\]\s*\}\}`)
+	v2ParamUseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*\$\.inputs\.parameters\['([^']+)'\]\s*\}\}`) })
 )
 
 // v2Placeholder converts the body of a KFP v2 placeholder {{BODY}}.
@@ -42,19 +45,19 @@ func (cv *kfpConverter) v2Placeholder(body string) (string, error) {
 		}
 		return p.name, nil
 	}
-	if m := v2InParamRE.FindStringSubmatch(body); m != nil {
+	if m := v2InParamRE().FindStringSubmatch(body); m != nil {
 		n, err := lookup(cv.inputs, "input", m[1], true)
 		return "{{inputs." + n + "}}", err
 	}
-	if m := v2InArtRE.FindStringSubmatch(body); m != nil {
+	if m := v2InArtRE().FindStringSubmatch(body); m != nil {
 		n, err := lookup(cv.inputs, "input", m[1], false)
 		return "{{inputs." + n + "." + m[2] + "}}", err
 	}
-	if m := v2OutArtRE.FindStringSubmatch(body); m != nil {
+	if m := v2OutArtRE().FindStringSubmatch(body); m != nil {
 		n, err := lookup(cv.outputs, "output", m[1], false)
 		return "{{outputs." + n + "." + m[2] + "}}", err
 	}
-	if m := v2OutParamRE.FindStringSubmatch(body); m != nil {
+	if m := v2OutParamRE().FindStringSubmatch(body); m != nil {
 		n, err := lookup(cv.outputs, "output", m[1], true)
 		return "{{outputs." + n + ".path}}", err
 	}

@@ -119,7 +119,7 @@ func indentHint(data []byte, line int, msg string) (int, int, string) {
 		if err == nil {
 			continue
 		}
-		if m := lineRE.FindStringSubmatch(err.Error()); m != nil && m[2] == msg {
+		if m := lineRE().FindStringSubmatch(err.Error()); m != nil && m[2] == msg {
 			bad = k
 			break
 		}

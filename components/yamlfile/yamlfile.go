@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -87,7 +88,7 @@ func unwrapPath(err error) error {
 	return err
 }
 
-var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // Parse parses data as the YAML document of the file named path. The file
 // must be UTF-8 text without control characters other than tab, CR and LF,
@@ -144,7 +145,7 @@ func isEmpty(n *yaml.Node) bool {
 func syntaxError(path string, data []byte, err error) *Error {
 	msg := err.Error()
 	e := &Error{File: path, Line: 1, Column: 1}
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
+	if m := lineRE().FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
@@ -288,7 +289,7 @@ func (f *File) check(n *yaml.Node, t reflect.Type, field string, errs *[]error) 
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
 			msg := err.Error()
-			if m := lineRE.FindStringSubmatch(msg); m != nil {
+			if m := lineRE().FindStringSubmatch(msg); m != nil {
 				msg = m[2]
 			}
 			*errs = append(*errs, f.Errorf(n, field, "%s", msg))
@@ -455,7 +456,7 @@ func (f *File) decodeError(err error, field string) error {
 	var errs []error
 	for _, m := range te.Errors {
 		e := &Error{File: f.Path, Field: field, Msg: m}
-		if sub := lineRE.FindStringSubmatch(m); sub != nil {
+		if sub := lineRE().FindStringSubmatch(m); sub != nil {
 			e.Line, _ = strconv.Atoi(sub[1])
 			e.Column = 1
 			e.Msg = sub[2]

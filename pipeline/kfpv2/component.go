@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -134,12 +135,12 @@ func (c *conv) inputDefs(n *yaml.Node, field string, inputs bool) []ioDef {
 	return out
 }
 
-var dnsUnsafeRE = regexp.MustCompile(`[^a-z0-9-]+`)
+var dnsUnsafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
 
 // componentName is the name of KFP component comp-NAME: NAME.
 func componentName(kfp string) string {
 	n := strings.TrimPrefix(kfp, "comp-")
-	n = strings.Trim(dnsUnsafeRE.ReplaceAllString(strings.ToLower(n), "-"), "-")
+	n = strings.Trim(dnsUnsafeRE().ReplaceAllString(strings.ToLower(n), "-"), "-")
 	if len(n) > 63 {
 		n = strings.Trim(n[:63], "-")
 	}

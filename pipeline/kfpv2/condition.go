@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
-var conditionRE = regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=|<=|>=|<|>)\s*('[^']*'|-?[0-9][0-9.]*|true|false|(?:(?:int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?)\s*(\))?$`)
+var conditionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(!\()?\s*(?:(int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?\s*(==|!=|<=|>=|<|>)\s*('[^']*'|-?[0-9][0-9.]*|true|false|(?:(?:int|double|bool)\()?inputs\.parameter_values\['([^']+)'\]\)?)\s*(\))?$`)
+})
 
 // negated are the operators of the negation of a comparison.
 var negated = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
@@ -35,7 +38,7 @@ func condition(cond string, inputs *yaml.Node) (string, error) {
 
 // comparison is one comparison of condition cond.
 func comparison(cond, part string, inputs *yaml.Node) (string, error) {
-	m := conditionRE.FindStringSubmatch(strings.TrimSpace(part))
+	m := conditionRE().FindStringSubmatch(strings.TrimSpace(part))
 	if m == nil || (m[1] != "") != (m[7] != "") {
 		return "", fmt.Errorf("condition %q is not supported yet: pipectl runs comparisons (==, !=, <, <=, >, >=) of a task input with a literal or another task input, each possibly negated as !(...), joined by &&", cond)
 	}

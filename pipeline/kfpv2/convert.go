@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -81,11 +82,11 @@ func Parse(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
-var lineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func syntaxError(path string, err error) error {
 	msg := err.Error()
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
+	if m := lineRE().FindStringSubmatch(msg); m != nil {
 		var line int
 		fmt.Sscan(m[1], &line)
 		return &yamlfile.Error{File: path, Line: line, Column: 1, Msg: m[2]}

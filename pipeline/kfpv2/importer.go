@@ -187,14 +187,14 @@ func (c *conv) metadataText(n, inputs *yaml.Node, inf, field, dag string) (strin
 	var b strings.Builder
 	rest := n.Value
 	for {
-		loc := placeholderRE.FindStringSubmatchIndex(rest)
+		loc := placeholderRE().FindStringSubmatchIndex(rest)
 		if loc == nil {
 			break
 		}
 		b.WriteString(rest[:loc[0]])
 		body := rest[loc[2]:loc[3]]
 		rest = rest[loc[1]:]
-		m := inParamRE.FindStringSubmatch(body)
+		m := inParamRE().FindStringSubmatch(body)
 		if m == nil {
 			c.errorf(n, field, "placeholder {{$%s}} in importer metadata is not supported (supported: {{$.inputs.parameters['NAME']}} of an input of the importer task)", body)
 			return "", false

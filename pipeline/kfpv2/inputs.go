@@ -3,6 +3,7 @@ package kfpv2
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -156,12 +157,12 @@ func (c *conv) paramType(comp, name string) string {
 	return n.Value
 }
 
-var wholeFloatRE = regexp.MustCompile(`^-?[0-9]+\.0*$`)
+var wholeFloatRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?[0-9]+\.0*$`) })
 
 // wholeNumber is an integer's value as KFP holds it: the IR writes every
 // number as a double (3.0), which is the integer 3.
 func wholeNumber(n *yaml.Node) *yaml.Node {
-	if n == nil || n.Kind != yaml.ScalarNode || !wholeFloatRE.MatchString(n.Value) {
+	if n == nil || n.Kind != yaml.ScalarNode || !wholeFloatRE().MatchString(n.Value) {
 		return n
 	}
 	m := *n
@@ -198,13 +199,13 @@ func (c *conv) channels(inputs *yaml.Node, pending []pendingConst, comp string) 
 		ok := true
 		rest := text
 		for ok {
-			loc := placeholderRE.FindStringSubmatchIndex(rest)
+			loc := placeholderRE().FindStringSubmatchIndex(rest)
 			if loc == nil {
 				break
 			}
 			b.WriteString(rest[:loc[0]])
 			body := rest[loc[2]:loc[3]]
-			m := inParamRE.FindStringSubmatch(body)
+			m := inParamRE().FindStringSubmatch(body)
 			var ref *yaml.Node
 			if m != nil {
 				ref, _, _ = yamlfile.Lookup(inputs, m[1])

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -95,13 +96,15 @@ type loopLevel struct {
 // besides a list written in the file: a whole reference to a pipeline
 // param or a task's output, or the item of an outer loop level (a marker,
 // see itemMarker), or a field of it.
-var productListRE = regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}.]+|item@[0-9]+(\.[^{}.]+)*)\}\}$`)
+var productListRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}.]+|item@[0-9]+(\.[^{}.]+)*)\}\}$`)
+})
 
 // itemMarker starts the reference to the item of loop level k while the
 // body is converted; finishStep writes it as {{item}} or {{item.lK}}.
 const itemMarker = "{{item@"
 
-var markerRE = regexp.MustCompile(`\{\{item@([0-9]+)`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{item@([0-9]+)`) })
 
 // parallelFor is a ParallelFor task being converted into loop steps.
 type parallelFor struct {
@@ -242,7 +245,7 @@ func (c *conv) loopItems(l *parallelFor, n *yaml.Node) bool {
 	}
 	if len(c.loops) > 0 {
 		for _, o := range append(c.loops, lv) {
-			if o.items == nil && !productListRE.MatchString(o.ref) {
+			if o.items == nil && !productListRE().MatchString(o.ref) {
 				c.errorf(lv.at, lv.field, "a ParallelFor inside a ParallelFor is supported when each loops over a list written in the file (raw), a pipeline input, a task's output or an outer ParallelFor's item (or a field of it): pipectl loops over their product; ParallelFor %q loops over %s", o.task, o.field)
 				return false
 			}
@@ -428,9 +431,9 @@ func (c *conv) finishStep(s *yaml.Node) {
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, itemMarker) {
 			if len(c.loops) == 1 {
-				n.Value = markerRE.ReplaceAllString(n.Value, "{{item")
+				n.Value = markerRE().ReplaceAllString(n.Value, "{{item")
 			} else {
-				n.Value = markerRE.ReplaceAllString(n.Value, "{{item.l$1")
+				n.Value = markerRE().ReplaceAllString(n.Value, "{{item.l$1")
 			}
 		}
 		for _, e := range n.Content {

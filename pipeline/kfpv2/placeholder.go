@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // KFP v2 placeholders in a container's command, args and env values, as
@@ -41,15 +42,15 @@ import (
 //
 // Any other {{ in text is an error: pipectl would read it as a placeholder.
 
-var placeholderRE = regexp.MustCompile(`\{\{\$([^{}]*)\}\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\$([^{}]*)\}\}`) })
 
 var (
-	inParamRE    = regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`)
-	inArtRE      = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outArtRE     = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`)
-	outParamRE   = regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`)
-	wholeInArtRE = regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]$`)
-	outMetaRE    = regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.metadata$`)
+	inParamRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.inputs\.parameters\['([^']+)'\]$`) })
+	inArtRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]\.(path|uri)$`) })
+	outArtRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.(path|uri)$`) })
+	outParamRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.outputs\.parameters\['([^']+)'\]\.output_file$`) })
+	wholeInArtRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.inputs\.artifacts\['([^']+)'\]$`) })
+	outMetaRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.outputs\.artifacts\['([^']+)'\]\.metadata$`) })
 )
 
 // ExecutorInputPlaceholder is the pipectl form of {{$}}.
@@ -60,7 +61,7 @@ func (cv *compConv) text(s string) (string, error) {
 	var b strings.Builder
 	rest := s
 	for {
-		loc := placeholderRE.FindStringSubmatchIndex(rest)
+		loc := placeholderRE().FindStringSubmatchIndex(rest)
 		if loc == nil {
 			break
 		}
@@ -86,19 +87,19 @@ func (cv *compConv) text(s string) (string, error) {
 
 // placeholder converts the body of {{$BODY}}.
 func (cv *compConv) placeholder(body string) (string, error) {
-	if m := inParamRE.FindStringSubmatch(body); m != nil {
+	if m := inParamRE().FindStringSubmatch(body); m != nil {
 		return "{{inputs." + cv.name(m[1]) + "}}", nil
 	}
-	if m := inArtRE.FindStringSubmatch(body); m != nil {
+	if m := inArtRE().FindStringSubmatch(body); m != nil {
 		return "{{inputs." + cv.name(m[1]) + "." + m[2] + "}}", nil
 	}
-	if m := outArtRE.FindStringSubmatch(body); m != nil {
+	if m := outArtRE().FindStringSubmatch(body); m != nil {
 		return "{{outputs." + cv.name(m[1]) + "." + m[2] + "}}", nil
 	}
-	if m := outParamRE.FindStringSubmatch(body); m != nil {
+	if m := outParamRE().FindStringSubmatch(body); m != nil {
 		return "{{outputs." + cv.name(m[1]) + ".path}}", nil
 	}
-	if m := outMetaRE.FindStringSubmatch(body); m != nil {
+	if m := outMetaRE().FindStringSubmatch(body); m != nil {
 		// KFP's local runner gives the JSON of the output artifact's
 		// metadata in the executor input, {} (pipectl's {{$}} too); its
 		// cluster launcher leaves the placeholder as written.
@@ -120,7 +121,7 @@ func (cv *compConv) placeholder(body string) (string, error) {
 	case ".pipeline_task_name":
 		return "{{step.name}}", nil
 	}
-	if m := wholeInArtRE.FindStringSubmatch(body); m != nil {
+	if m := wholeInArtRE().FindStringSubmatch(body); m != nil {
 		return "", fmt.Errorf("placeholder {{$%s}} (the whole input artifact %q) is not supported: KFP's cluster launcher leaves it as written and its local runner fails on it (an IndexError in its placeholder resolution): read {{$}} (the executor input) or the input's .path", body, m[1])
 	}
 	return "", fmt.Errorf("placeholder {{$%s}} is not supported (supported: {{$.inputs.parameters['NAME']}}, {{$.inputs.artifacts['NAME'].path|uri}}, {{$.outputs.artifacts['NAME'].path|uri}}, {{$.outputs.parameters['NAME'].output_file}}, {{$.outputs.artifacts['NAME'].metadata}}, {{$.pipeline_job_name}}, {{$.pipeline_job_uuid}}, {{$.pipeline_task_name}}, {{$}})", body)

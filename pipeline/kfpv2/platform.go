@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -128,7 +129,7 @@ func (c *conv) podMetadata(label string, n *yaml.Node, field string) {
 
 // fieldPathRE is a fieldPathAsEnv fieldPath pipectl gives: a label or an
 // annotation of the pod.
-var fieldPathRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
+var fieldPathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`) })
 
 // fieldEnv converts the fieldPathAsEnv entries of each executor into the
 // env of the steps running it: a label's or an annotation's value is the
@@ -153,7 +154,7 @@ func (c *conv) fieldEnv() {
 				}
 				continue
 			}
-			m := fieldPathRE.FindStringSubmatch(path)
+			m := fieldPathRE().FindStringSubmatch(path)
 			if m == nil {
 				c.errorf(fs["fieldPath"], f+".fieldPath", "field path %q is not supported: pipectl gives a pod's label or annotation the executor's podMetadata sets (metadata.labels['KEY'], metadata.annotations['KEY']); the same step runs as a process locally, with no pod's name, namespace or node (read {{$.pipeline_task_name}} or {{$.pipeline_job_name}} instead)", path)
 				continue
@@ -279,7 +280,7 @@ func (c *conv) secretName(n *yaml.Node, s map[string]*yaml.Node, field string) (
 		return "", nil
 	}
 	ref, err := c.scoped(in, nil)
-	if err == nil && !wholeRefRE.MatchString(ref) {
+	if err == nil && !wholeRefRE().MatchString(ref) {
 		err = fmt.Errorf("input %q of the ParallelFor body is %s: a Secret's name is a constant, a pipeline input or a task's output", in, ref)
 	}
 	if err != nil {

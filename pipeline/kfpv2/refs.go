@@ -6,13 +6,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"pipectl.dev/pipectl/components/yamlfile"
 )
 
-var selectorRE = regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
+var selectorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^parseJson\(string_value\)\["([A-Za-z_][A-Za-z0-9_]*)"\]$`)
+})
 
 // scoped is the reference of input name of the dag being converted, with
 // a selector of a field of a loop item.
@@ -38,7 +41,7 @@ func (c *conv) scoped(name string, selector *yaml.Node) (string, error) {
 	if !strings.HasPrefix(v, itemMarker) {
 		return "", fmt.Errorf("KFP parameterExpressionSelector is supported on a loop item only (a field of a ParallelFor item)")
 	}
-	m := selectorRE.FindStringSubmatch(selector.Value)
+	m := selectorRE().FindStringSubmatch(selector.Value)
 	if m == nil {
 		return "", fmt.Errorf("parameterExpressionSelector %q is not supported (supported: parseJson(string_value)[\"FIELD\"], a field of the loop item)", selector.Value)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -54,7 +55,7 @@ func (c *conv) resources(label string, n *yaml.Node, field string) {
 		if v.Kind == yaml.ScalarNode && !strings.Contains(v.Value, "{{") {
 			return true
 		}
-		if m := wholeInParamRE.FindStringSubmatch(v.Value); v.Kind == yaml.ScalarNode && m != nil {
+		if m := wholeInParamRE().FindStringSubmatch(v.Value); v.Kind == yaml.ScalarNode && m != nil {
 			if c.runtimeRes == nil {
 				c.runtimeRes = map[string][]runtimeResource{}
 			}
@@ -101,7 +102,7 @@ func (c *conv) resources(label string, n *yaml.Node, field string) {
 }
 
 // wholeInParamRE is a whole {{$.inputs.parameters['NAME']}}.
-var wholeInParamRE = regexp.MustCompile(`^\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}$`)
+var wholeInParamRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}$`) })
 
 // runtimeResource is a container resource given at run time: pipectl's
 // resources field, the task input that gives it, its node and KFP field.
@@ -137,7 +138,7 @@ func (c *conv) withRuntimeResources(label string, in *yaml.Node, field string) (
 			c.errorf(r.n, r.at, "the task (%s) has no input parameter %q given by a pipeline input, a task output or a constant", field, r.input)
 			continue
 		}
-		if strings.Contains(v, "{{") && !wholeRefRE.MatchString(v) {
+		if strings.Contains(v, "{{") && !wholeRefRE().MatchString(v) {
 			c.errorf(r.n, r.at, "input %q of the task is %s: a resource given at run time is a pipeline input, a task's output or a constant", r.input, v)
 			continue
 		}
@@ -174,4 +175,6 @@ func (c *conv) taskInputValue(in *yaml.Node, field, name string) (string, bool) 
 }
 
 // wholeRefRE is a whole reference to a param or a step's output.
-var wholeRefRE = regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}]+)\}\}$`)
+var wholeRefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{\{(params\.[^{}]+|steps\.[^{}]+\.outputs\.[^{}]+)\}\}$`)
+})

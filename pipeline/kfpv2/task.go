@@ -82,7 +82,7 @@ func (c *conv) stepInputs(key *yaml.Node, t map[string]*yaml.Node, field, name s
 		_, _, declared := yamlfile.Lookup(c.comps, name, "inputDefinitions", "parameters", k)
 		copyOf := ""
 		if v, _, ok := yamlfile.Lookup(in, "parameters", k, "runtimeValue", "constant"); ok && v.Kind == yaml.ScalarNode {
-			if m := wholeInParamRE.FindStringSubmatch(v.Value); m != nil {
+			if m := wholeInParamRE().FindStringSubmatch(v.Value); m != nil {
 				copyOf = m[1]
 			}
 		}

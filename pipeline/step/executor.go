@@ -120,22 +120,25 @@ type Executor struct {
 // reused step whose outputs record cannot be written returns its Result
 // (Cached) with the error.
 func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) {
+	// keepLog stores the step's log once: at the latest when Execute
+	// returns, alongside the step's records when it ran.
+	keepLog := func() {}
 	if j.Log != nil {
 		stop := j.Log.copyWhileRunning(ctx, x.Store, record.LogKey(j.Run, j.Name))
-		defer func() {
-			if j.Flush != nil {
-				j.Flush()
-			}
-			stop()
-			if res.Cached && !j.KeepCachedLog {
-				return
-			}
-			// Kept whatever happened, with a context of its own: the run's
-			// may be cancelled.
-			if err := j.Log.Upload(context.WithoutCancel(ctx), x.Store, record.LogKey(j.Run, j.Name)); err != nil {
-				j.warnf("cannot store the log of step %s: %v", j.Name, err)
-			}
-		}()
+		var once sync.Once
+		keepLog = func() {
+			once.Do(func() {
+				if j.Flush != nil {
+					j.Flush()
+				}
+				stop()
+				if res.Cached && !j.KeepCachedLog {
+					return
+				}
+				x.uploadLog(ctx, j)
+			})
+		}
+		defer keepLog()
 	}
 	if j.Cache != wire.CacheOff || j.AlwaysFingerprint {
 		if res.Fingerprint, err = stepcache.Fingerprint(ctx, j.Invocation, j.InputSums, j.Shape); err != nil {
@@ -158,8 +161,8 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		}
 	}
 	res.Outputs, res.Attempts, err = x.attempts(ctx, j)
-	// The inputs record and the cache entry are written at once; what
-	// could not be is said after.
+	// The inputs record, the cache entry and the log are written at once;
+	// what could not be is said after (and the log stored again to say it).
 	var wg sync.WaitGroup
 	var inputsErr, cacheErr error
 	if j.Lineage && j.Invocation != nil && res.Attempts > 0 {
@@ -170,6 +173,7 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 		entry := stepcache.Entry{Run: j.Run, Step: j.Name, Outputs: res.Outputs}
 		wg.Go(func() { cacheErr = stepcache.Record(context.WithoutCancel(ctx), x.Store, res.Fingerprint, entry) })
 	}
+	wg.Go(keepLog)
 	wg.Wait()
 	if inputsErr != nil {
 		j.warnf("cannot write the inputs record of step %s: %v", j.Name, inputsErr)
@@ -177,7 +181,18 @@ func (x *Executor) Execute(ctx context.Context, j *Job) (res Result, err error) 
 	if cacheErr != nil {
 		j.warnf("cannot write the cache entry of step %s: %v", j.Name, cacheErr)
 	}
+	if j.Log != nil && (inputsErr != nil || cacheErr != nil) {
+		x.uploadLog(ctx, j)
+	}
 	return res, err
+}
+
+// uploadLog stores what j's log holds, whatever happened, with a context
+// of its own (the run's may be cancelled); a failure is a warning.
+func (x *Executor) uploadLog(ctx context.Context, j *Job) {
+	if err := j.Log.Upload(context.WithoutCancel(ctx), x.Store, record.LogKey(j.Run, j.Name)); err != nil {
+		j.warnf("cannot store the log of step %s: %v", j.Name, err)
+	}
 }
 
 // attempts runs the strategy up to 1+j.Retries times; a failure before the

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -183,5 +184,24 @@ func TestExecStoreRequests(t *testing.T) {
 				t.Errorf("exec listed the store %d time(s):\n%s", counts["LIST"], strings.Join(slices.DeleteFunc(lines, func(l string) bool { return !strings.Contains(l, " LIST ") }), "\n"))
 			}
 		})
+	}
+}
+
+// A step pod told its store's region (AWS_REGION, which pipectl run --on
+// argo and compile give the pods) asks the store for no bucket location:
+// one request fewer than TestExecStoreRequests' first.
+func TestExecKnownRegionAsksNoLocation(t *testing.T) {
+	requests, run := execOnMinIO(t, "off")
+	for _, region := range []string{"", "us-east-1"} {
+		t.Setenv("AWS_REGION", region)
+		if _, err := run("run-" + cmp.Or(region, "none")); err != nil {
+			t.Fatal(err)
+		}
+		_, n, lines, _ := requests.take()
+		asked := slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, " location=") })
+		if asked != (region == "") {
+			t.Errorf("AWS_REGION=%q: exec asked for the bucket location: %v, want %v (%d requests):\n%s", region, asked, region == "", n, strings.Join(lines, "\n"))
+		}
+		t.Logf("AWS_REGION=%q: %d requests", region, n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/pipeline"
@@ -123,6 +124,9 @@ func compileRun(opts *Options) error {
 		if err := argorun.ShipCode(ctx, store, p, opts.IO.ErrOut); err != nil {
 			return fmt.Errorf("compile %s: %w", opts.File, err)
 		}
+		// The pods are told the bucket's region (given, or as the service
+		// reported it): their store asks for no bucket location.
+		aopts.S3Region = cmp.Or(aopts.S3Region, artifacts.Region(ctx, store))
 	}
 	wf, err := argo.Compile(p, aopts)
 	if err != nil {

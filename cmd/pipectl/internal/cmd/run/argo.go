@@ -77,7 +77,9 @@ func argoRun(opts *Options) error {
 			Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 		}
 		start.Options.Artifacts, start.Options.NoCache, start.Options.Params = f.Root(), opts.NoCache, l.Overrides
-		start.Options.S3Endpoint, start.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), f.StoreOptions.S3.Region
+		// The pods are told the bucket's region (given, or as the service
+		// reported it): their store asks for no bucket location.
+		start.Options.S3Endpoint, start.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), cmp.Or(f.StoreOptions.S3.Region, artifacts.Region(ctx, store))
 		start.Options.ResumeFrom = resumeFrom(opts, l)
 		if rec, wf, err = start.Run(ctx, f.Clients); err != nil {
 			return err

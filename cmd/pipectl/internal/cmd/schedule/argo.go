@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"pipectl.dev/pipectl/artifacts"
 	"pipectl.dev/pipectl/cmd/internal/podutil"
 	"pipectl.dev/pipectl/cmd/pipectl/internal/cmdutil"
 	"pipectl.dev/pipectl/components/record"
@@ -83,7 +84,7 @@ func argoPut(ctx context.Context, f *cmdutil.Factory, a *ArgoFlags, s *schedule.
 		Pin: func(ctx context.Context, refs []string) (images.Result, error) { return a.Images.Resolve(ctx, f, refs) },
 	}
 	c.Options.Artifacts = f.Root()
-	c.Options.S3Endpoint, c.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), f.StoreOptions.S3.Region
+	c.Options.S3Endpoint, c.Options.S3Region = cmp.Or(a.PodS3Endpoint, f.StoreOptions.S3.Endpoint), cmp.Or(f.StoreOptions.S3.Region, artifacts.Region(ctx, store))
 	cw, err := c.Compile(ctx, kc)
 	if err != nil {
 		return err

@@ -65,6 +65,11 @@ type Launcher struct {
 	// Ended, when set, is told of every gang attempt that did not
 	// succeed: stalled (with each rank's state) or failed.
 	Ended func(record.GangAttempt)
+	// Progress, when set, is given the series of the metrics the ranks
+	// report (echoed by their pods' runtime) as a local gang gives it
+	// (progress.Publisher): while the gang runs, at most every
+	// progress.PublishInterval, thinned; the whole series when Run ends.
+	Progress func(record.Progress)
 	// CleanupTimeout bounds the wait for the pods to go when the launcher
 	// is stopped (default DefaultCleanupTimeout).
 	CleanupTimeout time.Duration
@@ -127,6 +132,7 @@ func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstr
 		pods: map[types.UID]*rankPod{}, nodes: max(nodes, 1), perPod: procsPerNode <= 1,
 		procs: max(procsPerNode, 1), tr: progress.NewTracker(0, nil), current: -1, tracked: -1, stalled: map[int32]bool{},
 	}
+	s.pub = &progress.Publisher{Tracker: s.tr, Publish: l.Progress}
 	if pg != nil {
 		if err := l.createPodGroup(ctx, pg); err != nil {
 			return nil, err
@@ -141,6 +147,7 @@ func (l *Launcher) Run(ctx context.Context, js *jobsetv1alpha2.JobSet, pg *unstr
 	s.created = time.Now()
 	l.logf("created JobSet %s/%s: %d rank pod(s)", js.Namespace, js.Name, s.nodes)
 	res, err := s.wait(ctx)
+	s.pub.End()
 	if pg != nil && !l.Keep {
 		defer l.deletePodGroup(context.WithoutCancel(ctx), pg)
 	}

@@ -2,8 +2,10 @@ package launcher
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,5 +121,82 @@ func TestRunMetricsAreProgress(t *testing.T) {
 	out := f.out.String()
 	if strings.Contains(out, wire.ProgressMarker) || !strings.Contains(out, "[rank 1] epoch 1\n") {
 		t.Errorf("rank log shows the progress reports or lacks the rank's line:\n%s", out)
+	}
+}
+
+// seriesLogs gives each pod of attempt A two progress reports of its rank
+// holding 5 points each, steps 10A+1 to 10A+10, then a line "done aA".
+type seriesLogs struct{}
+
+func (seriesLogs) Open(_ context.Context, _, pod, _ string) (io.ReadCloser, error) {
+	rank, attempt := int(pod[len(pod)-4]-'0'), int64(pod[len(pod)-1]-'0')
+	var b strings.Builder
+	for r := range int64(2) {
+		rep := progress.Report{Rank: rank, Lines: 5 * (r + 1)}
+		for k := range int64(5) {
+			step := 10*attempt + 5*r + k + 1
+			rep.Points = append(rep.Points, progress.ReportPoint{Step: &step, Values: map[string]float64{"loss": float64(rank+1) / float64(step)}})
+		}
+		rep.Step, rep.Last = rep.Points[4].Step, rep.Points[4].Values
+		b.Write(rep.Line())
+	}
+	fmt.Fprintf(&b, "done a%d\n", attempt)
+	return io.NopCloser(strings.NewReader(b.String())), nil
+}
+
+// TestRunPublishesSeries: the points of the progress reports of every
+// rank, attempt by attempt, make the series the launcher hands to Progress
+// when Run ends, with their rank and gang attempt, as a local gang's.
+func TestRunPublishesSeries(t *testing.T) {
+	f := newFakeCluster(t)
+	l := f.launcher()
+	l.Logs = seriesLogs{}
+	var mu sync.Mutex
+	var got []record.Progress
+	l.Progress = func(p record.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+	}
+	js := testJobSet(2)
+	done := start(context.Background(), l, js)
+	jw, pw := f.nextJSWatch(t), f.nextPodWatch(t)
+	jw.Modify(jobSetWith(js, 0, "", ""))
+	for attempt := range 2 {
+		if attempt > 0 {
+			jw.Modify(jobSetWith(js, int32(attempt), "", ""))
+		}
+		f.addPod(t, pw, makePod(js.Name, 0, attempt, corev1.PodRunning))
+		f.addPod(t, pw, makePod(js.Name, 1, attempt, corev1.PodRunning))
+		eventually(t, func() bool {
+			return strings.Count(f.out.String(), fmt.Sprintf("done a%d\n", attempt)) == 2
+		})
+	}
+	jw.Modify(jobSetWith(js, 1, "Completed", ""))
+	if r := wait(t, done); r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 {
+		t.Fatalf("Progress called %d times, want once (the end; nothing live within %s)", len(got), progress.PublishInterval)
+	}
+	p := got[0]
+	if len(p.Points) != 40 || p.Lines != 40 || p.Malformed != 0 || p.Step == nil || *p.Step != 20 {
+		t.Fatalf("series of %d points, %d lines, %d malformed, step %v; want 40, 40, 0, 20", len(p.Points), p.Lines, p.Malformed, p.Step)
+	}
+	seen := map[string]bool{}
+	for _, pt := range p.Points {
+		step := *pt.Step
+		if want := int((step-1)/10) + 1; pt.Attempt != want || pt.Values["loss"] != float64(pt.Rank+1)/float64(step) {
+			t.Errorf("point %+v: want attempt %d, loss (rank+1)/step", pt, want)
+		}
+		seen[fmt.Sprintf("%d/%d", pt.Rank, step)] = true
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d distinct (rank, step) points, want 40", len(seen))
+	}
+	if strings.Contains(f.out.String(), wire.ProgressMarker) {
+		t.Errorf("the rank logs show progress reports:\n%s", f.out.String())
 	}
 }

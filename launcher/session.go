@@ -60,6 +60,7 @@ type session struct {
 	// pods are not all running yet); stalled are the attempts stopped as
 	// stalled.
 	tr      *progress.Tracker
+	pub     *progress.Publisher // hands tr's series to Launcher.Progress
 	current int32
 	tracked int32
 	stalled map[int32]bool
@@ -230,6 +231,8 @@ func (s *session) wait(ctx context.Context) (*Result, error) {
 	defer startup.stop()
 	stallTick, stopStallTick := s.stallTicker()
 	defer stopStallTick()
+	publishTick := time.NewTicker(time.Second)
+	defer publishTick.Stop()
 	lastProgress := ""
 	var restarts int32
 	for {
@@ -247,6 +250,9 @@ func (s *session) wait(ctx context.Context) (*Result, error) {
 				stopWatches()
 				return nil, err
 			}
+			continue
+		case <-publishTick.C:
+			s.pub.Live()
 			continue
 		case <-s.changed:
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,8 @@ type Step struct {
 
 	// TerminalAt is when the launcher saw the JobSet end (zero if it did not).
 	TerminalAt time.Time
+
+	gangMu sync.Mutex // serialises the writes of the step's gang record
 }
 
 // Run runs the step's JobSet once (the JobSet restarts the gang itself).
@@ -59,6 +62,7 @@ func (s *Step) Run(ctx context.Context, _ *components.Invocation) ([]record.Outp
 	l.StartupTimeout = StartupTimeout(s.Launch)
 	l.StallTimeout = s.Launch.StallTimeout.Duration
 	l.Ended = s.recordAttempts(ctx)
+	l.Progress = s.recordProgress(ctx)
 	if s.Secret != nil {
 		if err := l.createMPISecret(ctx, s.Secret); err != nil {
 			return nil, 1, err
@@ -89,10 +93,29 @@ func (s *Step) recordAttempts(ctx context.Context) func(record.GangAttempt) {
 	}
 	before := len(prior.GangAttempts)
 	return func(a record.GangAttempt) {
+		s.gangMu.Lock()
+		defer s.gangMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if _, err := recordstore.AddGangAttempt(ctx, s.Store, s.RunID, s.Name, a, before); err != nil {
 			fmt.Fprintf(s.Log, "pipectl launch: warning: record gang attempt %d: %v\n", a.Attempt+before, err)
+		}
+	}
+}
+
+// recordProgress returns the Launcher's Progress: the ranks' metrics
+// series goes to the step's gang record, which the run record shows as a
+// local run's (StepRecord.Progress).
+func (s *Step) recordProgress(ctx context.Context) func(record.Progress) {
+	warned := false
+	return func(p record.Progress) {
+		s.gangMu.Lock()
+		defer s.gangMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := recordstore.SetGangProgress(ctx, s.Store, s.RunID, s.Name, p); err != nil && !warned {
+			fmt.Fprintf(s.Log, "pipectl launch: warning: record the ranks' metrics: %v\n", err)
+			warned = true
 		}
 	}
 }

@@ -120,4 +120,7 @@ type StepGang struct {
 	// GangAttempts are the step's gang attempts that did not succeed, in
 	// order, across the step's retries (StepRecord.GangAttempts).
 	GangAttempts []GangAttempt `json:"gangAttempts"`
+	// Progress is what the ranks of the step's latest launcher reported
+	// (StepRecord.Progress), written as a local run writes it.
+	Progress *Progress `json:"progress,omitempty"`
 }

@@ -60,10 +60,12 @@ const (
 	EnvMetrics = "PIPECTL_METRICS"
 
 	// ProgressMarker starts the line a rank pod's runtime prints to the
-	// pod's log, about once a second while a rank reports metrics, with
-	// that rank's latest metrics as JSON ({"rank": 0, "lines": 120,
-	// "step": 120, "last": {"loss": 0.41}}): the launcher counts it as the
-	// rank's progress and does not show it.
+	// pod's log, at most twice a second while a rank reports metrics, with
+	// that rank's latest metrics and the points it reported since the last
+	// such line as JSON ({"rank": 0, "lines": 120, "step": 120, "last":
+	// {"loss": 0.41}, "points": [{"s": 120, "v": {"loss": 0.41}}]}): the
+	// launcher counts it as the rank's progress, adds the points to the
+	// step's series and does not show it.
 	ProgressMarker = "#pipectl-progress "
 
 	// EnvCheckpointDir names the checkpoint directory of a distributed

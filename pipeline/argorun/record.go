@@ -135,9 +135,9 @@ func Record(ctx context.Context, store artifacts.Store, rec *record.Run, wf *wfv
 	return nil
 }
 
-// gangAttempts sets the gang attempts of a step that ran from its gang
-// record, which a distributed step's launcher writes (none for the
-// others).
+// gangAttempts sets the gang attempts and the metrics series of a step
+// that ran from its gang record, which a distributed step's launcher
+// writes (none for the others).
 func gangAttempts(ctx context.Context, store artifacts.Store, run string, s *record.StepRecord, loop bool) error {
 	switch {
 	case loop, s.Cached, s.Status == record.StatusPending, s.Status == record.StatusSkipped:
@@ -147,6 +147,7 @@ func gangAttempts(ctx context.Context, store artifacts.Store, run string, s *rec
 	if err != nil {
 		return err
 	}
+	s.Progress = g.Progress
 	if len(g.GangAttempts) > 0 {
 		s.GangAttempts = g.GangAttempts
 		// Every gang attempt started the program, as a local run counts

@@ -143,8 +143,9 @@ func TestRecordCachedStep(t *testing.T) {
 }
 
 // A distributed step's gang record (its launcher's) gives its record the
-// gang attempts that did not succeed, numbered across the step's retries:
-// a stalled attempt rank by rank.
+// gang attempts that did not succeed, numbered across the step's retries
+// (a stalled attempt rank by rank), and the ranks' metrics series, which
+// a later write replaces and a gang attempt's write keeps.
 func TestRecordGangAttempts(t *testing.T) {
 	ctx := context.Background()
 	store, err := artifacts.NewLocal(t.TempDir())
@@ -161,6 +162,23 @@ func TestRecordGangAttempts(t *testing.T) {
 			t.Fatalf("AddGangAttempt = %+v, %v; want attempt %d", got, err, i+1)
 		}
 	}
+	step := func(n int64) *int64 { return &n }
+	series := func(n int64) record.Progress {
+		p := record.Progress{Updated: at, Step: step(n), Last: map[string]float64{"loss": 1 / float64(n)}, Lines: n}
+		for k := int64(1); k <= n; k++ {
+			p.Points = append(p.Points, record.MetricPoint{Time: at, Rank: int(k % 2), Attempt: 1, Step: step(k), Values: map[string]float64{"loss": 1 / float64(k)}})
+		}
+		return p
+	}
+	if err := recordstore.SetGangProgress(ctx, store, "wf-1", "train", series(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := recordstore.SetGangProgress(ctx, store, "wf-1", "train", series(5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recordstore.AddGangAttempt(ctx, store, "wf-1", "train", record.GangAttempt{Attempt: 1, Reason: record.ReasonFailed, Message: "rank 1 failed"}, 2); err != nil {
+		t.Fatal(err)
+	}
 	rec := &record.Run{ID: "wf-1", Status: record.StatusRunning, On: On, Steps: []record.StepRecord{{Name: "train"}, {Name: "eval"}}}
 	node := func(id, name string, phase wfv1.NodePhase) wfv1.NodeStatus {
 		return wfv1.NodeStatus{ID: id, DisplayName: name, Type: wfv1.NodeTypePod, BoundaryID: "wf-1", Phase: phase}
@@ -172,15 +190,20 @@ func TestRecordGangAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := record.GangAttempt{Attempt: 2, Reason: record.ReasonFailed, Message: "rank 1 failed"}
-	if diff := cmp.Diff([]record.GangAttempt{stalled, second}, rec.Steps[0].GangAttempts); diff != "" {
+	third := record.GangAttempt{Attempt: 3, Reason: record.ReasonFailed, Message: "rank 1 failed"}
+	if diff := cmp.Diff([]record.GangAttempt{stalled, second, third}, rec.Steps[0].GangAttempts); diff != "" {
 		t.Errorf("train's gang attempts (-want +got):\n%s", diff)
 	}
-	if rec.Steps[1].GangAttempts != nil {
-		t.Errorf("eval (no gang record) has gang attempts %+v", rec.Steps[1].GangAttempts)
+	if rec.Steps[1].GangAttempts != nil || rec.Steps[1].Progress != nil {
+		t.Errorf("eval (no gang record) has gang attempts %+v, progress %+v", rec.Steps[1].GangAttempts, rec.Steps[1].Progress)
 	}
-	// Every gang attempt started the program: one launcher pod, two attempts.
-	if a := rec.Steps[0].Attempts; a != 2 {
-		t.Errorf("train's attempts %d, want its 2 gang attempts", a)
+	want := series(5)
+	if diff := cmp.Diff(&want, rec.Steps[0].Progress); diff != "" {
+		t.Errorf("train's progress (-want +got):\n%s", diff)
+	}
+	// Every gang attempt started the program: one launcher pod, three attempts.
+	if a := rec.Steps[0].Attempts; a != 3 {
+		t.Errorf("train's attempts %d, want its 3 gang attempts", a)
 	}
 	if a := rec.Steps[1].Attempts; a != 1 {
 		t.Errorf("eval's attempts %d, want 1", a)

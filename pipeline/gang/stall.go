@@ -58,7 +58,7 @@ func AttemptRecord(attempt int, err error, restarted bool) record.GangAttempt {
 
 // watch follows a gang attempt until done is closed: it reads the ranks'
 // metrics files every interval, hands the series' summary to progress when
-// it changed (at most every progressInterval: each is a record write) and
+// it changed (at most every progress.PublishInterval: each is a record write) and
 // the whole series once at the end, and, with
 // a stall timeout, sends a *StallError on the returned channel when no
 // rank made progress for that long. wait returns once it ended.
@@ -71,10 +71,6 @@ type watch struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
 }
-
-// progressInterval is how often at most a running gang's progress is
-// handed on.
-const progressInterval = 5 * time.Second
 
 func startWatch(ctx context.Context, tr *progress.Tracker, files *progress.Files, timeout time.Duration, progressf func(record.Progress)) *watch {
 	w := &watch{tr: tr, files: files, timeout: timeout, progress: progressf, stalled: make(chan error, 1), done: make(chan struct{})}
@@ -119,20 +115,8 @@ func (w *watch) run(ctx context.Context) {
 	defer w.wg.Done()
 	tick := time.NewTicker(PollInterval(w.timeout))
 	defer tick.Stop()
-	var pushed time.Time
-	push := func(force bool) {
-		if w.progress == nil || (!force && time.Since(pushed) < progressInterval) {
-			return
-		}
-		if p, changed := w.tr.Progress(true); changed || (force && p.Lines > 0) {
-			if !force {
-				p.Points = progress.Thin(p.Points, progress.LivePoints)
-			}
-			w.progress(p)
-			pushed = time.Now()
-		}
-	}
-	defer push(true)
+	pub := &progress.Publisher{Tracker: w.tr, Publish: w.progress}
+	defer pub.End()
 	for {
 		select {
 		case <-w.done:
@@ -142,7 +126,7 @@ func (w *watch) run(ctx context.Context) {
 			return
 		case <-tick.C:
 			_ = w.files.Poll(w.tr)
-			push(false)
+			pub.Live()
 			if se := Stalled(w.tr, w.timeout); se != nil {
 				w.stalled <- se
 				return

@@ -31,3 +31,13 @@ func AddGangAttempt(ctx context.Context, s artifacts.Store, run, step string, a 
 	rec.GangAttempts = append(rec.GangAttempts, a)
 	return a, artifacts.PutJSON(ctx, s, record.GangKey(run, step), rec)
 }
+
+// SetGangProgress sets the metrics series of the gang record of a step.
+func SetGangProgress(ctx context.Context, s artifacts.Store, run, step string, p record.Progress) error {
+	rec, err := ReadGang(ctx, s, run, step)
+	if err != nil {
+		return err
+	}
+	rec.Progress = &p
+	return artifacts.PutJSON(ctx, s, record.GangKey(run, step), rec)
+}

@@ -125,6 +125,13 @@ func (s *Series) Add(p record.MetricPoint) {
 // Malformed counts a skipped line.
 func (s *Series) Malformed() { s.malformed++ }
 
+// Count counts lines read elsewhere that are not points of the series:
+// points thinned out before they reached it, and malformed lines.
+func (s *Series) Count(points, malformed int64) {
+	s.seen += max(points, 0)
+	s.malformed += max(malformed, 0)
+}
+
 // Len is the number of points the series holds.
 func (s *Series) Len() int {
 	if s.latest != nil {

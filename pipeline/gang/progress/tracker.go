@@ -21,6 +21,12 @@ type Tracker struct {
 	ranks   map[int]*rankState
 	series  *Series
 	changed bool // the series changed since the last Progress
+	// pending, when set, also gets every point (Echo: the points of the
+	// next report).
+	pending *Series
+	// reported are the counts of the last report of each rank in this
+	// attempt (Report).
+	reported map[int]Report
 }
 
 type rankState struct {
@@ -45,6 +51,7 @@ func (t *Tracker) Begin(attempt int, ranks []int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.attempt, t.start = attempt, t.now()
+	t.reported = nil
 	t.ranks = make(map[int]*rankState, len(ranks))
 	for _, r := range ranks {
 		t.ranks[r] = &rankState{}
@@ -128,7 +135,11 @@ func (t *Tracker) Metric(rank int, line []byte) {
 	if step != nil {
 		s.step = step
 	}
-	t.series.Add(record.MetricPoint{Time: now, Rank: rank, Attempt: t.attempt, Step: step, Values: values})
+	p := record.MetricPoint{Time: now, Rank: rank, Attempt: t.attempt, Step: step, Values: values}
+	t.series.Add(p)
+	if t.pending != nil {
+		t.pending.Add(p)
+	}
 }
 
 // Idle is how long no rank made progress: since the latest progress of

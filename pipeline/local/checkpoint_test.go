@@ -27,12 +27,17 @@ func torchPython(t *testing.T) {
 
 // resumeTrain is a DDP training (gloo, 2 ranks) that resumes from
 // PIPECTL_CHECKPOINT_DIR/ckpt.pt, saves it after every epoch (rank 0,
-// written to a .tmp name and renamed) and whose rank 1 dies at epoch
-// CRASH the first time (while the file MARKER does not exist).
+// written to a .tmp name and renamed), reports each epoch's loss to
+// PIPECTL_METRICS (each rank) and whose rank 1 dies at epoch CRASH the
+// first time (while the file MARKER does not exist), or with a fourth
+// argument "stop" goes silent there (stops itself: SIGSTOP), its peer
+// blocked in the epoch's all-reduce.
 const resumeTrain = `
-import os, sys
+import os, signal, sys
+print(f"rank {os.environ['RANK']} imports torch", flush=True)
 import torch, torch.distributed as dist
 epochs, crash, marker = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+mode = sys.argv[4] if len(sys.argv) > 4 else "crash"
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
@@ -53,11 +58,16 @@ for epoch in range(start, epochs):
     print(f"rank {rank} epoch {epoch}", flush=True)
     if epoch == crash and rank == 1 and not os.path.exists(marker):
         open(marker, "w").close()
+        if mode == "stop":
+            print(f"rank 1 goes silent at epoch {epoch}", flush=True)
+            os.kill(os.getpid(), signal.SIGSTOP)
         os._exit(3)
     loss = torch.nn.functional.mse_loss(ddp(x), y)
     opt.zero_grad()
     loss.backward()
     opt.step()
+    with open(os.environ["PIPECTL_METRICS"], "a") as m:
+        m.write(f'{{"step": {epoch}, "loss": {loss.item()}}}\n')
     if rank == 0:
         torch.save({"epoch": epoch, "model": model.state_dict(), "opt": opt.state_dict()}, path + ".tmp")
         os.replace(path + ".tmp", path)
@@ -66,8 +76,13 @@ print(f"rank {rank} done", flush=True)
 `
 
 // resumePipeline is one 2-rank step running resumeTrain for 5 epochs,
-// crashing at epoch 3, with the distributed and retry settings given.
-func resumePipeline(script, marker, distributed, retries string) string {
+// crashing at epoch 3 (args: "stop" to go silent there), with the
+// distributed and retry settings given.
+func resumePipeline(script, marker, distributed, retries string, args ...string) string {
+	extra := ""
+	for _, a := range args {
+		extra += ", " + strconv.Quote(a)
+	}
 	return header + `steps:
   - name: train
     retries: ` + retries + `
@@ -76,7 +91,7 @@ func resumePipeline(script, marker, distributed, retries string) string {
       apiVersion: pipectl.dev/v1alpha1
       kind: Component
       metadata: {name: train}
-      command: [python3, ` + strconv.Quote(script) + `, "5", "3", ` + strconv.Quote(marker) + `]
+      command: [python3, ` + strconv.Quote(script) + `, "5", "3", ` + strconv.Quote(marker) + extra + `]
 `
 }
 

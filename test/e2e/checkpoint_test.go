@@ -1,22 +1,31 @@
 package e2e
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/minio/minio-go/v7"
 	corev1 "k8s.io/api/core/v1"
 )
 
 // checkpointPipeline is a one-step 2-rank pipeline training epochs 1 to 5 from its
 // checkpoint: each rank reads the last epoch from PIPECTL_CHECKPOINT_DIR (0 when
-// empty) and says so; rank 0 writes each epoch there (to a .tmp name, then renamed).
+// empty) and says so; rank 0 writes each epoch there (to a .tmp name, then renamed);
+// each rank reports each epoch's loss (0.9 at epoch 1 to 0.5 at epoch 5) to
+// PIPECTL_METRICS.
 // In the gang's first attempt (no marker in dir yet) rank 1 dies 3 s after epoch 3,
 // rank 0 blocks after it as a collective would; the answer is the epoch rank 0
 // resumed after.
@@ -27,6 +36,7 @@ echo "rank $RANK resumes after epoch $start"
 e=$start
 while [ $e -lt 5 ]; do
   e=$((e+1)); echo "epoch $e"
+  echo "{\"step\": $e, \"loss\": 0.$((10-e))}" >> "$PIPECTL_METRICS"
   if [ "$RANK" = 0 ]; then echo $e > "$d/epoch.tmp"; mv "$d/epoch.tmp" "$d/epoch"; fi
   sleep 0.3
   if [ $e = 3 ] && [ ! -e "$1/first-$RANK" ]; then
@@ -120,6 +130,19 @@ func TestLauncherCheckpointResumes(t *testing.T) {
 		t.Errorf("latest checkpoint %s holds epoch %q, want 5", last, got)
 	}
 	t.Logf("checkpoints kept: %q", manifests)
+	// The ranks' metrics, echoed by their pods and collected by the launcher, are in
+	// the step's gang record (the run record's on Argo): every epoch each rank
+	// reported, attempt by attempt.
+	var g struct {
+		Progress json.RawMessage `json:"progress"`
+	}
+	if err := json.Unmarshal([]byte(l.s3Cat(ctx, runsPrefix+"/"+run+"/train/gang.json")), &g); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSeries(g.Progress)
+	if diff := gocmp.Diff(wantSeries([3]int{1, 0, 3}, [3]int{2, 3, 5}), got, cmpopts.EquateEmpty()); err != nil || diff != "" {
+		t.Errorf("the gang record's metrics series: %v (-want +got):\n%s", err, diff)
+	}
 	l.noJobSetLeft(ctx, 30*time.Second)
 }
 
@@ -186,4 +209,126 @@ func TestArgoRerunResumesCheckpoint(t *testing.T) {
 		t.Errorf("artifacts ls %s lists no checkpoint of train (2 bytes: epoch 5):\n%s", rerun, ls)
 	}
 	t.Logf("artifacts ls:\n%s", ls)
+	// The ranks' metrics series in the run records: the failed run's epochs 1 to 3,
+	// the rerun's 4 and 5, each rank's; the same as the same two runs record locally.
+	localFirst, localRerun := a.localCheckpointRuns(ctx)
+	for _, c := range []struct {
+		name, argo, local string
+		want              ckptSeries
+	}{
+		{"the failed run", first, localFirst, wantSeries([3]int{1, 0, 3})},
+		{"the rerun", rerun, localRerun, wantSeries([3]int{1, 3, 5})},
+	} {
+		for _, b := range [][2]string{{"argo", c.argo}, {"local", c.local}} {
+			got, err := a.runSeries(ctx, b[1])
+			if diff := gocmp.Diff(c.want, got, cmpopts.EquateEmpty()); err != nil || diff != "" {
+				t.Errorf("%s (%s, run %s): metrics series: %v (-want +got):\n%s", c.name, b[0], b[1], err, diff)
+			}
+		}
+	}
+}
+
+// localCheckpointRuns runs checkpointPipeline locally with no restart (it fails
+// after epoch 3), then reruns it (it resumes); it returns both runs' ids.
+func (a *argoLab) localCheckpointRuns(ctx context.Context) (first, rerun string) {
+	a.t.Helper()
+	_, errOut, code := a.pipectl(ctx, "run", checkpointPipeline(a.t, a.t.TempDir(), 0), "--no-cache")
+	m := localRunID.FindStringSubmatch(errOut)
+	if code == 0 || m == nil {
+		a.t.Fatalf("local run: exit %d, want a failure (rank 1 dies, no restart)\n%s", code, errOut)
+	}
+	_, errOut, code = a.pipectl(ctx, "run", "--rerun="+m[1], "--yes")
+	m2 := localRunID.FindStringSubmatch(errOut)
+	if code != 0 || m2 == nil {
+		a.t.Fatalf("local rerun: exit %d\n%s", code, errOut)
+	}
+	return m[1], m2[1]
+}
+
+// ckptPoint is a point of the metrics series of checkpointPipeline's step, without
+// its time (which differs by run).
+type ckptPoint struct {
+	Rank, Attempt int
+	Step          int64
+	Loss          float64
+}
+
+// ckptSeries is a step's metrics series (the record's "progress"), normalised:
+// its points sorted by attempt, rank and step.
+type ckptSeries struct {
+	Points    []ckptPoint
+	Lines     int64
+	Malformed int64
+	Step      int64
+	Last      map[string]float64
+}
+
+// readSeries normalises a record's "progress" of checkpointPipeline's step.
+func readSeries(raw json.RawMessage) (ckptSeries, error) {
+	var p struct {
+		Step   *int64             `json:"step"`
+		Last   map[string]float64 `json:"last"`
+		Points []struct {
+			Rank    int                `json:"rank"`
+			Attempt int                `json:"attempt"`
+			Step    *int64             `json:"step"`
+			Values  map[string]float64 `json:"values"`
+		} `json:"points"`
+		Lines     int64 `json:"lines"`
+		Malformed int64 `json:"malformed"`
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ckptSeries{}, errors.New("no progress in the record")
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return ckptSeries{}, err
+	}
+	s := ckptSeries{Lines: p.Lines, Malformed: p.Malformed, Last: p.Last}
+	if p.Step != nil {
+		s.Step = *p.Step
+	}
+	for _, pt := range p.Points {
+		if pt.Step == nil || len(pt.Values) != 1 {
+			return s, fmt.Errorf("point %+v: want a step and a loss", pt)
+		}
+		s.Points = append(s.Points, ckptPoint{Rank: pt.Rank, Attempt: pt.Attempt, Step: *pt.Step, Loss: pt.Values["loss"]})
+	}
+	slices.SortFunc(s.Points, func(a, b ckptPoint) int {
+		return cmp.Or(a.Attempt-b.Attempt, a.Rank-b.Rank, int(a.Step-b.Step))
+	})
+	return s, nil
+}
+
+// wantSeries is the series of checkpointPipeline's 2 ranks training epochs from+1 to
+// to in each attempt of spans ({attempt, from, to}).
+func wantSeries(spans ...[3]int) ckptSeries {
+	var s ckptSeries
+	for _, sp := range spans {
+		for rank := range 2 {
+			for e := sp[1] + 1; e <= sp[2]; e++ {
+				s.Points = append(s.Points, ckptPoint{Rank: rank, Attempt: sp[0], Step: int64(e), Loss: float64(10-e) / 10})
+			}
+		}
+		s.Step, s.Last = int64(sp[2]), map[string]float64{"loss": float64(10-sp[2]) / 10}
+	}
+	s.Lines = int64(len(s.Points))
+	return s
+}
+
+// runSeries is the metrics series of run's step train, as `runs get -o json` shows it.
+func (a *argoLab) runSeries(ctx context.Context, run string) (ckptSeries, error) {
+	js, errOut, code := a.pipectl(ctx, "runs", "get", run, "-o", "json")
+	if code != 0 {
+		return ckptSeries{}, fmt.Errorf("runs get %s: exit %d: %s", run, code, errOut)
+	}
+	var rec struct {
+		Steps []struct {
+			Name     string          `json:"name"`
+			Progress json.RawMessage `json:"progress"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(js), &rec); err != nil || len(rec.Steps) != 1 {
+		return ckptSeries{}, fmt.Errorf("runs get %s: %v, want one step:\n%s", run, err, js)
+	}
+	return readSeries(rec.Steps[0].Progress)
 }

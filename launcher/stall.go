@@ -150,12 +150,14 @@ func (s *session) stopAttempt(ctx context.Context, attempt int32) error {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	began := time.Now()
 	var errs []error
 	for _, name := range names {
 		if err := s.l.Kube.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete stalled pod %s: %w", name, err))
 		}
 	}
+	s.l.logf("timing stall-pods-deleted=%s (%d pod(s))", time.Since(began).Round(time.Millisecond), len(names))
 	return errors.Join(errs...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -136,8 +137,8 @@ func (s *session) follow(attempt int32) {
 	s.current = attempt
 }
 
-// stopAttempt deletes the rank pods of attempt: the Job sees them fail and
-// the JobSet restarts the whole gang. It fails when a pod cannot be deleted
+// stopAttempt deletes the rank pods of attempt (at most maxDeletes at
+// once): the Job sees them fail and the JobSet restarts the whole gang. It fails when a pod cannot be deleted
 // (no RBAC delete on pods, say).
 func (s *session) stopAttempt(ctx context.Context, attempt int32) error {
 	s.mu.Lock()
@@ -151,15 +152,26 @@ func (s *session) stopAttempt(ctx context.Context, attempt int32) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	began := time.Now()
-	var errs []error
-	for _, name := range names {
-		if err := s.l.Kube.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete stalled pod %s: %w", name, err))
-		}
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, maxDeletes)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := s.l.Kube.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs[i] = fmt.Errorf("delete stalled pod %s: %w", name, err)
+			}
+		})
 	}
+	wg.Wait()
 	s.l.logf("timing stall-pods-deleted=%s (%d pod(s))", time.Since(began).Round(time.Millisecond), len(names))
 	return errors.Join(errs...)
 }
+
+// maxDeletes bounds the pod deletions a stalled attempt's stop makes at
+// once.
+const maxDeletes = 16
 
 func maxRestartsOf(js *jobsetv1alpha2.JobSet) int32 {
 	if fp := js.Spec.FailurePolicy; fp != nil {

@@ -3,7 +3,10 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"pipectl.dev/pipectl/components/record"
@@ -194,4 +200,54 @@ func TestRunStallPodsNotDeletable(t *testing.T) {
 	if errs := f.errs.String(); !strings.Contains(errs, "its rank pods cannot be stopped") || !strings.Contains(errs, "RBAC: no delete") {
 		t.Errorf("launcher log does not say why the gang was not restarted:\n%s", errs)
 	}
+}
+
+// TestStopAttemptDeletesAtOnce: a stalled attempt's 64 rank pods are
+// deleted maxDeletes at a time, not one after the other (each deletion
+// takes 20ms at an API server over HTTP); one that fails is named.
+func TestStopAttemptDeletesAtOnce(t *testing.T) {
+	const pods, each = 64, 20 * time.Millisecond
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete {
+			http.Error(w, "unexpected", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		time.Sleep(each)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/pods/js-rank-0-7-a0") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "message": "boom", "code": 403}`)
+			return
+		}
+		fmt.Fprint(w, `{"kind": "Status", "apiVersion": "v1", "status": "Success"}`)
+	}))
+	defer srv.Close()
+	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: 1000, Burst: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{l: &Launcher{Clients: Clients{Kube: kube}}, ns: "ml", pods: map[types.UID]*rankPod{}}
+	for n := range pods {
+		p := makePod("js", n, 0, corev1.PodRunning)
+		s.pods[p.UID] = &rankPod{pod: p, node: n}
+	}
+	began := time.Now()
+	err = s.stopAttempt(context.Background(), 0)
+	took := time.Since(began)
+	if err == nil || !strings.Contains(err.Error(), "delete stalled pod js-rank-0-7-a0: boom") || strings.Count(err.Error(), "delete stalled pod") != 1 {
+		t.Errorf("stopAttempt: %v, want the one failed deletion named", err)
+	}
+	if peak != maxDeletes || took > pods*each/4 {
+		t.Errorf("%d pods deleted in %s, at most %d at once; want %d at once (one after the other: %s)", pods, took, peak, maxDeletes, pods*each)
+	}
+	t.Logf("%d pods deleted in %s, %d at once", pods, took.Round(time.Millisecond), peak)
 }

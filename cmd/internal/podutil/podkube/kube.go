@@ -66,9 +66,23 @@ func RESTConfig(flags KubeFlags) (*rest.Config, string, error) {
 	return cfg, ns, nil
 }
 
-// LauncherClientsFor builds the launcher's clients of cfg: kube when given
-// (else a new one), the JobSet and dynamic clients.
+// The launcher's client-side rate limits (requests a second, and at
+// once). client-go's defaults, 5 and 10, spread a 64-pod gang's requests
+// over seconds: deleting a stalled attempt's rank pods took 11 s,
+// opening their log streams as long.
+const (
+	LauncherQPS   = 50
+	LauncherBurst = 100
+)
+
+// LauncherClientsFor builds the launcher's clients of cfg, with at least
+// the launcher's rate limits: kube when given (else a new one), the
+// JobSet and dynamic clients.
 func LauncherClientsFor(cfg *rest.Config, kube kubernetes.Interface, ns string) (launcher.Clients, string, error) {
+	if cfg.RateLimiter == nil && cfg.QPS < LauncherQPS {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = LauncherQPS, max(cfg.Burst, LauncherBurst)
+	}
 	if kube == nil {
 		kc, err := kubernetes.NewForConfig(cfg)
 		if err != nil {

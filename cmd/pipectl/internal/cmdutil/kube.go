@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"sync"
 
 	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
@@ -54,13 +55,17 @@ func loadClients(flags KubeFlags) (*argorun.Clients, error) {
 	return &argorun.Clients{Config: cfg, Kube: kc, Workflows: wc, Namespace: ns}, nil
 }
 
-// LauncherClients adds the JobSet and dynamic clients to the Factory's, which
-// are built the kubectl way (--kubeconfig, $KUBECONFIG, ~/.kube/config, or
-// the pod's in-cluster config; --context).
+// LauncherClients builds the launcher's clients from the Factory's config,
+// which is loaded the kubectl way (--kubeconfig, $KUBECONFIG,
+// ~/.kube/config, or the pod's in-cluster config; --context), with the
+// launcher's rate limits (podkube.LauncherQPS).
 func (f *Factory) LauncherClients() (launcher.Clients, string, error) {
 	kc, err := f.Clients()
 	if err != nil {
 		return launcher.Clients{}, "", err
 	}
-	return podkube.LauncherClientsFor(kc.Config, kc.Kube, kc.Namespace)
+	if kc.Config == nil {
+		return launcher.Clients{}, "", errors.New("kubernetes: no client config to build the launcher's clients from")
+	}
+	return podkube.LauncherClientsFor(kc.Config, nil, kc.Namespace)
 }

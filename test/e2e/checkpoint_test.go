@@ -25,7 +25,9 @@ import (
 // checkpoint: each rank reads the last epoch from PIPECTL_CHECKPOINT_DIR (0 when
 // empty) and says so; rank 0 writes each epoch there (to a .tmp name, then renamed);
 // each rank reports each epoch's loss (0.9 at epoch 1 to 0.5 at epoch 5) to
-// PIPECTL_METRICS.
+// PIPECTL_METRICS. Rank 0 writes its first epoch once rank 1 has read where to
+// start: a local gang's ranks share one checkpoint directory, and rank 1,
+// started late on a loaded machine, read rank 0's epoch 1 and skipped it.
 // In the gang's first attempt (no marker in dir yet) rank 1 dies 3 s after epoch 3,
 // rank 0 blocks after it as a collective would; the answer is the epoch rank 0
 // resumed after.
@@ -33,6 +35,8 @@ func checkpointPipeline(tb testing.TB, dir string, maxRestarts int) string {
 	tb.Helper()
 	script := `d="$PIPECTL_CHECKPOINT_DIR"; start=$(cat "$d/epoch" 2>/dev/null || echo 0)
 echo "rank $RANK resumes after epoch $start"
+touch "$1/read-$RANK-$start"
+if [ "$RANK" = 0 ]; then while [ ! -e "$1/read-1-$start" ]; do sleep 0.05; done; fi
 e=$start
 while [ $e -lt 5 ]; do
   e=$((e+1)); echo "epoch $e"

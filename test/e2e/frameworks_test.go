@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -19,17 +20,7 @@ import (
 // (the same model), rank 0's model scores on held-out rows.
 func TestArgoRunXGBoost(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	// The example's image runs the host's Debian python3 (ensure-torch.sh's),
-	// to which ensure-frameworks.sh adds python3-xgboost.
-	if err := exec.CommandContext(ctx, filepath.Join(images.repoRoot, "examples", "frameworks", "ensure-frameworks.sh")).Run(); err != nil {
-		t.Fatalf("ensure-frameworks.sh: %v", err)
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("cp", "-r", filepath.Join(images.repoRoot, "examples", "frameworks")+"/.", dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy the example: %v\n%s", err, out)
-	}
-	file := filepath.Join(dir, "xgboost.yaml")
-	if err := os.WriteFile(file, []byte(`apiVersion: pipectl.dev/v1alpha1
+	file := frameworksPipeline(t, ctx, "xgboost.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: xgb}
 steps:
@@ -38,9 +29,7 @@ steps:
     image: `+exampleImage+`
     inputs: {threads: 1}
     distributed: {nodes: 2, framework: xgboost}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	run := a.runArgoOK(t, ctx, file, []string{"[xgboost] [rank 0] ", "[xgboost] [rank 1] "}, []string{"xgboost Succeeded"})
 	logs, _, _ := a.pipectl(ctx, "logs", run, "xgboost")
 	sums := regexp.MustCompile(`worker (\d) of 2: trained on 4000 rows, model sha256 ([0-9a-f]{64})`).FindAllStringSubmatch(logs, -1)
@@ -69,15 +58,7 @@ steps:
 // processes run as root, which OpenMPI refuses unless told.
 func TestArgoRunMPI(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	if err := exec.CommandContext(ctx, filepath.Join(images.repoRoot, "examples", "frameworks", "ensure-frameworks.sh")).Run(); err != nil {
-		t.Fatalf("ensure-frameworks.sh: %v", err)
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("cp", "-r", filepath.Join(images.repoRoot, "examples", "frameworks")+"/.", dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy the example: %v\n%s", err, out)
-	}
-	file := filepath.Join(dir, "mpi.yaml")
-	if err := os.WriteFile(file, []byte(`apiVersion: pipectl.dev/v1alpha1
+	file := frameworksPipeline(t, ctx, "mpi.yaml", `apiVersion: pipectl.dev/v1alpha1
 kind: Pipeline
 metadata: {name: mpi}
 steps:
@@ -89,9 +70,7 @@ steps:
       - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
     distributed: {nodes: 2, procsPerNode: 2, framework: mpi}
     timeout: 5m
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	began := time.Now()
 	run := a.runArgoOK(t, ctx, file, nil, []string{"mpi Succeeded"})
 	t.Logf("mpi step over 2 node pods × 2 slots: %s", time.Since(began).Round(100*time.Millisecond))
@@ -125,4 +104,24 @@ steps:
 	if len(pods.Items) != 0 {
 		t.Errorf("%d rank pod(s) left after the run", len(pods.Items))
 	}
+}
+
+// frameworksPipeline writes pipeline body as name into a copy of the
+// frameworks example (whose components it may name) and returns its path.
+// The example's image runs the host's Debian python3 (ensure-torch.sh's),
+// to which ensure-frameworks.sh adds python3-xgboost, Open MPI and mpi4py.
+func frameworksPipeline(t *testing.T, ctx context.Context, name, body string) string {
+	t.Helper()
+	if err := exec.CommandContext(ctx, filepath.Join(images.repoRoot, "examples", "frameworks", "ensure-frameworks.sh")).Run(); err != nil {
+		t.Fatalf("ensure-frameworks.sh: %v", err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-r", filepath.Join(images.repoRoot, "examples", "frameworks")+"/.", dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy the example: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -16,7 +16,7 @@ E2E_FLAGS ?= -count=1 -p 1 -timeout 60m
 # reuse the packages its build compiled instead of compiling them again.
 e2e:
 	cd $(E2E_DIR)/tools/nodeagent && GOFLAGS=-mod=mod go test -trimpath -gcflags=all=-l ./...
-	cd $(E2E_DIR) && go test $(E2E_FLAGS) -v .
+	cd $(E2E_DIR) && $(STATIC) go test $(E2E_FLAGS) -v .
 
 e2e-up:
 	cd $(E2E_DIR) && go run ./cmd/testbed up

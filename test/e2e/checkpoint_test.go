@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/minio/minio-go/v7"
 	corev1 "k8s.io/api/core/v1"
+
+	"pipectl.dev/pipectl/components/record"
 )
 
 // checkpointPipeline is a one-step 2-rank pipeline training epochs 1 to 5 from its
@@ -28,11 +30,16 @@ import (
 // PIPECTL_METRICS. Rank 0 writes its first epoch once rank 1 has read where to
 // start: a local gang's ranks share one checkpoint directory, and rank 1,
 // started late on a loaded machine, read rank 0's epoch 1 and skipped it.
-// In the gang's first attempt (no marker in dir yet) rank 1 dies 3 s after epoch 3,
-// rank 0 blocks after it as a collective would; the answer is the epoch rank 0
-// resumed after.
-func checkpointPipeline(tb testing.TB, dir string, maxRestarts int) string {
+// In the gang's first attempt (no marker in dir yet) rank 1 fails after epoch 3 as
+// failure says: "dies" (3 s later, exit 7) or "stops" (SIGSTOPs itself, alive but
+// stuck, in a gang with a 10 s stallTimeout); rank 0 blocks after it as a collective
+// would. The answer is the epoch rank 0 resumed after.
+func checkpointPipeline(tb testing.TB, dir string, maxRestarts int, failure string) string {
 	tb.Helper()
+	fail, extra := `sleep 3; echo "rank 1 dies after epoch 3"; exit 7`, ""
+	if failure == "stops" {
+		fail, extra = `echo "rank 1 stops after epoch 3"; kill -STOP $$`, "      stallTimeout: 10s\n"
+	}
 	script := `d="$PIPECTL_CHECKPOINT_DIR"; start=$(cat "$d/epoch" 2>/dev/null || echo 0)
 echo "rank $RANK resumes after epoch $start"
 touch "$1/read-$RANK-$start"
@@ -45,7 +52,7 @@ while [ $e -lt 5 ]; do
   sleep 0.3
   if [ $e = 3 ] && [ ! -e "$1/first-$RANK" ]; then
     touch "$1/first-$RANK"
-    if [ "$RANK" = 1 ]; then sleep 3; echo "rank 1 dies after epoch 3"; exit 7; fi
+    if [ "$RANK" = 1 ]; then ` + fail + `; fi
     echo "epoch 4: waiting for rank 1"; exec sleep 100000
   fi
 done
@@ -67,7 +74,7 @@ steps:
       nodes: 2
       maxRestarts: ` + strconv.Itoa(maxRestarts) + `
       checkpoint: {keep: 2, every: 1s}
-`
+` + extra
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -81,9 +88,36 @@ steps:
 // rank 0's output saying 3; the store keeps the latest 2 checkpoints, the last one
 // epoch 5.
 func TestLauncherCheckpointResumes(t *testing.T) {
+	g := runCheckpointGang(t, "dies")
+	if a := g.GangAttempts[0]; a.Reason != record.ReasonFailed {
+		t.Errorf("gang attempt %+v, want failed", a)
+	}
+}
+
+// A 2-rank gang on the JobSet whose rank 1 SIGSTOPs itself (alive but stuck) after
+// rank 0 checkpointed epoch 3, with rank 0 blocked behind it: no rank prints for the
+// stallTimeout (10 s), so the launcher stops the gang as stalled, the JobSet restarts
+// it, and the ranks resume after epoch 3 as in TestLauncherCheckpointResumes; the gang
+// record names the stalled ranks with their last lines.
+func TestLauncherStalledRankResumesCheckpoint(t *testing.T) {
+	g := runCheckpointGang(t, "stops")
+	a := g.GangAttempts[0]
+	if a.Reason != record.ReasonStalled || len(a.Ranks) != 2 {
+		t.Fatalf("gang attempt %+v, want stalled, 2 ranks", a)
+	}
+	if r0, r1 := a.Ranks[0], a.Ranks[1]; r1.LastLine != "rank 1 stops after epoch 3" || r0.LastLine != "epoch 4: waiting for rank 1" {
+		t.Errorf("rank states %+v, want rank 1 stopped after epoch 3, rank 0 waiting", a.Ranks)
+	}
+}
+
+// runCheckpointGang runs checkpointPipeline's step through its launcher pod on the
+// test bed with one restart, rank 1 failing as failure says in the first attempt, and
+// checks that the restarted gang resumed from the checkpoint; it returns the step's
+// gang record, which holds one restarted attempt.
+func runCheckpointGang(t *testing.T, failure string) record.StepGang {
 	c, ns, ctx := launcherSetup(t)
 	l := newLab(t, c, ns, ctx)
-	wf := l.compile(ctx, checkpointPipeline(t, t.TempDir(), 1))
+	wf := l.compile(ctx, checkpointPipeline(t, t.TempDir(), 1, failure))
 	run := "ckpt-run"
 	o := l.observe(ctx)
 	p, logs := l.runPod(ctx, wf.podOf(t, "train", run, nil, ""))
@@ -97,7 +131,7 @@ func TestLauncherCheckpointResumes(t *testing.T) {
 		t.Errorf("JobSet status.restarts reached %d, want 1", restarts)
 	}
 	for _, want := range []string{
-		"[rank 0] rank 0 resumes after epoch 0\n", "[rank 1] rank 1 resumes after epoch 0\n", "[rank 1] rank 1 dies after epoch 3\n",
+		"[rank 0] rank 0 resumes after epoch 0\n", "[rank 1] rank 1 resumes after epoch 0\n", "[rank 1] rank 1 " + failure + " after epoch 3\n",
 		"restored checkpoint", "[rank 0] rank 0 resumes after epoch 3\n", "[rank 1] rank 1 resumes after epoch 3\n",
 		"[rank 0] epoch 5\n",
 	} {
@@ -137,17 +171,23 @@ func TestLauncherCheckpointResumes(t *testing.T) {
 	// The ranks' metrics, echoed by their pods and collected by the launcher, are in
 	// the step's gang record (the run record's on Argo): every epoch each rank
 	// reported, attempt by attempt.
-	var g struct {
-		Progress json.RawMessage `json:"progress"`
-	}
+	var g record.StepGang
 	if err := json.Unmarshal([]byte(l.s3Cat(ctx, runsPrefix+"/"+run+"/train/gang.json")), &g); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readSeries(g.Progress)
+	progress, err := json.Marshal(g.Progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSeries(progress)
 	if diff := gocmp.Diff(wantSeries([3]int{1, 0, 3}, [3]int{2, 3, 5}), got, cmpopts.EquateEmpty()); err != nil || diff != "" {
 		t.Errorf("the gang record's metrics series: %v (-want +got):\n%s", err, diff)
 	}
+	if len(g.GangAttempts) != 1 || g.GangAttempts[0].Attempt != 1 || !g.GangAttempts[0].Restarted {
+		t.Fatalf("gang record's attempts %+v, want one, attempt 1, restarted", g.GangAttempts)
+	}
 	l.noJobSetLeft(ctx, 30*time.Second)
+	return g
 }
 
 // A run on Argo whose distributed step fails after rank 0 checkpointed epoch 3 (no
@@ -157,7 +197,7 @@ func TestLauncherCheckpointResumes(t *testing.T) {
 // rerun's checkpoint, apart from its outputs.
 func TestArgoRerunResumesCheckpoint(t *testing.T) {
 	a, ctx := newArgoLab(t)
-	file := checkpointPipeline(t, t.TempDir(), 0)
+	file := checkpointPipeline(t, t.TempDir(), 0, "dies")
 	_, errOut, code := a.runArgo(ctx, file, "--no-cache")
 	m := runID.FindStringSubmatch(errOut)
 	if code == 0 || m == nil {
@@ -236,7 +276,7 @@ func TestArgoRerunResumesCheckpoint(t *testing.T) {
 // after epoch 3), then reruns it (it resumes); it returns both runs' ids.
 func (a *argoLab) localCheckpointRuns(ctx context.Context) (first, rerun string) {
 	a.t.Helper()
-	_, errOut, code := a.pipectl(ctx, "run", checkpointPipeline(a.t, a.t.TempDir(), 0), "--no-cache")
+	_, errOut, code := a.pipectl(ctx, "run", checkpointPipeline(a.t, a.t.TempDir(), 0, "dies"), "--no-cache")
 	m := localRunID.FindStringSubmatch(errOut)
 	if code == 0 || m == nil {
 		a.t.Fatalf("local run: exit %d, want a failure (rank 1 dies, no restart)\n%s", code, errOut)

@@ -15,19 +15,25 @@ import (
 
 // reportFilter passes a pod's log on to next, except the lines that are
 // progress reports, which it hands to report (a line report refuses goes
-// on to next). It holds back at most the start of a line that may be a
-// report: a prefix of the marker, or a report of at most
-// progress.MaxReportLine bytes.
+// on to next), and the pod runtime's own lines (wire.RuntimeLinePrefix),
+// which go to own when set: shown, but not the rank's progress. It holds
+// back at most the start of a line that may be a report or the runtime's:
+// a prefix of a marker, or a report of at most progress.MaxReportLine
+// bytes.
 type reportFilter struct {
 	next   io.Writer
+	own    io.Writer
 	report func(line []byte) bool
 	held   []byte
 	// inLine is set inside a line that is not a report: it goes on to
-	// next as it comes.
-	inLine bool
+	// next (to own when toOwn) as it comes.
+	inLine, toOwn bool
 }
 
-var marker = []byte(wire.ProgressMarker)
+var (
+	marker    = []byte(wire.ProgressMarker)
+	ownMarker = []byte(wire.RuntimeLinePrefix)
+)
 
 func (f *reportFilter) Write(p []byte) (int, error) {
 	n := len(p)
@@ -40,10 +46,10 @@ func (f *reportFilter) Write(p []byte) (int, error) {
 			if err := f.pass(p[:i+1]); err != nil {
 				return n, err
 			}
-			f.inLine, p = false, p[i+1:]
+			f.inLine, f.toOwn, p = false, false, p[i+1:]
 			continue
 		}
-		if len(f.held) >= len(marker) {
+		if len(f.held) >= len(marker) && bytes.HasPrefix(f.held, marker) {
 			// A report: up to its newline.
 			i := bytes.IndexByte(p, '\n')
 			if end := i; end < 0 && len(f.held)+len(p) > progress.MaxReportLine || end >= 0 && len(f.held)+end > progress.MaxReportLine {
@@ -65,18 +71,44 @@ func (f *reportFilter) Write(p []byte) (int, error) {
 			}
 			continue
 		}
-		k := min(len(marker)-len(f.held), len(p))
-		if bytes.HasPrefix(marker[len(f.held):], p[:k]) {
+		if f.own != nil && bytes.Equal(f.held, ownMarker) {
+			// The runtime's own line: it goes to own as it comes.
+			f.inLine, f.toOwn = true, true
+			if err := f.release(); err != nil {
+				return n, err
+			}
+			continue
+		}
+		if k, ok := f.matches(p); ok {
 			f.held, p = append(f.held, p[:k]...), p[k:]
 			continue
 		}
-		// Not a report: what was held and the rest of the line go on.
+		// Neither: what was held and the rest of the line go on.
 		f.inLine = true
 		if err := f.release(); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
+}
+
+// matches says whether the held bytes and the start of p still begin a
+// marker, and how many bytes of p that takes (up to the marker's end).
+func (f *reportFilter) matches(p []byte) (int, bool) {
+	markers := [][]byte{marker}
+	if f.own != nil {
+		markers = append(markers, ownMarker)
+	}
+	for _, m := range markers {
+		if !bytes.HasPrefix(m, f.held) {
+			continue
+		}
+		k := min(len(m)-len(f.held), len(p))
+		if bytes.HasPrefix(m[len(f.held):], p[:k]) {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // end hands the held report line to report, or passes it on.
@@ -100,15 +132,22 @@ func (f *reportFilter) pass(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	_, err := f.next.Write(p)
+	w := f.next
+	if f.toOwn {
+		w = f.own
+	}
+	_, err := w.Write(p)
 	return err
 }
 
 // flush ends the log: a held report without its newline is taken as one.
 func (f *reportFilter) flush() {
-	if len(f.held) >= len(marker) {
+	if len(f.held) >= len(marker) && bytes.HasPrefix(f.held, marker) {
 		_ = f.end()
 		return
+	}
+	if f.own != nil && bytes.Equal(f.held, ownMarker) {
+		f.toOwn = true
 	}
 	_ = f.release()
 }

@@ -17,20 +17,23 @@ import (
 )
 
 // TestReportFilter: the progress reports of a log, however it is cut into
-// writes, are taken out whole; every other byte goes on in order (a line
-// that starts like the marker, a refused report, a report too long to be
-// one, a progress bar's \r); an unterminated report at the end is one.
+// writes, are taken out whole; the pod runtime's own lines ("pipectl: …")
+// go to own; every other byte goes on in order (a line that starts like a
+// marker, a refused report, a report too long to be one, a progress bar's
+// \r); an unterminated report at the end is one.
 func TestReportFilter(t *testing.T) {
 	step := int64(7)
 	rep := string(progress.Report{Rank: 1, Lines: 8, Step: &step}.Line())
 	long := wire.ProgressMarker + `{"rank": 1, "x": "` + strings.Repeat("y", progress.MaxReportLine) + "\"}\n"
-	log := "epoch 1\n" + rep + "#pipectl-pro and more\n10%\r" + rep + "50%\r\n" +
-		wire.ProgressMarker + "refused\n" + rep + long + "#pip\n" + "#\n" + rep + "bye\n" + strings.TrimSuffix(rep, "\n")
-	want := "epoch 1\n#pipectl-pro and more\n10%\r50%\r\n" + wire.ProgressMarker + "refused\n" + long + "#pip\n#\nbye\n"
+	log := "epoch 1\n" + rep + "#pipectl-pro and more\n10%\r" + rep + "50%\r\n" + wire.RuntimeLinePrefix + "checkpoint 1 kept\n" +
+		wire.ProgressMarker + "refused\n" + rep + long + "#pip\n" + "#\n" + "pipectl:x\n" + rep + "pipectl\n" + wire.RuntimeLinePrefix + "\n" +
+		"bye\n" + strings.TrimSuffix(rep, "\n")
+	want := "epoch 1\n#pipectl-pro and more\n10%\r50%\r\n" + wire.ProgressMarker + "refused\n" + long + "#pip\n#\npipectl:x\npipectl\nbye\n"
+	wantOwn := wire.RuntimeLinePrefix + "checkpoint 1 kept\n" + wire.RuntimeLinePrefix + "\n"
 	for _, size := range []int{1, 2, 3, 7, 17, 64, 1 << 20} {
-		var out strings.Builder
+		var out, own strings.Builder
 		var reports []string
-		f := &reportFilter{next: &out, report: func(line []byte) bool {
+		f := &reportFilter{next: &out, own: &own, report: func(line []byte) bool {
 			if strings.HasSuffix(string(line), "refused") {
 				return false
 			}
@@ -47,6 +50,9 @@ func TestReportFilter(t *testing.T) {
 		f.flush()
 		if got := out.String(); got != want {
 			t.Errorf("writes of %d bytes: passed on %d bytes, want %d\n%.300q", size, len(got), len(want), got)
+		}
+		if got := own.String(); got != wantOwn {
+			t.Errorf("writes of %d bytes: the runtime's lines %q, want %q", size, got, wantOwn)
 		}
 		if len(reports) != 5 {
 			t.Errorf("writes of %d bytes: %d reports, want 5: %.300q", size, len(reports), reports)

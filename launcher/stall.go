@@ -59,11 +59,11 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 }
 
 // logWriter is where the log of rp goes (s.mu held): its progress
-// reports are taken out (reportFilter), its other lines are its rank's
-// progress.
+// reports are taken out (reportFilter), its runtime's own lines shown,
+// its other lines are its rank's progress.
 func (s *session) logWriter(rp *rankPod) *reportFilter {
 	pw := &progressWriter{s: s, attempt: rp.attempt, watched: s.tr.Writer(s.rankOf(rp.node), rp.log), plain: rp.log}
-	return &reportFilter{next: pw, report: func(line []byte) bool { return s.onReport(rp, line) }}
+	return &reportFilter{next: pw, own: rp.log, report: func(line []byte) bool { return s.onReport(rp, line) }}
 }
 
 // checkStall starts watching attempt once all its ranks run, and stops a

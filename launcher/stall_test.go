@@ -22,17 +22,19 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"pipectl.dev/pipectl/components/record"
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/gang"
 )
 
-// stuckLogs gives every pod one line naming it, then nothing: the stream
-// stays open, as a live rank's that stopped printing, until ctx ends.
+// stuckLogs gives every pod one line naming it and a line of its runtime
+// (not the rank's: "pipectl: …"), then nothing: the stream stays open, as
+// a live rank's that stopped printing, until ctx ends.
 type stuckLogs struct{}
 
 func (stuckLogs) Open(ctx context.Context, _, pod, _ string) (io.ReadCloser, error) {
 	r, w := io.Pipe()
 	go func() {
-		_, _ = w.Write([]byte("epoch 3 on " + pod + "\n"))
+		_, _ = w.Write([]byte("epoch 3 on " + pod + "\n" + wire.RuntimeLinePrefix + "checkpoint 1 kept\n"))
 		<-ctx.Done()
 		w.Close()
 	}()

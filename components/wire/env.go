@@ -68,6 +68,12 @@ const (
 	// step's series and does not show it.
 	ProgressMarker = "#pipectl-progress "
 
+	// RuntimeLinePrefix starts the lines a rank pod's runtime prints of its
+	// own (a checkpoint restored or kept, the mpi node's daemons): the
+	// launcher shows them, but they are not their rank's progress or last
+	// line, as a local gang's own lines are not.
+	RuntimeLinePrefix = "pipectl: "
+
 	// EnvCheckpointDir names the checkpoint directory of a distributed
 	// step's ranks: rank 0 writes its checkpoint there (each file written
 	// under a name ending in .tmp or beginning with ".", then renamed);

@@ -24,7 +24,7 @@ func startNodeCheckpoint(ctx context.Context, rt *execution.Runtime, inv *compon
 	g := &Gang{
 		Checkpoint:      opts.Keeper(rt.Store, inv.Run, inv.Step, ws.CheckpointDir()),
 		CheckpointEvery: opts.Interval(),
-		Logf:            func(format string, args ...any) { fmt.Fprintf(log, "pipectl: "+format+"\n", args...) },
+		Logf:            func(format string, args ...any) { fmt.Fprintf(log, wire.RuntimeLinePrefix+format+"\n", args...) },
 	}
 	if err := g.prepareCheckpoint(ctx); err != nil {
 		return "", nil, err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"pipectl.dev/pipectl/components/wire"
 	"pipectl.dev/pipectl/pipeline/gang/progress"
 )
 
@@ -30,7 +31,7 @@ func echoMetrics(dir string, ranks []int, mu *sync.Mutex, w io.Writer) (stop fun
 		once.Do(func() {
 			for _, r := range stopEcho() {
 				mu.Lock()
-				fmt.Fprintf(w, "pipectl: rank %d: skipped %d malformed metric line(s) of %d in %s\n", r.Rank, r.Malformed, r.Lines, MetricsFile(r.Rank))
+				fmt.Fprintf(w, wire.RuntimeLinePrefix+"rank %d: skipped %d malformed metric line(s) of %d in %s\n", r.Rank, r.Malformed, r.Lines, MetricsFile(r.Rank))
 				mu.Unlock()
 			}
 		})

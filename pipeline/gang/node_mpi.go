@@ -33,9 +33,9 @@ func startMPIAgent(ctx context.Context, node rankenv.Node, env []string, dir str
 	a := &mpiagent.Agent{TLS: cfg, Dir: dir, Env: env, Logf: func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(log, "pipectl: "+format+"\n", args...)
+		fmt.Fprintf(log, wire.RuntimeLinePrefix+format+"\n", args...)
 	}}
-	fmt.Fprintf(log, "pipectl: node %d of the mpi step: serving mpirun's daemons on %s\n", node.Index, ln.Addr())
+	fmt.Fprintf(log, wire.RuntimeLinePrefix+"node %d of the mpi step: serving mpirun's daemons on %s\n", node.Index, ln.Addr())
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
